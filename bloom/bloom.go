@@ -1,0 +1,466 @@
+// Package bloom implements the standard Bloom filter (003, 004 §2-3) and the
+// partitioned Bloom filter (004 §5; 001 §2 and §4.1), with every index scheme
+// of "Less Hashing, Same Performance" (001) through package hashing.
+//
+// Guarantee: no false negatives. A key that was added is always reported
+// present, whatever else was added, for every scheme and any m up to 2^48
+// bits (all index arithmetic is 64-bit).
+//
+// False positives: after n distinct keys in m bits with k hash functions, a
+// key that was never added is reported present with probability close to
+// (1 − (1 − 1/m)^{kn})^k for the standard filter and (1 − (1 − k/m)^n)^k for
+// the partitioned one (theory.FPExact, theory.FPPartitioned). Given the
+// filter's actual state, the rate is the product of the fractions of ones
+// the query probes, about FillRatio()^k (EstimatedFPR).
+//
+// Cost: Add and Contains hash the key once (xxh3-128) and touch k bits;
+// they allocate nothing and do no division per probe. Contains stops at the
+// first zero bit.
+//
+// Concurrency: any number of goroutines may call the read methods
+// (Contains*, FillRatio, ApproxCount, EstimatedFPR, WriteTo, …) at once.
+// Add* must not run concurrently with anything else; AddAtomic* may run
+// concurrently with each other and with Contains*.
+package bloom
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+// Errors returned by this package wrap these values.
+var (
+	// ErrParam: a parameter is out of range.
+	ErrParam = errors.New("bloom: invalid parameter")
+	// ErrIncompatible: two filters cannot be combined.
+	ErrIncompatible = errors.New("bloom: incompatible filters")
+)
+
+// Filter is a standard or partitioned Bloom filter. The zero value is not
+// usable; create one with New, NewPartitioned or NewWithEstimates.
+type Filter struct {
+	words  []uint64
+	m      uint64
+	k      int
+	seed   uint64
+	scheme hashing.Scheme
+	ix     *hashing.Indexer
+	n      uint64 // Add calls, including repeats
+}
+
+// Option configures a filter at construction.
+type Option func(*options)
+
+type options struct {
+	scheme    hashing.Scheme
+	seed      uint64
+	indexFunc hashing.IndexFunc
+}
+
+// WithScheme selects the index scheme (default hashing.DefaultScheme, or
+// hashing.Partition for NewPartitioned).
+func WithScheme(s hashing.Scheme) Option { return func(o *options) { o.scheme = s } }
+
+// WithSeed sets the seed of the base hash (default 0). Filters combine only
+// if their seeds agree.
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
+
+// WithIndexFunc makes the filter use fn for its positions (scheme Custom),
+// for example to replay a textbook example with hand-made hash functions.
+// Such a filter cannot be serialized.
+func WithIndexFunc(fn hashing.IndexFunc) Option {
+	return func(o *options) { o.scheme = hashing.Custom; o.indexFunc = fn }
+}
+
+// New returns an empty filter of at least m bits with k hash functions.
+// m must be in [1, 2^48] and k in [1, 64]. Partitioned schemes round m up to
+// a multiple of k (Partition, PartitionIndependent) or to k times a prime
+// (PrimePartition); M reports the size used.
+func New(m uint64, k int, opts ...Option) (*Filter, error) {
+	return newFilter(m, k, hashing.DefaultScheme, opts)
+}
+
+// NewPartitioned is New with the partition scheme (001 §4.1) as the default:
+// k disjoint subarrays of m/k bits, one position in each.
+func NewPartitioned(m uint64, k int, opts ...Option) (*Filter, error) {
+	return newFilter(m, k, hashing.Partition, opts)
+}
+
+// NewWithEstimates returns a filter sized for n keys at false-positive rate
+// fpr: the smallest m for which some integer k gives an exact false-positive
+// probability of at most fpr, and the k minimising it (theory.Size, or
+// theory.SizePartitioned for partitioned schemes).
+func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
+	o := options{scheme: hashing.DefaultScheme}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	size := theory.Size
+	if o.scheme.Partitioned() {
+		size = theory.SizePartitioned
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("bloom: n = 0, want n ≥ 1: %w", ErrParam)
+	}
+	if !(fpr > 0 && fpr < 1) {
+		return nil, fmt.Errorf("bloom: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
+	}
+	m, k, err := size(n, fpr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrParam, err)
+	}
+	if k > hashing.MaxK {
+		return nil, fmt.Errorf("bloom: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
+	}
+	return newFilter(m, k, o.scheme, opts)
+}
+
+func newFilter(m uint64, k int, scheme hashing.Scheme, opts []Option) (*Filter, error) {
+	o := options{scheme: scheme}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if m < 1 || m > hashing.MaxM {
+		return nil, fmt.Errorf("bloom: m = %d out of range [1, 2^48]: %w", m, ErrParam)
+	}
+	if k < 1 || k > hashing.MaxK {
+		return nil, fmt.Errorf("bloom: k = %d out of range [1, %d]: %w", k, hashing.MaxK, ErrParam)
+	}
+	var ix *hashing.Indexer
+	var err error
+	if o.scheme == hashing.Custom {
+		ix, err = hashing.NewCustomIndexer(m, k, o.indexFunc)
+	} else {
+		if !o.scheme.Valid() {
+			return nil, fmt.Errorf("bloom: scheme %d unknown: %w", uint8(o.scheme), ErrParam)
+		}
+		m = hashing.PartitionSize(o.scheme, m, k)
+		if m > hashing.MaxM {
+			return nil, fmt.Errorf("bloom: m = %d out of range [1, 2^48] after partitioning: %w", m, ErrParam)
+		}
+		ix, err = hashing.NewIndexer(o.scheme, m, k)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bloom: %w: %w", ErrParam, err)
+	}
+	return &Filter{
+		words:  make([]uint64, (m+63)/64),
+		m:      m,
+		k:      k,
+		seed:   o.seed,
+		scheme: o.scheme,
+		ix:     ix,
+	}, nil
+}
+
+// M returns the number of bits.
+func (f *Filter) M() uint64 { return f.m }
+
+// K returns the number of hash functions (positions per key).
+func (f *Filter) K() int { return f.k }
+
+// Seed returns the base hash seed.
+func (f *Filter) Seed() uint64 { return f.seed }
+
+// Scheme returns the index scheme.
+func (f *Filter) Scheme() hashing.Scheme { return f.scheme }
+
+// N returns the number of Add calls so far (repeats included; Union adds
+// the other filter's N, Intersect keeps the smaller).
+func (f *Filter) N() uint64 { return atomic.LoadUint64(&f.n) }
+
+// Kind returns "partitioned" for partitioned schemes and "bloom" otherwise.
+func (f *Filter) Kind() string {
+	if f.scheme.Partitioned() {
+		return "partitioned"
+	}
+	return "bloom"
+}
+
+// Digest hashes key with the filter's seed: the pre-hashed form accepted by
+// AddHash and ContainsHash.
+func (f *Filter) Digest(key []byte) hashing.Digest { return hashing.Sum(key, f.seed) }
+
+// Add inserts key.
+func (f *Filter) Add(key []byte) { f.AddHash(hashing.Sum(key, f.seed)) }
+
+// AddString inserts key.
+func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed)) }
+
+// AddHash inserts the key whose digest (under this filter's seed) is d.
+func (f *Filter) AddHash(d hashing.Digest) {
+	w := f.words
+	switch f.scheme {
+	case hashing.Double:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for i := 0; i < f.k; i++ {
+			w[x>>6] |= 1 << (x & 63)
+			x += b
+			if x >= m {
+				x -= m
+			}
+		}
+	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for _, df := range f.ix.Deltas() {
+			w[x>>6] |= 1 << (x & 63)
+			x += b
+			if x >= m {
+				x -= m
+			}
+			x += df
+			if x >= m {
+				x -= m
+			}
+		}
+	default:
+		var buf [hashing.MaxK]uint64
+		for _, p := range f.ix.Positions(d, buf[:]) {
+			w[p>>6] |= 1 << (p & 63)
+		}
+	}
+	f.n++
+}
+
+// AddBatch inserts every key in keys.
+func (f *Filter) AddBatch(keys [][]byte) {
+	for _, key := range keys {
+		f.AddHash(hashing.Sum(key, f.seed))
+	}
+}
+
+// AddAtomic inserts key; safe to call concurrently with other AddAtomic
+// calls and with Contains.
+func (f *Filter) AddAtomic(key []byte) { f.AddHashAtomic(hashing.Sum(key, f.seed)) }
+
+// AddStringAtomic is AddAtomic for a string key.
+func (f *Filter) AddStringAtomic(key string) { f.AddHashAtomic(hashing.SumString(key, f.seed)) }
+
+// AddHashAtomic is AddAtomic for a pre-hashed key.
+func (f *Filter) AddHashAtomic(d hashing.Digest) {
+	var buf [hashing.MaxK]uint64
+	w := f.words
+	for _, p := range f.ix.Positions(d, buf[:]) {
+		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
+			atomic.OrUint64(&w[p>>6], 1<<(p&63))
+		}
+	}
+	atomic.AddUint64(&f.n, 1)
+}
+
+// Contains reports whether key may have been added: false means certainly
+// not added.
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(hashing.Sum(key, f.seed)) }
+
+// ContainsString is Contains for a string key.
+func (f *Filter) ContainsString(key string) bool {
+	return f.ContainsHash(hashing.SumString(key, f.seed))
+}
+
+// ContainsHash is Contains for a pre-hashed key.
+func (f *Filter) ContainsHash(d hashing.Digest) bool {
+	w := f.words
+	switch f.scheme {
+	case hashing.Double:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for i := 0; i < f.k; i++ {
+			if atomic.LoadUint64(&w[x>>6])&(1<<(x&63)) == 0 {
+				return false
+			}
+			x += b
+			if x >= m {
+				x -= m
+			}
+		}
+		return true
+	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for _, df := range f.ix.Deltas() {
+			if atomic.LoadUint64(&w[x>>6])&(1<<(x&63)) == 0 {
+				return false
+			}
+			x += b
+			if x >= m {
+				x -= m
+			}
+			x += df
+			if x >= m {
+				x -= m
+			}
+		}
+		return true
+	}
+	var buf [hashing.MaxK]uint64
+	for _, p := range f.ix.Positions(d, buf[:]) {
+		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ContainsBatch answers Contains for every key. It reuses out's storage when
+// its capacity allows (then it allocates nothing) and returns
+// out[:len(keys)].
+func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
+	if cap(out) < len(keys) {
+		out = make([]bool, len(keys))
+	}
+	out = out[:len(keys)]
+	for i, key := range keys {
+		out[i] = f.ContainsHash(hashing.Sum(key, f.seed))
+	}
+	return out
+}
+
+// ContainsHashBatch is ContainsBatch for pre-hashed keys.
+func (f *Filter) ContainsHashBatch(ds []hashing.Digest, out []bool) []bool {
+	if cap(out) < len(ds) {
+		out = make([]bool, len(ds))
+	}
+	out = out[:len(ds)]
+	for i, d := range ds {
+		out[i] = f.ContainsHash(d)
+	}
+	return out
+}
+
+// Ones returns the number of bits set.
+func (f *Filter) Ones() uint64 {
+	var c uint64
+	for i := range f.words {
+		c += uint64(bits.OnesCount64(atomic.LoadUint64(&f.words[i])))
+	}
+	return c
+}
+
+// FillRatio returns the fraction of bits set.
+func (f *Filter) FillRatio() float64 { return float64(f.Ones()) / float64(f.m) }
+
+// EstimatedFPR returns the false-positive rate implied by the current fill:
+// FillRatio()^k (000 §2.1). For a partitioned filter it is the product of
+// the subarrays' fill ratios, which is exact for its state.
+func (f *Filter) EstimatedFPR() float64 {
+	if !f.scheme.Partitioned() {
+		return theory.FPFromFill(f.FillRatio(), f.k)
+	}
+	sub := f.ix.SubarraySize()
+	p := 1.0
+	for i := 0; i < f.k; i++ {
+		p *= float64(f.onesIn(uint64(i)*sub, uint64(i+1)*sub)) / float64(sub)
+	}
+	return p
+}
+
+// onesIn counts set bits in [lo, hi).
+func (f *Filter) onesIn(lo, hi uint64) uint64 {
+	var c uint64
+	for lo < hi {
+		w := atomic.LoadUint64(&f.words[lo>>6]) >> (lo & 63)
+		n := min(64-(lo&63), hi-lo)
+		if n < 64 {
+			w &= 1<<n - 1
+		}
+		c += uint64(bits.OnesCount64(w))
+		lo += n
+	}
+	return c
+}
+
+// ApproxCount estimates the number of distinct keys added from the fill
+// (Swamidass and Baldi): −(m/k)·ln(1 − X/m) for X ones, or
+// −(m/k)·ln(1 − X/m) with m/k-bit subarrays for a partitioned filter (the
+// same expression: each key sets one bit per subarray). It returns +Inf for
+// a filter whose bits are all set.
+func (f *Filter) ApproxCount() float64 {
+	fill := f.FillRatio()
+	if f.scheme.Partitioned() {
+		sub := float64(f.ix.SubarraySize())
+		if fill >= 1 {
+			return math.Inf(1)
+		}
+		return -sub * math.Log1p(-fill)
+	}
+	return theory.CountFromFill(float64(f.m), f.k, fill)
+}
+
+func (f *Filter) compatible(g *Filter, op string) error {
+	switch {
+	case f.m != g.m:
+		return fmt.Errorf("bloom: %s: m differs (%d vs %d): %w", op, f.m, g.m, ErrIncompatible)
+	case f.k != g.k:
+		return fmt.Errorf("bloom: %s: k differs (%d vs %d): %w", op, f.k, g.k, ErrIncompatible)
+	case f.scheme != g.scheme:
+		return fmt.Errorf("bloom: %s: scheme differs (%v vs %v): %w", op, f.scheme, g.scheme, ErrIncompatible)
+	case f.seed != g.seed:
+		return fmt.Errorf("bloom: %s: seed differs (%d vs %d): %w", op, f.seed, g.seed, ErrIncompatible)
+	case f.scheme == hashing.Custom && f.ix != g.ix:
+		return fmt.Errorf("bloom: %s: custom index functions cannot be compared; only clones combine: %w", op, ErrIncompatible)
+	}
+	return nil
+}
+
+// Union sets f to the union of f and g: afterwards f contains every key
+// either contained. It fails, changing nothing, unless both have the same
+// m, k, scheme and seed.
+func (f *Filter) Union(g *Filter) error {
+	if err := f.compatible(g, "union"); err != nil {
+		return err
+	}
+	for i, w := range g.words {
+		f.words[i] |= w
+	}
+	f.n += g.n
+	return nil
+}
+
+// Intersect sets f to the bitwise intersection of f and g. Every key added
+// to both is still reported present; the result may report more false
+// positives than a filter built from the intersection of the key sets.
+func (f *Filter) Intersect(g *Filter) error {
+	if err := f.compatible(g, "intersect"); err != nil {
+		return err
+	}
+	for i, w := range g.words {
+		f.words[i] &= w
+	}
+	f.n = min(f.n, g.n)
+	return nil
+}
+
+// Clear removes every key.
+func (f *Filter) Clear() {
+	clear(f.words)
+	f.n = 0
+}
+
+// Clone returns an independent copy of f.
+func (f *Filter) Clone() *Filter {
+	g := *f
+	g.words = append([]uint64(nil), f.words...)
+	return &g
+}
+
+// Equal reports whether f and g have the same parameters and bits (N is not
+// compared: it counts calls, not content).
+func (f *Filter) Equal(g *Filter) bool {
+	if f.compatible(g, "equal") != nil {
+		return false
+	}
+	for i, w := range f.words {
+		if g.words[i] != w {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,164 @@
+package bloom
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/format"
+)
+
+// File layout (docs/FORMAT.md): the common header with kind 1 (bloom), the
+// filter's scheme and seed; a 20-byte parameter block
+//
+//	offset size field
+//	0      8    m, the number of bits (1 … 2^48; for partitioned schemes a
+//	            valid partition size for k)
+//	8      4    k (1 … 64)
+//	12     8    n, the number of Add calls
+//
+// and a payload of ⌈m/64⌉ little-endian words, bit i of the filter being bit
+// i mod 64 of word i/64 (bits past m are zero), then the CRC-32C trailer.
+
+// WriteTo writes f in the bloomlab file format. A filter with a custom
+// index function cannot be written (its positions are not reproducible from
+// the file) and returns an error.
+func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	if f.scheme == hashing.Custom {
+		return 0, errors.New("bloom: a filter with a custom index function cannot be serialized")
+	}
+	var p format.Params
+	p.U64(f.m)
+	p.U32(uint32(f.k))
+	p.U64(f.N())
+	e := format.NewEncoder(w)
+	e.Begin(format.Header{Kind: format.KindBloom, Scheme: uint8(f.scheme), Seed: f.seed, PayloadLen: uint64(len(f.words)) * 8}, p.Bytes())
+	e.Words(f.words)
+	return e.Close()
+}
+
+// ReadFrom replaces f with the filter read from r. It reads exactly one
+// file. On error f is unchanged; corrupt or hostile input yields an error
+// wrapping format.ErrFormat, never a panic, and nothing is allocated beyond
+// what the bytes actually received justify.
+func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
+	d := format.NewDecoder(r)
+	g, err := decode(d)
+	if err != nil {
+		return d.N(), err
+	}
+	*f = *g
+	return d.N(), nil
+}
+
+func decode(d *format.Decoder) (*Filter, error) {
+	params, err := d.Begin(format.KindBloom)
+	if err != nil {
+		return nil, fmt.Errorf("bloom: %w", err)
+	}
+	pr := format.NewParamReader(params)
+	m, k, n := pr.U64(), pr.U32(), pr.U64()
+	if err := pr.Err(); err != nil {
+		return nil, fmt.Errorf("bloom: %w", err)
+	}
+	bad := func(msg string, args ...any) error {
+		return fmt.Errorf("bloom: "+msg+": %w", append(args, format.ErrFormat)...)
+	}
+	scheme := hashing.Scheme(d.Header.Scheme)
+	if err := validate(m, int(min(k, 1<<16)), scheme); err != nil {
+		return nil, bad("%v", err)
+	}
+	nw := (m + 63) / 64
+	if d.Header.PayloadLen != nw*8 {
+		return nil, bad("payload of %d bytes, m = %d needs %d", d.Header.PayloadLen, m, nw*8)
+	}
+	words, err := d.Words(nw)
+	if err != nil {
+		return nil, fmt.Errorf("bloom: %w", err)
+	}
+	if err := d.End(); err != nil {
+		return nil, fmt.Errorf("bloom: %w", err)
+	}
+	g, err := fromBits(m, int(k), scheme, d.Header.Seed, words, n)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	return g, nil
+}
+
+// Decode reads one bloom filter from d; used by the root loader.
+func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
+
+// MarshalBinary returns f in the bloomlab file format.
+func (f *Filter) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(len(f.words)*8 + 128)
+	if _, err := f.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// UnmarshalBinary replaces f with the filter encoded in data, which must
+// hold exactly one file. On error f is unchanged.
+func (f *Filter) UnmarshalBinary(data []byte) error {
+	r := bytes.NewReader(data)
+	d := format.NewDecoder(r)
+	g, err := decode(d)
+	if err != nil {
+		return err
+	}
+	if r.Len() != 0 {
+		return fmt.Errorf("bloom: %d trailing bytes after the filter: %w", r.Len(), format.ErrFormat)
+	}
+	*f = *g
+	return nil
+}
+
+// FromBits returns a filter over the given bit words, validated as a decoded
+// file would be: m in [1, 2^48] and valid for the scheme, k in [1, 64],
+// len(words) = ⌈m/64⌉, no bit set beyond m. The filter takes ownership of
+// words. n is the number of keys to report from N. It is how other
+// structures (a counting filter, a c-choice filter built offline) hand over
+// a plain Bloom filter.
+func FromBits(m uint64, k int, scheme hashing.Scheme, seed uint64, words []uint64, n uint64) (*Filter, error) {
+	f, err := fromBits(m, k, scheme, seed, words, n)
+	if err != nil {
+		return nil, fmt.Errorf("bloom: %v: %w", err, ErrParam)
+	}
+	return f, nil
+}
+
+func fromBits(m uint64, k int, scheme hashing.Scheme, seed uint64, words []uint64, n uint64) (*Filter, error) {
+	if err := validate(m, k, scheme); err != nil {
+		return nil, err
+	}
+	if uint64(len(words)) != (m+63)/64 {
+		return nil, fmt.Errorf("%d words for m = %d, want %d", len(words), m, (m+63)/64)
+	}
+	if tail := m & 63; tail != 0 && words[len(words)-1]>>tail != 0 {
+		return nil, errors.New("bits set beyond m")
+	}
+	ix, err := hashing.NewIndexer(scheme, m, k)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{words: words, m: m, k: k, seed: seed, scheme: scheme, ix: ix, n: n}, nil
+}
+
+// validate checks the parameters a filter read from outside must satisfy.
+func validate(m uint64, k int, scheme hashing.Scheme) error {
+	switch {
+	case !scheme.Valid() || scheme == hashing.Custom:
+		return fmt.Errorf("hash scheme %d cannot be rebuilt from bits", uint8(scheme))
+	case m < 1 || m > hashing.MaxM:
+		return fmt.Errorf("m = %d out of range [1, 2^48]", m)
+	case k < 1 || k > hashing.MaxK:
+		return fmt.Errorf("k = %d out of range [1, %d]", k, hashing.MaxK)
+	case hashing.PartitionSize(scheme, m, k) != m:
+		return fmt.Errorf("m = %d is not a valid size for scheme %v with k = %d", m, scheme, k)
+	}
+	return nil
+}

@@ -1,0 +1,326 @@
+// Package format implements the container shared by every bloomlab file:
+// a fixed header (magic, format version, kind, hash scheme, seed, lengths),
+// kind-specific parameters, a payload of little-endian 64-bit words, and a
+// CRC-32C trailer over everything before it. docs/FORMAT.md specifies it byte
+// by byte.
+//
+// Decoders validate before they allocate: the header's own checksum is
+// verified before any length in it is believed, lengths are bounded, and the
+// payload is read in chunks so that a hostile length in a short stream can
+// never make the reader allocate more than about twice what it has received.
+package format
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// Magic is the first four bytes of every bloomlab file.
+const Magic = "BLMF"
+
+// Version is the format version this package writes and reads.
+const Version = 1
+
+// HeaderSize is the size of the fixed header in bytes.
+const HeaderSize = 32
+
+// MaxParams bounds the kind-specific parameter block.
+const MaxParams = 4096
+
+// Kind identifies the structure a file holds. Values are permanent.
+type Kind uint8
+
+// Kinds. Values not listed are reserved.
+const (
+	KindBloom    Kind = 1 // bloom.Filter (standard and partitioned)
+	KindCounting Kind = 2 // counting.Filter
+	KindBlocked  Kind = 3 // reserved: cache-line-blocked Bloom filter
+	KindChoices  Kind = 4 // reserved: Bloom filter with c choices
+	KindDleft    Kind = 5 // reserved: d-left Bloom filter
+	KindDlcbf    Kind = 6 // reserved: d-left counting Bloom filter
+	KindCountMin Kind = 7 // reserved: Count-Min sketch
+)
+
+var kindNames = map[Kind]string{
+	KindBloom: "bloom", KindCounting: "counting", KindBlocked: "blocked",
+	KindChoices: "choices", KindDleft: "dleft", KindDlcbf: "dlcbf", KindCountMin: "countmin",
+}
+
+func (k Kind) String() string {
+	if n, ok := kindNames[k]; ok {
+		return n
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Errors. Every decoding error wraps ErrFormat; ErrChecksum and ErrVersion
+// are more specific.
+var (
+	ErrFormat   = errors.New("invalid bloomlab file")
+	ErrChecksum = fmt.Errorf("checksum mismatch: %w", ErrFormat)
+	ErrVersion  = fmt.Errorf("unsupported format version: %w", ErrFormat)
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Header is the fixed part of a file.
+type Header struct {
+	Kind       Kind
+	Scheme     uint8
+	Seed       uint64
+	ParamsLen  uint32
+	PayloadLen uint64 // bytes; always a multiple of 8
+}
+
+// Encoder writes one file. Use: NewEncoder, Header, Params, Words (any number
+// of times, totalling PayloadLen bytes), Close.
+type Encoder struct {
+	w       io.Writer
+	crc     uint32
+	n       int64
+	err     error
+	buf     []byte
+	payload uint64 // payload bytes still expected
+}
+
+// NewEncoder returns an Encoder writing to w.
+func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
+
+func (e *Encoder) write(p []byte) {
+	if e.err != nil {
+		return
+	}
+	e.crc = crc32.Update(e.crc, castagnoli, p)
+	n, err := e.w.Write(p)
+	e.n += int64(n)
+	e.err = err
+}
+
+// Begin writes the header and the parameter block.
+func (e *Encoder) Begin(h Header, params []byte) {
+	if len(params) > MaxParams {
+		e.err = fmt.Errorf("format: parameter block of %d bytes exceeds %d", len(params), MaxParams)
+		return
+	}
+	if h.PayloadLen%8 != 0 {
+		e.err = fmt.Errorf("format: payload length %d is not a multiple of 8", h.PayloadLen)
+		return
+	}
+	h.ParamsLen = uint32(len(params))
+	var b [HeaderSize]byte
+	copy(b[0:4], Magic)
+	binary.LittleEndian.PutUint16(b[4:], Version)
+	b[6] = byte(h.Kind)
+	b[7] = h.Scheme
+	binary.LittleEndian.PutUint64(b[8:], h.Seed)
+	binary.LittleEndian.PutUint32(b[16:], h.ParamsLen)
+	binary.LittleEndian.PutUint64(b[20:], h.PayloadLen)
+	binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], castagnoli))
+	e.write(b[:])
+	e.write(params)
+	e.payload = h.PayloadLen
+}
+
+// Words writes words as little-endian payload.
+func (e *Encoder) Words(words []uint64) {
+	if e.err != nil {
+		return
+	}
+	if uint64(len(words))*8 > e.payload {
+		e.err = errors.New("format: payload longer than declared")
+		return
+	}
+	e.payload -= uint64(len(words)) * 8
+	if e.buf == nil {
+		e.buf = make([]byte, 64<<10)
+	}
+	for len(words) > 0 && e.err == nil {
+		c := min(len(words), len(e.buf)/8)
+		for i, w := range words[:c] {
+			binary.LittleEndian.PutUint64(e.buf[8*i:], w)
+		}
+		e.write(e.buf[:8*c])
+		words = words[c:]
+	}
+}
+
+// Close writes the trailer and returns the number of bytes written and the
+// first error.
+func (e *Encoder) Close() (int64, error) {
+	if e.err == nil && e.payload != 0 {
+		e.err = errors.New("format: payload shorter than declared")
+	}
+	if e.err != nil {
+		return e.n, e.err
+	}
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], e.crc)
+	n, err := e.w.Write(b[:])
+	e.n += int64(n)
+	return e.n, err
+}
+
+// Decoder reads one file.
+type Decoder struct {
+	r       io.Reader
+	crc     uint32
+	n       int64
+	payload uint64 // payload bytes still to read
+	Header  Header
+}
+
+// NewDecoder returns a Decoder reading from r. It reads exactly the bytes of
+// one file and no more.
+func NewDecoder(r io.Reader) *Decoder { return &Decoder{r: r} }
+
+// N returns the number of bytes read so far.
+func (d *Decoder) N() int64 { return d.n }
+
+func (d *Decoder) read(p []byte, what string) error {
+	n, err := io.ReadFull(d.r, p)
+	d.n += int64(n)
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return fmt.Errorf("format: truncated %s after %d bytes: %w: %w", what, d.n, io.ErrUnexpectedEOF, ErrFormat)
+		}
+		return fmt.Errorf("format: reading %s: %w", what, err)
+	}
+	d.crc = crc32.Update(d.crc, castagnoli, p)
+	return nil
+}
+
+// Begin reads and validates the header and returns the parameter block.
+// want is the kind the caller expects (0: any).
+func (d *Decoder) Begin(want Kind) ([]byte, error) {
+	var b [HeaderSize]byte
+	if err := d.read(b[:], "header"); err != nil {
+		return nil, err
+	}
+	if string(b[0:4]) != Magic {
+		return nil, fmt.Errorf("format: bad magic %q, not a bloomlab file: %w", b[0:4], ErrFormat)
+	}
+	if v := binary.LittleEndian.Uint16(b[4:]); v != Version {
+		return nil, fmt.Errorf("format: version %d (this build reads %d): %w", v, Version, ErrVersion)
+	}
+	if got, want := binary.LittleEndian.Uint32(b[28:]), crc32.Checksum(b[:28], castagnoli); got != want {
+		return nil, fmt.Errorf("format: header checksum %08x, computed %08x: %w", got, want, ErrChecksum)
+	}
+	h := Header{
+		Kind:       Kind(b[6]),
+		Scheme:     b[7],
+		Seed:       binary.LittleEndian.Uint64(b[8:]),
+		ParamsLen:  binary.LittleEndian.Uint32(b[16:]),
+		PayloadLen: binary.LittleEndian.Uint64(b[20:]),
+	}
+	if want != 0 && h.Kind != want {
+		return nil, fmt.Errorf("format: file holds a %v, not a %v: %w", h.Kind, want, ErrFormat)
+	}
+	if h.ParamsLen > MaxParams {
+		return nil, fmt.Errorf("format: parameter block of %d bytes exceeds %d: %w", h.ParamsLen, MaxParams, ErrFormat)
+	}
+	if h.PayloadLen%8 != 0 {
+		return nil, fmt.Errorf("format: payload length %d is not a multiple of 8: %w", h.PayloadLen, ErrFormat)
+	}
+	d.Header = h
+	d.payload = h.PayloadLen
+	params := make([]byte, h.ParamsLen)
+	if err := d.read(params, "parameters"); err != nil {
+		return nil, err
+	}
+	return params, nil
+}
+
+// Words reads n payload words. The caller must already have checked that n
+// agrees with the parameters; Words checks it against the declared payload
+// length and grows its result only as data arrives.
+func (d *Decoder) Words(n uint64) ([]uint64, error) {
+	if n > d.payload/8 {
+		return nil, fmt.Errorf("format: %d payload words needed, %d declared: %w", n, d.payload/8, ErrFormat)
+	}
+	const chunk = 1 << 17 // words per read (1 MiB)
+	out := make([]uint64, 0, min(n, chunk))
+	buf := make([]byte, 8*min(n, chunk))
+	for uint64(len(out)) < n {
+		c := min(n-uint64(len(out)), chunk)
+		if err := d.read(buf[:8*c], "payload"); err != nil {
+			return nil, err
+		}
+		for i := uint64(0); i < c; i++ {
+			out = append(out, binary.LittleEndian.Uint64(buf[8*i:]))
+		}
+	}
+	d.payload -= 8 * n
+	return out, nil
+}
+
+// End checks that the whole payload was consumed and verifies the trailer.
+func (d *Decoder) End() error {
+	if d.payload != 0 {
+		return fmt.Errorf("format: %d payload bytes left unread (declared length disagrees with parameters): %w", d.payload, ErrFormat)
+	}
+	sum := d.crc
+	var b [4]byte
+	if err := d.read(b[:], "checksum"); err != nil {
+		return err
+	}
+	if got := binary.LittleEndian.Uint32(b[:]); got != sum {
+		return fmt.Errorf("format: file checksum %08x, computed %08x: %w", got, sum, ErrChecksum)
+	}
+	return nil
+}
+
+// Params builds a little-endian parameter block.
+type Params struct{ b []byte }
+
+func (p *Params) U8(v uint8)   { p.b = append(p.b, v) }
+func (p *Params) U32(v uint32) { p.b = binary.LittleEndian.AppendUint32(p.b, v) }
+func (p *Params) U64(v uint64) { p.b = binary.LittleEndian.AppendUint64(p.b, v) }
+
+// Bytes returns the block.
+func (p *Params) Bytes() []byte { return p.b }
+
+// ParamReader reads a parameter block, recording the first short read.
+type ParamReader struct {
+	b   []byte
+	err error
+}
+
+// NewParamReader returns a reader over b.
+func NewParamReader(b []byte) *ParamReader { return &ParamReader{b: b} }
+
+func (r *ParamReader) take(n int) []byte {
+	if r.err != nil {
+		return make([]byte, n)
+	}
+	if len(r.b) < n {
+		r.err = fmt.Errorf("format: parameter block too short: %w", ErrFormat)
+		return make([]byte, n)
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *ParamReader) U8() uint8   { return r.take(1)[0] }
+func (r *ParamReader) U32() uint32 { return binary.LittleEndian.Uint32(r.take(4)) }
+func (r *ParamReader) U64() uint64 { return binary.LittleEndian.Uint64(r.take(8)) }
+
+// Err returns the first error, or an error if bytes are left over.
+func (r *ParamReader) Err() error {
+	if r.err == nil && len(r.b) != 0 {
+		return fmt.Errorf("format: %d unexpected bytes in parameter block: %w", len(r.b), ErrFormat)
+	}
+	return r.err
+}
+
+// PeekKind reads the kind from the first HeaderSize bytes of a file without
+// validating anything else.
+func PeekKind(hdr []byte) (Kind, error) {
+	if len(hdr) < HeaderSize || string(hdr[:4]) != Magic {
+		return 0, fmt.Errorf("format: not a bloomlab file (bad magic): %w", ErrFormat)
+	}
+	return Kind(hdr[6]), nil
+}

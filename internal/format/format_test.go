@@ -1,0 +1,174 @@
+package format
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+)
+
+func encode(t *testing.T, h Header, params []byte, words []uint64) []byte {
+	t.Helper()
+	b := encodeF(h, params, words)
+	if len(b) != HeaderSize+len(params)+8*len(words)+4 {
+		t.Fatalf("encoded %d bytes", len(b))
+	}
+	return b
+}
+
+func TestRoundTrip(t *testing.T) {
+	var p Params
+	p.U8(7)
+	p.U32(1 << 30)
+	p.U64(1 << 60)
+	words := make([]uint64, 300000) // more than one read chunk
+	for i := range words {
+		words[i] = uint64(i) * 0x9E3779B97F4A7C15
+	}
+	data := encode(t, Header{Kind: KindCounting, Scheme: 3, Seed: 99}, p.Bytes(), words)
+	if len(data) != HeaderSize+13+8*len(words)+4 {
+		t.Fatalf("size %d", len(data))
+	}
+	d := NewDecoder(bytes.NewReader(data))
+	params, err := d.Begin(KindCounting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := NewParamReader(params)
+	if pr.U8() != 7 || pr.U32() != 1<<30 || pr.U64() != 1<<60 || pr.Err() != nil {
+		t.Fatal("params differ")
+	}
+	if d.Header.Seed != 99 || d.Header.Scheme != 3 || d.Header.Kind != KindCounting {
+		t.Fatalf("header %+v", d.Header)
+	}
+	got, err := d.Words(uint64(len(words)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range words {
+		if got[i] != words[i] {
+			t.Fatal("payload differs")
+		}
+	}
+	if err := d.End(); err != nil {
+		t.Fatal(err)
+	}
+	if d.N() != int64(len(data)) {
+		t.Errorf("N = %d", d.N())
+	}
+}
+
+func TestErrors(t *testing.T) {
+	data := encode(t, Header{Kind: KindBloom}, []byte{1, 2, 3, 4}, []uint64{1, 2})
+	if _, err := NewDecoder(bytes.NewReader(data)).Begin(KindCounting); !errors.Is(err, ErrFormat) {
+		t.Errorf("wrong kind accepted: %v", err)
+	}
+	bad := bytes.Clone(data)
+	bad[4] = 2
+	if _, err := NewDecoder(bytes.NewReader(bad)).Begin(0); !errors.Is(err, ErrVersion) {
+		t.Errorf("version: %v", err)
+	}
+	bad = bytes.Clone(data)
+	bad[9] ^= 1
+	if _, err := NewDecoder(bytes.NewReader(bad)).Begin(0); !errors.Is(err, ErrChecksum) {
+		t.Errorf("header checksum: %v", err)
+	}
+	bad = bytes.Clone(data)
+	bad[len(bad)-6] ^= 1 // payload
+	d := NewDecoder(bytes.NewReader(bad))
+	d.Begin(0)
+	d.Words(2)
+	if err := d.End(); !errors.Is(err, ErrChecksum) {
+		t.Errorf("payload checksum: %v", err)
+	}
+	d = NewDecoder(bytes.NewReader(data))
+	d.Begin(0)
+	d.Words(1)
+	if err := d.End(); !errors.Is(err, ErrFormat) {
+		t.Errorf("unread payload: %v", err)
+	}
+	d = NewDecoder(bytes.NewReader(data))
+	d.Begin(0)
+	if _, err := d.Words(3); !errors.Is(err, ErrFormat) {
+		t.Errorf("overlong read: %v", err)
+	}
+	_, err := NewDecoder(bytes.NewReader(data[:20])).Begin(0)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || !errors.Is(err, ErrFormat) {
+		t.Errorf("truncated: %v", err)
+	}
+	pr := NewParamReader([]byte{1, 2})
+	pr.U32()
+	if pr.Err() == nil {
+		t.Error("short params accepted")
+	}
+	pr = NewParamReader([]byte{1, 2})
+	pr.U8()
+	if pr.Err() == nil {
+		t.Error("leftover params accepted")
+	}
+	var b bytes.Buffer
+	e := NewEncoder(&b)
+	e.Begin(Header{PayloadLen: 16}, nil)
+	e.Words([]uint64{1})
+	if _, err := e.Close(); err == nil {
+		t.Error("short payload written without error")
+	}
+}
+
+// TestHostilePayloadLength: a header claiming a huge payload, followed by a
+// short stream, must fail without allocating anywhere near the claim.
+func TestHostilePayloadLength(t *testing.T) {
+	var b bytes.Buffer
+	e := NewEncoder(&b)
+	e.Begin(Header{Kind: KindBloom, PayloadLen: 1 << 40}, nil)
+	data := append(b.Bytes(), make([]byte, 1000)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d := NewDecoder(bytes.NewReader(data))
+	if _, err := d.Begin(KindBloom); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Words(1 << 37); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %v", err)
+	}
+	runtime.ReadMemStats(&after)
+	if a := after.TotalAlloc - before.TotalAlloc; a > 8<<20 {
+		t.Errorf("allocated %d bytes for a 1 KB stream", a)
+	}
+}
+
+func TestKindNames(t *testing.T) {
+	if KindBloom.String() != "bloom" || Kind(200).String() != "kind(200)" {
+		t.Error("kind names")
+	}
+	if _, err := PeekKind([]byte("nope")); err == nil {
+		t.Error("PeekKind accepted garbage")
+	}
+}
+
+func FuzzDecoder(f *testing.F) {
+	f.Add(encodeF(Header{Kind: KindBloom, Seed: 1}, []byte{1, 2, 3}, []uint64{5, 6}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := NewDecoder(bytes.NewReader(data))
+		params, err := d.Begin(0)
+		if err != nil {
+			return
+		}
+		_ = params
+		if _, err := d.Words(d.Header.PayloadLen / 8); err != nil {
+			return
+		}
+		_ = d.End()
+	})
+}
+
+func encodeF(h Header, params []byte, words []uint64) []byte {
+	var b bytes.Buffer
+	e := NewEncoder(&b)
+	h.PayloadLen = uint64(len(words)) * 8
+	e.Begin(h, params)
+	e.Words(words)
+	e.Close()
+	return b.Bytes()
+}
