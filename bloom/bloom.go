@@ -37,9 +37,9 @@ import (
 // Errors returned by this package wrap these values.
 var (
 	// ErrParam: a parameter is out of range.
-	ErrParam = errors.New("bloom: invalid parameter")
+	ErrParam = errors.New("invalid parameter")
 	// ErrIncompatible: two filters cannot be combined.
-	ErrIncompatible = errors.New("bloom: incompatible filters")
+	ErrIncompatible = errors.New("incompatible filters")
 )
 
 // Filter is a standard or partitioned Bloom filter. The zero value is not
@@ -113,7 +113,7 @@ func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	}
 	m, k, err := size(n, fpr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrParam, err)
+		return nil, fmt.Errorf("%w: %w", err, ErrParam)
 	}
 	if k > hashing.MaxK {
 		return nil, fmt.Errorf("bloom: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
@@ -199,27 +199,17 @@ func (f *Filter) AddHash(d hashing.Digest) {
 	switch f.scheme {
 	case hashing.Double:
 		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for i := 0; i < f.k; i++ {
+		m, k := f.m, f.k
+		for i := 0; i < k; i++ {
 			w[x>>6] |= 1 << (x & 63)
-			x += b
-			if x >= m {
-				x -= m
-			}
+			x = hashing.AddMod(x, b, m)
 		}
 	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
 		x, b := f.ix.DoubleStart(d)
 		m := f.m
 		for _, df := range f.ix.Deltas() {
 			w[x>>6] |= 1 << (x & 63)
-			x += b
-			if x >= m {
-				x -= m
-			}
-			x += df
-			if x >= m {
-				x -= m
-			}
+			x = hashing.AddMod(hashing.AddMod(x, b, m), df, m)
 		}
 	default:
 		var buf [hashing.MaxK]uint64
@@ -271,15 +261,12 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 	switch f.scheme {
 	case hashing.Double:
 		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for i := 0; i < f.k; i++ {
+		m, k := f.m, f.k
+		for i := 0; i < k; i++ {
 			if atomic.LoadUint64(&w[x>>6])&(1<<(x&63)) == 0 {
 				return false
 			}
-			x += b
-			if x >= m {
-				x -= m
-			}
+			x = hashing.AddMod(x, b, m)
 		}
 		return true
 	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
@@ -289,14 +276,7 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 			if atomic.LoadUint64(&w[x>>6])&(1<<(x&63)) == 0 {
 				return false
 			}
-			x += b
-			if x >= m {
-				x -= m
-			}
-			x += df
-			if x >= m {
-				x -= m
-			}
+			x = hashing.AddMod(hashing.AddMod(x, b, m), df, m)
 		}
 		return true
 	}

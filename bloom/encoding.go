@@ -135,17 +135,37 @@ func fromBits(m uint64, k int, scheme hashing.Scheme, seed uint64, words []uint6
 	if err := validate(m, k, scheme); err != nil {
 		return nil, err
 	}
+	ix, err := hashing.NewIndexer(scheme, m, k)
+	if err != nil {
+		return nil, err
+	}
+	return fromIndexer(ix, seed, words, n)
+}
+
+// FromIndexer is FromBits for a structure that already has a validated
+// Indexer (custom index functions included): the filter uses ix for its
+// positions and takes ownership of words, which must hold ⌈M/64⌉ words with
+// no bit set beyond M.
+func FromIndexer(ix *hashing.Indexer, seed uint64, words []uint64, n uint64) (*Filter, error) {
+	if ix == nil {
+		return nil, fmt.Errorf("bloom: nil indexer: %w", ErrParam)
+	}
+	f, err := fromIndexer(ix, seed, words, n)
+	if err != nil {
+		return nil, fmt.Errorf("bloom: %v: %w", err, ErrParam)
+	}
+	return f, nil
+}
+
+func fromIndexer(ix *hashing.Indexer, seed uint64, words []uint64, n uint64) (*Filter, error) {
+	m := ix.M()
 	if uint64(len(words)) != (m+63)/64 {
 		return nil, fmt.Errorf("%d words for m = %d, want %d", len(words), m, (m+63)/64)
 	}
 	if tail := m & 63; tail != 0 && words[len(words)-1]>>tail != 0 {
 		return nil, errors.New("bits set beyond m")
 	}
-	ix, err := hashing.NewIndexer(scheme, m, k)
-	if err != nil {
-		return nil, err
-	}
-	return &Filter{words: words, m: m, k: k, seed: seed, scheme: scheme, ix: ix, n: n}, nil
+	return &Filter{words: words, m: m, k: ix.K(), seed: seed, scheme: ix.Scheme(), ix: ix, n: n}, nil
 }
 
 // validate checks the parameters a filter read from outside must satisfy.

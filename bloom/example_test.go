@@ -63,7 +63,7 @@ func ExampleFilter_Union() {
 	fmt.Println(a.Union(c))
 	// Output:
 	// true true
-	// bloom: union: k differs (5 vs 6): bloom: incompatible filters
+	// bloom: union: k differs (5 vs 6): incompatible filters
 }
 
 // The worked example of 003 §2, replayed with its own hash functions:

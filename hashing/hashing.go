@@ -284,10 +284,7 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 		m := ix.m
 		for i := range out {
 			out[i] = x
-			x += b
-			if x >= m {
-				x -= m
-			}
+			x = AddMod(x, b, m)
 		}
 	case Enhanced, ExtendedSquare, ExtendedCube:
 		x, b := ix.start(d)
@@ -295,14 +292,7 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 		df := ix.df[:len(out)]
 		for i := range out {
 			out[i] = x
-			x += b
-			if x >= m {
-				x -= m
-			}
-			x += df[i]
-			if x >= m {
-				x -= m
-			}
+			x = AddMod(AddMod(x, b, m), df[i], m)
 		}
 	case Partition, PrimePartition:
 		sub := ix.sub
@@ -312,10 +302,7 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 		for i := range out {
 			out[i] = off + x
 			off += sub
-			x += b
-			if x >= sub {
-				x -= sub
-			}
+			x = AddMod(x, b, sub)
 		}
 	case Independent:
 		m := ix.m
@@ -339,6 +326,14 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// AddMod returns (x + y) mod m for x, y < m ≤ 2^63, without a branch: the
+// probe loops call it with data-dependent operands, where a conditional
+// subtraction would be a coin-flip branch and mispredict half the time.
+func AddMod(x, y, m uint64) uint64 {
+	s := x + y - m
+	return s + m&uint64(int64(s)>>63)
 }
 
 // start returns the first position h1 mod m and the step of double hashing:

@@ -1,0 +1,109 @@
+package bloomlab_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/counting"
+	"github.com/bloomlab/bloomlab/hashing"
+)
+
+func files(t testing.TB) map[string][]byte {
+	b, err := bloom.New(1000, 3, bloom.WithSeed(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := bloom.NewPartitioned(1000, 3, bloom.WithScheme(hashing.PrimePartition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := counting.New(1000, 3, counting.WithSeed(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for kind, f := range map[string]bloomlab.Filter{"bloom": b, "partitioned": p, "counting": c} {
+		switch g := f.(type) {
+		case *bloom.Filter:
+			g.AddString("key")
+		case *counting.Filter:
+			g.AddString("key")
+		}
+		var buf bytes.Buffer
+		if _, err := f.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		out[kind] = buf.Bytes()
+	}
+	return out
+}
+
+func TestReadAnyKind(t *testing.T) {
+	for kind, data := range files(t) {
+		f, err := bloomlab.Unmarshal(data)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if f.Kind() != kind || !f.Contains([]byte("key")) {
+			t.Errorf("%s: got kind %s, contains %v", kind, f.Kind(), f.Contains([]byte("key")))
+		}
+		// Two files back to back in one stream.
+		r := bytes.NewReader(append(bytes.Clone(data), data...))
+		for i := 0; i < 2; i++ {
+			if _, err := bloomlab.ReadFrom(r); err != nil {
+				t.Fatalf("%s: file %d of a stream: %v", kind, i, err)
+			}
+		}
+		if _, err := bloomlab.ReadFrom(r); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("%s: empty stream: %v", kind, err)
+		}
+	}
+}
+
+func TestRejects(t *testing.T) {
+	data := files(t)["bloom"]
+	unknown := bytes.Clone(data)
+	unknown[6] = 42
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"garbage":   []byte("this is not a filter at all, not even close to one"),
+		"truncated": data[:len(data)-1],
+		"trailing":  append(bytes.Clone(data), 1),
+		"unknown":   unknown,
+	} {
+		f, err := bloomlab.Unmarshal(b)
+		if err == nil || f != nil {
+			t.Errorf("%s: accepted (%v)", name, f)
+			continue
+		}
+		if !errors.Is(err, bloomlab.ErrFormat) {
+			t.Errorf("%s: %v does not wrap ErrFormat", name, err)
+		}
+	}
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	for _, b := range files(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := bloomlab.Unmarshal(data)
+		if err != nil {
+			if g != nil {
+				t.Fatal("filter returned with an error")
+			}
+			return
+		}
+		var buf bytes.Buffer
+		if _, err := g.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), data) {
+			t.Fatal("accepted input does not re-encode to itself")
+		}
+	})
+}

@@ -1,0 +1,706 @@
+// Package counting implements the counting Bloom filter of Fan et al. as
+// described in 000 §2.1 and 004 §9 ("Counting Bloom filters"): every
+// position of a standard Bloom filter (package bloom) is a small counter
+// instead of a bit, so keys can be removed as well as added. Positions come
+// from package hashing with any of its index schemes (001), exactly as in
+// package bloom, so a counting filter and a standard filter with the same m,
+// k, scheme and seed probe the same positions for a key.
+//
+// Add increments the key's k counters, Remove decrements them and Contains
+// reports whether all of them are nonzero. A position that occurs several
+// times among a key's k positions is incremented (and decremented) as many
+// times. Setting every nonzero counter to one gives the standard filter of
+// the same keys (000 §2.1; ToBloom).
+//
+// Counters are w bits wide, w ∈ {2, 4, 8, 16, 32} (WithCounterBits; 4 by
+// default, which 000 §2.1 notes suffices for most applications), packed 64/w
+// to a 64-bit word.
+//
+// Saturation: a counter that reaches its maximum 2^w − 1 is saturated. It
+// stays there for ever: Add does not increment it, Remove does not
+// decrement it. Saturated reports how many there are. Saturation therefore
+// never causes a false negative; its cost is that the saturated counters
+// can no longer return to zero, so the false-positive rate after removals
+// may stay higher than that of a filter holding only the remaining keys.
+// Every counter that is not saturated holds the exact number of times its
+// position was probed by the keys currently in the filter.
+//
+// Guarantee: no false negatives under any sequence of Add and Remove calls
+// in which every removed key is currently in the filter (added more times
+// than removed). Removing a key that was never added is the one thing that
+// can cause a false negative (it decrements other keys' counters); Remove
+// refuses, changing nothing, whenever the counters prove the key absent
+// (some counter is zero, or smaller than the number of times the key probes
+// it), but cannot detect a false positive.
+//
+// False positives: Contains answers exactly as the standard filter built
+// from the same keys, so after n distinct keys in m counters with k hash
+// functions a key that was never added is reported present with probability
+// close to (1 − (1 − 1/m)^{kn})^k (theory.FPExact), the fraction of nonzero
+// counters to the power k given the filter's state (EstimatedFPR). Removing
+// keys lowers the rate to that of the keys that remain (as long as no
+// counter saturated).
+//
+// Cost: Add, Remove, Contains and Count hash the key once (xxh3-128) and
+// touch k counters, O(k); they allocate nothing and do no division per
+// probe. Contains and Count stop at the first zero counter. Memory is
+// ⌈m·w/64⌉ words: w times a standard filter's.
+//
+// Concurrency: any number of goroutines may call the read methods
+// (Contains*, Count*, FillRatio, ApproxCount, EstimatedFPR, ToBloom,
+// WriteTo, …) at once. Add*, Remove*, Merge, Clear and ReadFrom must not
+// run concurrently with anything else.
+package counting
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+// Errors returned by this package wrap these values.
+var (
+	// ErrParam: a parameter is out of range.
+	ErrParam = errors.New("invalid parameter")
+	// ErrIncompatible: two filters cannot be combined.
+	ErrIncompatible = errors.New("incompatible filters")
+	// ErrNotPresent: Remove was asked to remove a key the filter proves
+	// absent.
+	ErrNotPresent = errors.New("counting: key not present")
+)
+
+// DefaultCounterBits is the counter width used unless WithCounterBits says
+// otherwise.
+const DefaultCounterBits = 4
+
+// Filter is a counting Bloom filter. The zero value is not usable; create
+// one with New or NewWithEstimates.
+type Filter struct {
+	words  []uint64
+	m      uint64
+	k      int
+	seed   uint64
+	scheme hashing.Scheme
+	ix     *hashing.Indexer
+	n      uint64 // Add calls minus successful Remove calls
+	sat    uint64 // counters equal to lay.max
+	lay    layout
+}
+
+// layout locates counter p: it lives in word p>>shift at bit offset
+// (p&slot)<<logw, and is max wide. All shifts, no division.
+type layout struct {
+	shift uint   // log2(64/w)
+	logw  uint   // log2(w)
+	slot  uint64 // 64/w − 1
+	max   uint64 // 2^w − 1: the saturated value and the field mask
+}
+
+func newLayout(w int) layout {
+	logw := uint(bits.TrailingZeros(uint(w)))
+	return layout{shift: 6 - logw, logw: logw, slot: 1<<(6-logw) - 1, max: 1<<uint(w) - 1}
+}
+
+// width returns w.
+func (l layout) width() int { return 1 << l.logw }
+
+// nwords returns the number of words holding m counters: ⌈m·w/64⌉.
+func (l layout) nwords(m uint64) uint64 { return (m<<l.logw + 63) >> 6 }
+
+// word returns the index of the word holding counter p.
+func (l layout) word(p uint64) uint64 { return p >> (l.shift & 63) }
+
+// off returns the bit offset of counter p in its word.
+func (l layout) off(p uint64) uint { return uint((p&l.slot)<<(l.logw&63)) & 63 }
+
+// lows returns the word with the lowest bit of every counter set.
+func (l layout) lows() uint64 { return ^uint64(0) / l.max }
+
+// nonzero returns x's nonzero counters as the lowest bit of each field.
+func (l layout) nonzero(x uint64) uint64 {
+	for s := uint(1); s < 1<<l.logw; s <<= 1 {
+		x |= x >> s
+	}
+	return x & l.lows()
+}
+
+// full returns x's saturated counters as the lowest bit of each field.
+func (l layout) full(x uint64) uint64 {
+	for s := uint(1); s < 1<<l.logw; s <<= 1 {
+		x &= x >> s
+	}
+	return x & l.lows()
+}
+
+// inc increments counter p of w unless it is saturated; it returns 1 if the
+// counter became saturated, else 0.
+func inc(w []uint64, l layout, p uint64) uint64 {
+	i, o := l.word(p), l.off(p)
+	c := w[i] >> o & l.max
+	if c == l.max {
+		return 0
+	}
+	w[i] += 1 << o
+	if c+1 == l.max {
+		return 1
+	}
+	return 0
+}
+
+// Option configures a filter at construction.
+type Option func(*options)
+
+type options struct {
+	scheme    hashing.Scheme
+	seed      uint64
+	indexFunc hashing.IndexFunc
+	bits      int
+}
+
+// WithScheme selects the index scheme (default hashing.DefaultScheme).
+func WithScheme(s hashing.Scheme) Option { return func(o *options) { o.scheme = s } }
+
+// WithSeed sets the seed of the base hash (default 0). Filters combine only
+// if their seeds agree.
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
+
+// WithCounterBits sets the counter width w in bits: 2, 4, 8, 16 or 32
+// (default 4). A counter saturates at 2^w − 1.
+func WithCounterBits(w int) Option { return func(o *options) { o.bits = w } }
+
+// WithIndexFunc makes the filter use fn for its positions (scheme Custom).
+// Such a filter cannot be serialized or converted with ToBloom.
+func WithIndexFunc(fn hashing.IndexFunc) Option {
+	return func(o *options) { o.scheme = hashing.Custom; o.indexFunc = fn }
+}
+
+// New returns an empty filter of at least m counters with k hash functions.
+// m must be in [1, 2^48] and k in [1, 64]. Partitioned schemes round m up to
+// a multiple of k (Partition, PartitionIndependent) or to k times a prime
+// (PrimePartition); M reports the size used.
+func New(m uint64, k int, opts ...Option) (*Filter, error) {
+	return newFilter(m, k, opts)
+}
+
+// NewWithEstimates returns a filter sized for n keys at false-positive rate
+// fpr: the smallest m for which some integer k gives an exact false-positive
+// probability of at most fpr, and the k minimising it (theory.Size, or
+// theory.SizePartitioned for partitioned schemes). Each of the m positions
+// is a counter of the configured width.
+func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
+	o := options{scheme: hashing.DefaultScheme}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	size := theory.Size
+	if o.scheme.Partitioned() {
+		size = theory.SizePartitioned
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("counting: n = 0, want n ≥ 1: %w", ErrParam)
+	}
+	if !(fpr > 0 && fpr < 1) {
+		return nil, fmt.Errorf("counting: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
+	}
+	m, k, err := size(n, fpr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrParam)
+	}
+	if k > hashing.MaxK {
+		return nil, fmt.Errorf("counting: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
+	}
+	return newFilter(m, k, opts)
+}
+
+// checkBits validates a counter width.
+func checkBits(w int) error {
+	switch w {
+	case 2, 4, 8, 16, 32:
+		return nil
+	}
+	return fmt.Errorf("counting: counter bits = %d, want one of 2, 4, 8, 16, 32: %w", w, ErrParam)
+}
+
+func newFilter(m uint64, k int, opts []Option) (*Filter, error) {
+	o := options{scheme: hashing.DefaultScheme, bits: DefaultCounterBits}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := checkBits(o.bits); err != nil {
+		return nil, err
+	}
+	if m < 1 || m > hashing.MaxM {
+		return nil, fmt.Errorf("counting: m = %d out of range [1, 2^48]: %w", m, ErrParam)
+	}
+	if k < 1 || k > hashing.MaxK {
+		return nil, fmt.Errorf("counting: k = %d out of range [1, %d]: %w", k, hashing.MaxK, ErrParam)
+	}
+	var ix *hashing.Indexer
+	var err error
+	if o.scheme == hashing.Custom {
+		ix, err = hashing.NewCustomIndexer(m, k, o.indexFunc)
+	} else {
+		if !o.scheme.Valid() {
+			return nil, fmt.Errorf("counting: scheme %d unknown: %w", uint8(o.scheme), ErrParam)
+		}
+		m = hashing.PartitionSize(o.scheme, m, k)
+		if m > hashing.MaxM {
+			return nil, fmt.Errorf("counting: m = %d out of range [1, 2^48] after partitioning: %w", m, ErrParam)
+		}
+		ix, err = hashing.NewIndexer(o.scheme, m, k)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("counting: %w: %w", ErrParam, err)
+	}
+	lay := newLayout(o.bits)
+	return &Filter{
+		words:  make([]uint64, lay.nwords(m)),
+		m:      m,
+		k:      k,
+		seed:   o.seed,
+		scheme: o.scheme,
+		ix:     ix,
+		lay:    lay,
+	}, nil
+}
+
+// M returns the number of counters.
+func (f *Filter) M() uint64 { return f.m }
+
+// K returns the number of hash functions (positions per key).
+func (f *Filter) K() int { return f.k }
+
+// Seed returns the base hash seed.
+func (f *Filter) Seed() uint64 { return f.seed }
+
+// Scheme returns the index scheme.
+func (f *Filter) Scheme() hashing.Scheme { return f.scheme }
+
+// CounterBits returns the counter width w in bits.
+func (f *Filter) CounterBits() int { return f.lay.width() }
+
+// CounterMax returns 2^w − 1, the value at which a counter saturates.
+func (f *Filter) CounterMax() uint64 { return f.lay.max }
+
+// N returns the number of Add calls minus the number of successful Remove
+// calls (Merge adds the other filter's N).
+func (f *Filter) N() uint64 { return f.n }
+
+// Saturated returns the number of saturated counters: counters that
+// reached 2^w − 1 and will never change again (until Clear).
+func (f *Filter) Saturated() uint64 { return f.sat }
+
+// Kind returns "counting".
+func (f *Filter) Kind() string { return "counting" }
+
+// Digest hashes key with the filter's seed: the pre-hashed form accepted by
+// AddHash, RemoveHash, ContainsHash and CountHash.
+func (f *Filter) Digest(key []byte) hashing.Digest { return hashing.Sum(key, f.seed) }
+
+// Add inserts key: it increments the key's k counters, except saturated ones.
+func (f *Filter) Add(key []byte) { f.AddHash(hashing.Sum(key, f.seed)) }
+
+// AddString is Add for a string key.
+func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed)) }
+
+// AddHash inserts the key whose digest (under this filter's seed) is d.
+func (f *Filter) AddHash(d hashing.Digest) {
+	w, l := f.words, f.lay
+	var sat uint64
+	switch f.scheme {
+	case hashing.Double:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for i := 0; i < f.k; i++ {
+			sat += inc(w, l, x)
+			x = hashing.AddMod(x, b, m)
+		}
+	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for _, df := range f.ix.Deltas() {
+			sat += inc(w, l, x)
+			x = hashing.AddMod(x, b, m)
+			x = hashing.AddMod(x, df, m)
+		}
+	default:
+		var buf [hashing.MaxK]uint64
+		for _, p := range f.ix.Positions(d, buf[:]) {
+			sat += inc(w, l, p)
+		}
+	}
+	f.sat += sat
+	f.n++
+}
+
+// AddBatch inserts every key in keys.
+func (f *Filter) AddBatch(keys [][]byte) {
+	for _, key := range keys {
+		f.AddHash(hashing.Sum(key, f.seed))
+	}
+}
+
+// Remove deletes one occurrence of key: it decrements the key's k counters,
+// except saturated ones. If the counters prove that key is not in the filter
+// (one of them is zero, or smaller than the number of times the key's
+// positions list it) Remove changes nothing and returns an error wrapping
+// ErrNotPresent.
+//
+// Remove must only be given keys that were added (and not yet removed as
+// often): removing a false positive decrements counters that belong to other
+// keys and can make them false negatives.
+func (f *Filter) Remove(key []byte) error { return f.RemoveHash(hashing.Sum(key, f.seed)) }
+
+// RemoveString is Remove for a string key.
+func (f *Filter) RemoveString(key string) error {
+	return f.RemoveHash(hashing.SumString(key, f.seed))
+}
+
+// RemoveHash is Remove for a pre-hashed key.
+func (f *Filter) RemoveHash(d hashing.Digest) error {
+	var buf [hashing.MaxK]uint64
+	ps := f.ix.Positions(d, buf[:])
+	w, l := f.words, f.lay
+	for j, p := range ps {
+		i, o := l.word(p), l.off(p)
+		switch c := w[i] >> o & l.max; c {
+		case l.max: // saturated: stays
+		case 0:
+			// Absent, or listed more often than its count: undo the
+			// decrements made so far. None of them touched a saturated
+			// counter, and each undone counter ends below max again.
+			for _, q := range ps[:j] {
+				i, o := l.word(q), l.off(q)
+				if w[i]>>o&l.max != l.max {
+					w[i] += 1 << o
+				}
+			}
+			return ErrNotPresent
+		default:
+			w[i] -= 1 << o
+		}
+	}
+	if f.n > 0 {
+		f.n--
+	}
+	return nil
+}
+
+// Contains reports whether key may be in the filter: false means certainly
+// not (never added, or removed as often as added).
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(hashing.Sum(key, f.seed)) }
+
+// ContainsString is Contains for a string key.
+func (f *Filter) ContainsString(key string) bool {
+	return f.ContainsHash(hashing.SumString(key, f.seed))
+}
+
+// ContainsHash is Contains for a pre-hashed key.
+func (f *Filter) ContainsHash(d hashing.Digest) bool {
+	w, l := f.words, f.lay
+	switch f.scheme {
+	case hashing.Double:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for i := 0; i < f.k; i++ {
+			if w[l.word(x)]>>l.off(x)&l.max == 0 {
+				return false
+			}
+			x = hashing.AddMod(x, b, m)
+		}
+		return true
+	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for _, df := range f.ix.Deltas() {
+			if w[l.word(x)]>>l.off(x)&l.max == 0 {
+				return false
+			}
+			x = hashing.AddMod(x, b, m)
+			x = hashing.AddMod(x, df, m)
+		}
+		return true
+	}
+	var buf [hashing.MaxK]uint64
+	for _, p := range f.ix.Positions(d, buf[:]) {
+		if w[l.word(p)]>>l.off(p)&l.max == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ContainsBatch answers Contains for every key. It reuses out's storage when
+// its capacity allows (then it allocates nothing) and returns
+// out[:len(keys)].
+func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
+	if cap(out) < len(keys) {
+		out = make([]bool, len(keys))
+	}
+	out = out[:len(keys)]
+	for i, key := range keys {
+		out[i] = f.ContainsHash(hashing.Sum(key, f.seed))
+	}
+	return out
+}
+
+// ContainsHashBatch is ContainsBatch for pre-hashed keys.
+func (f *Filter) ContainsHashBatch(ds []hashing.Digest, out []bool) []bool {
+	if cap(out) < len(ds) {
+		out = make([]bool, len(ds))
+	}
+	out = out[:len(ds)]
+	for i, d := range ds {
+		out[i] = f.ContainsHash(d)
+	}
+	return out
+}
+
+// Count returns the smallest of key's counters: 0 if key is certainly not in
+// the filter, otherwise an upper bound on the number of times it is in it
+// (exact for a key that shares no counter with another, while nothing
+// saturated). A saturated minimum returns CounterMax.
+func (f *Filter) Count(key []byte) uint64 { return f.CountHash(hashing.Sum(key, f.seed)) }
+
+// CountString is Count for a string key.
+func (f *Filter) CountString(key string) uint64 {
+	return f.CountHash(hashing.SumString(key, f.seed))
+}
+
+// CountHash is Count for a pre-hashed key.
+func (f *Filter) CountHash(d hashing.Digest) uint64 {
+	w, l := f.words, f.lay
+	least := l.max
+	switch f.scheme {
+	case hashing.Double:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for i := 0; i < f.k; i++ {
+			least = min(least, w[l.word(x)]>>l.off(x)&l.max)
+			if least == 0 {
+				return 0
+			}
+			x = hashing.AddMod(x, b, m)
+		}
+		return least
+	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
+		x, b := f.ix.DoubleStart(d)
+		m := f.m
+		for _, df := range f.ix.Deltas() {
+			least = min(least, w[l.word(x)]>>l.off(x)&l.max)
+			if least == 0 {
+				return 0
+			}
+			x = hashing.AddMod(x, b, m)
+			x = hashing.AddMod(x, df, m)
+		}
+		return least
+	}
+	var buf [hashing.MaxK]uint64
+	for _, p := range f.ix.Positions(d, buf[:]) {
+		least = min(least, w[l.word(p)]>>l.off(p)&l.max)
+		if least == 0 {
+			return 0
+		}
+	}
+	return least
+}
+
+// Nonzero returns the number of nonzero counters: the number of ones of the
+// equivalent standard filter.
+func (f *Filter) Nonzero() uint64 {
+	var c uint64
+	l := f.lay
+	for _, x := range f.words {
+		c += uint64(bits.OnesCount64(l.nonzero(x)))
+	}
+	return c
+}
+
+// countSaturated counts the saturated counters from scratch.
+func (f *Filter) countSaturated() uint64 {
+	var c uint64
+	l := f.lay
+	for _, x := range f.words {
+		c += uint64(bits.OnesCount64(l.full(x)))
+	}
+	return c
+}
+
+// sum returns the sum of all counters (mod 2^64).
+func (f *Filter) sum() uint64 {
+	var s uint64
+	l := f.lay
+	w := uint(1) << l.logw // ≤ 32
+	for _, x := range f.words {
+		for ; x != 0; x >>= w {
+			s += x & l.max
+		}
+	}
+	return s
+}
+
+// FillRatio returns the fraction of nonzero counters.
+func (f *Filter) FillRatio() float64 { return float64(f.Nonzero()) / float64(f.m) }
+
+// EstimatedFPR returns the false-positive rate implied by the current fill:
+// FillRatio()^k (000 §2.1). For a partitioned filter it is the product of
+// the subarrays' fill ratios, which is exact for its state.
+func (f *Filter) EstimatedFPR() float64 {
+	if !f.scheme.Partitioned() {
+		return theory.FPFromFill(f.FillRatio(), f.k)
+	}
+	sub := f.ix.SubarraySize()
+	p := 1.0
+	for i := 0; i < f.k; i++ {
+		p *= float64(f.nonzeroIn(uint64(i)*sub, uint64(i+1)*sub)) / float64(sub)
+	}
+	return p
+}
+
+// nonzeroIn counts the nonzero counters in [lo, hi).
+func (f *Filter) nonzeroIn(lo, hi uint64) uint64 {
+	l := f.lay
+	lo, hi = lo<<l.logw, hi<<l.logw // bit offsets; counters are field-aligned
+	var c uint64
+	for lo < hi {
+		x := l.nonzero(f.words[lo>>6]) >> (lo & 63)
+		n := min(64-(lo&63), hi-lo)
+		if n < 64 {
+			x &= 1<<n - 1
+		}
+		c += uint64(bits.OnesCount64(x))
+		lo += n
+	}
+	return c
+}
+
+// ApproxCount estimates the number of distinct keys in the filter from the
+// fraction of nonzero counters, with the standard filter's formula
+// (Swamidass and Baldi): −(m/k)·ln(1 − X/m) for X nonzero counters, or
+// −(m/k)·ln(1 − X/m) with m/k-counter subarrays for a partitioned filter.
+// It returns +Inf when every counter is nonzero.
+func (f *Filter) ApproxCount() float64 {
+	fill := f.FillRatio()
+	if f.scheme.Partitioned() {
+		sub := float64(f.ix.SubarraySize())
+		if fill >= 1 {
+			return math.Inf(1)
+		}
+		return -sub * math.Log1p(-fill)
+	}
+	return theory.CountFromFill(float64(f.m), f.k, fill)
+}
+
+func (f *Filter) compatible(g *Filter, op string) error {
+	switch {
+	case f.m != g.m:
+		return fmt.Errorf("counting: %s: m differs (%d vs %d): %w", op, f.m, g.m, ErrIncompatible)
+	case f.k != g.k:
+		return fmt.Errorf("counting: %s: k differs (%d vs %d): %w", op, f.k, g.k, ErrIncompatible)
+	case f.lay != g.lay:
+		return fmt.Errorf("counting: %s: counter bits differ (%d vs %d): %w", op, f.lay.width(), g.lay.width(), ErrIncompatible)
+	case f.scheme != g.scheme:
+		return fmt.Errorf("counting: %s: scheme differs (%v vs %v): %w", op, f.scheme, g.scheme, ErrIncompatible)
+	case f.seed != g.seed:
+		return fmt.Errorf("counting: %s: seed differs (%d vs %d): %w", op, f.seed, g.seed, ErrIncompatible)
+	case f.scheme == hashing.Custom && f.ix != g.ix:
+		return fmt.Errorf("counting: %s: custom index functions cannot be compared; only clones combine: %w", op, ErrIncompatible)
+	}
+	return nil
+}
+
+// Merge adds g's counters to f's, so that f holds the keys of both (as a
+// multiset: a key in both is in f twice). A sum that reaches 2^w − 1
+// saturates, and a saturated counter of either filter stays saturated. It
+// fails, changing nothing, unless both have the same m, k, counter width,
+// scheme and seed. (Union, which is meaningful for standard filters, is not
+// for counters: ToBloom of both and bloom.Filter.Union gives it.)
+func (f *Filter) Merge(g *Filter) error {
+	if err := f.compatible(g, "merge"); err != nil {
+		return err
+	}
+	l := f.lay
+	per := 64 >> l.logw
+	for i, y := range g.words {
+		if y == 0 {
+			continue
+		}
+		x := f.words[i]
+		var z uint64
+		for j := 0; j < per; j++ {
+			o := uint(j<<l.logw) & 63
+			z |= min(x>>o&l.max+y>>o&l.max, l.max) << o
+		}
+		f.words[i] = z
+	}
+	f.sat = f.countSaturated()
+	f.n += g.n
+	return nil
+}
+
+// ToBloom returns the standard Bloom filter of the same keys: same m, k,
+// scheme and seed, with bit i set exactly when counter i is nonzero (000
+// §2.1). It answers Contains exactly as f does, now and for keys added to
+// both later. Its N is f's N. f is not modified. A filter with a custom
+// index function gives a bloom.Filter with the same function.
+func (f *Filter) ToBloom() *bloom.Filter {
+	bw := make([]uint64, (f.m+63)/64)
+	l := f.lay
+	per := uint64(64 >> l.logw) // counters per source word
+	for i, x := range f.words {
+		if x == 0 {
+			continue
+		}
+		// Compact the nonzero flags (bit j·w for counter j) into per bits.
+		nz := l.nonzero(x)
+		var packed uint64
+		for j := uint64(0); j < per; j++ {
+			packed |= (nz >> ((j << l.logw) & 63) & 1) << j
+		}
+		bit := uint64(i) * per // index of the word's first counter
+		bw[bit>>6] |= packed << (bit & 63)
+	}
+	b, err := bloom.FromIndexer(f.ix, f.seed, bw, f.n)
+	if err != nil {
+		// Unreachable: bw has exactly ⌈m/64⌉ words and only bits below m,
+		// and f.ix was validated when f was built or read. Returning an
+		// empty filter would be a silent false negative; a nil filter makes
+		// the impossible loud.
+		return nil
+	}
+	return b
+}
+
+// Clear removes every key and resets N and Saturated to zero.
+func (f *Filter) Clear() {
+	clear(f.words)
+	f.n = 0
+	f.sat = 0
+}
+
+// Clone returns an independent copy of f.
+func (f *Filter) Clone() *Filter {
+	g := *f
+	g.words = append([]uint64(nil), f.words...)
+	return &g
+}
+
+// Equal reports whether f and g have the same parameters and counters (N
+// is not compared: it counts calls, not content).
+func (f *Filter) Equal(g *Filter) bool {
+	if f.compatible(g, "equal") != nil {
+		return false
+	}
+	for i, w := range f.words {
+		if g.words[i] != w {
+			return false
+		}
+	}
+	return true
+}
