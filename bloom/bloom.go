@@ -209,7 +209,7 @@ func (f *Filter) AddHash(d hashing.Digest) {
 		m := f.m
 		for _, df := range f.ix.Deltas() {
 			w[x>>6] |= 1 << (x & 63)
-			x = hashing.AddMod(hashing.AddMod(x, b, m), df, m)
+			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
 		}
 	default:
 		var buf [hashing.MaxK]uint64
@@ -276,7 +276,7 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 			if atomic.LoadUint64(&w[x>>6])&(1<<(x&63)) == 0 {
 				return false
 			}
-			x = hashing.AddMod(hashing.AddMod(x, b, m), df, m)
+			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
 		}
 		return true
 	}

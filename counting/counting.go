@@ -325,8 +325,7 @@ func (f *Filter) AddHash(d hashing.Digest) {
 		m := f.m
 		for _, df := range f.ix.Deltas() {
 			sat += inc(w, l, x)
-			x = hashing.AddMod(x, b, m)
-			x = hashing.AddMod(x, df, m)
+			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
 		}
 	default:
 		var buf [hashing.MaxK]uint64
@@ -421,8 +420,7 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 			if w[l.word(x)]>>l.off(x)&l.max == 0 {
 				return false
 			}
-			x = hashing.AddMod(x, b, m)
-			x = hashing.AddMod(x, df, m)
+			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
 		}
 		return true
 	}
@@ -496,8 +494,7 @@ func (f *Filter) CountHash(d hashing.Digest) uint64 {
 			if least == 0 {
 				return 0
 			}
-			x = hashing.AddMod(x, b, m)
-			x = hashing.AddMod(x, df, m)
+			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
 		}
 		return least
 	}

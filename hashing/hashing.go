@@ -292,7 +292,7 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 		df := ix.df[:len(out)]
 		for i := range out {
 			out[i] = x
-			x = AddMod(AddMod(x, b, m), df[i], m)
+			x = AddMod(x, AddMod(b, df[i], m), m) // the step is off the chain through x
 		}
 	case Partition, PrimePartition:
 		sub := ix.sub

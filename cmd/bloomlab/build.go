@@ -1,0 +1,183 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/counting"
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+func init() {
+	register(&command{
+		name:    "build",
+		summary: "Build a filter from keys (one per line) and write it to FILE. Without -n the key files are counted in a first pass (standard input then needs -n). -m -k give the size directly; -fpr and -bits-per-key size it for n keys.",
+		usage:   "bloomlab build -kind bloom|partitioned|counting [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] [-counter-bits W] -o FILE [KEYFILE…]",
+		run:     runBuild,
+	})
+}
+
+// buildKinds are the kinds build can make.
+var buildKinds = []string{"bloom", "partitioned", "counting"}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+func runBuild(e *env, args []string) error {
+	fs := flagSet("build")
+	kind := fs.String("kind", "", "filter kind: bloom, partitioned or counting")
+	n := fs.Uint64("n", 0, "number of keys to size for (default: count the keys)")
+	fpr := fs.Float64("fpr", 0, "target false-positive rate")
+	bpk := fs.Float64("bits-per-key", 0, "bits per key (m = ⌈B·n⌉, optimal k)")
+	m := fs.Uint64("m", 0, "number of bits (counters)")
+	k := fs.Int("k", 0, "number of hash functions")
+	schemeName := fs.String("scheme", "", "index scheme (default enhanced; partition for -kind partitioned)")
+	seed := fs.Uint64("seed", 0, "seed of the base hash")
+	cbits := fs.Int("counter-bits", counting.DefaultCounterBits, "counter width for -kind counting: 2, 4, 8, 16 or 32")
+	out := fs.String("o", "", "output file")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(buildKinds, *kind) {
+		if *kind == "" {
+			return usagef("-kind is required")
+		}
+		return usagef("unknown -kind %q (want bloom, partitioned or counting)", *kind)
+	}
+	if *out == "" {
+		return usagef("-o FILE is required")
+	}
+	modes := 0
+	for _, name := range []string{"fpr", "bits-per-key"} {
+		if isSet(fs, name) {
+			modes++
+		}
+	}
+	if isSet(fs, "m") || isSet(fs, "k") {
+		if !isSet(fs, "m") || !isSet(fs, "k") {
+			return usagef("-m and -k go together")
+		}
+		modes++
+	}
+	if modes != 1 {
+		return usagef("give exactly one of -fpr, -bits-per-key, or -m with -k")
+	}
+	if isSet(fs, "fpr") && !(*fpr > 0 && *fpr < 1) {
+		return usagef("-fpr %v out of range (0, 1)", *fpr)
+	}
+	if isSet(fs, "bits-per-key") && !(*bpk > 0 && *bpk <= 1<<20) {
+		return usagef("-bits-per-key %v out of range (0, 2^20]", *bpk)
+	}
+	if isSet(fs, "m") && (*m < 1 || *m > hashing.MaxM || *k < 1 || *k > hashing.MaxK) {
+		return usagef("-m %d -k %d out of range (1 ≤ m ≤ 2^48, 1 ≤ k ≤ %d)", *m, *k, hashing.MaxK)
+	}
+	if isSet(fs, "counter-bits") && *kind != "counting" {
+		return usagef("-counter-bits is for -kind counting")
+	}
+	scheme := hashing.DefaultScheme
+	if *kind == "partitioned" {
+		scheme = hashing.Partition
+	}
+	if *schemeName != "" {
+		if scheme, err = hashing.ParseScheme(*schemeName); err != nil {
+			return usagef("unknown -scheme %q (want one of %s)", *schemeName, schemeNames())
+		}
+	}
+	switch {
+	case *kind == "bloom" && scheme.Partitioned():
+		return usagef("-scheme %v is partitioned: use -kind partitioned", scheme)
+	case *kind == "partitioned" && !scheme.Partitioned():
+		return usagef("-kind partitioned needs a partitioned -scheme (partition, prime-partition, partition-independent)")
+	}
+	files = keyFiles(files)
+
+	mm, kk := *m, *k
+	if !isSet(fs, "m") {
+		nn := *n
+		if !isSet(fs, "n") {
+			if slices.Contains(files, "-") {
+				return usagef("keys from standard input need -n (they cannot be counted in a first pass)")
+			}
+			if nn, err = e.countKeys(files); err != nil {
+				return err
+			}
+			if nn == 0 {
+				return fmt.Errorf("build: no keys in %v to size the filter for; give -n", files)
+			}
+		} else if nn == 0 {
+			return usagef("-n must be at least 1")
+		}
+		if mm, kk, err = sizeFor(scheme, nn, *fpr, *bpk); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
+	var f filter
+	if *kind == "counting" {
+		f, err = counting.New(mm, kk, counting.WithScheme(scheme), counting.WithSeed(*seed), counting.WithCounterBits(*cbits))
+	} else {
+		f, err = bloom.New(mm, kk, bloom.WithScheme(scheme), bloom.WithSeed(*seed))
+	}
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := e.forEachKey(files, func(key []byte, _ string, _ int) error { f.Add(key); return nil }); err != nil {
+		return err
+	}
+	return saveFilter(*out, f)
+}
+
+// sizeFor returns m and k for n keys at rate fpr (if fpr > 0) or with bpk
+// bits per key, for a standard or partitioned layout.
+func sizeFor(scheme hashing.Scheme, n uint64, fpr, bpk float64) (uint64, int, error) {
+	var m uint64
+	var k int
+	if fpr > 0 {
+		var err error
+		size := theory.Size
+		if scheme.Partitioned() {
+			size = theory.SizePartitioned
+		}
+		if m, k, err = size(n, fpr); err != nil {
+			return 0, 0, err
+		}
+	} else {
+		mf := math.Ceil(bpk * float64(n))
+		if mf > float64(hashing.MaxM) {
+			return 0, 0, fmt.Errorf("%v bits per key for %d keys exceeds 2^48 bits", bpk, n)
+		}
+		m = uint64(mf)
+		if scheme.Partitioned() {
+			k = theory.OptimalKPartitioned(float64(m), float64(n))
+		} else {
+			k = theory.OptimalK(float64(m), float64(n))
+		}
+		k = max(k, 1)
+	}
+	if k > hashing.MaxK {
+		return 0, 0, fmt.Errorf("the rate needs k = %d hash functions, more than %d", k, hashing.MaxK)
+	}
+	return m, k, nil
+}
+
+func schemeNames() string {
+	s := ""
+	for i, sc := range hashing.Schemes() {
+		if i > 0 {
+			s += ", "
+		}
+		s += sc.String()
+	}
+	return s
+}

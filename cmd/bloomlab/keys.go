@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// maxKeyLen is the longest key line accepted.
+const maxKeyLen = 1 << 20
+
+// keyFiles returns the key sources named on the command line: "-" (standard
+// input) when there is none.
+func keyFiles(args []string) []string {
+	if len(args) == 0 {
+		return []string{"-"}
+	}
+	return args
+}
+
+func sourceName(name string) string {
+	if name == "-" {
+		return "<stdin>"
+	}
+	return name
+}
+
+// forEachKey calls fn with every key of the files in order: one key per
+// line, a trailing "\r" stripped, empty lines skipped. The key slice is only
+// valid during the call. Lines longer than maxKeyLen are an error naming
+// the file and line. Standard input ("-") may be named once.
+func (e *env) forEachKey(files []string, fn func(key []byte, file string, line int) error) error {
+	stdinUsed := false
+	for _, name := range files {
+		var r io.Reader
+		if name == "-" {
+			if stdinUsed {
+				return usagef("standard input (-) named twice")
+			}
+			stdinUsed = true
+			r = e.stdin
+		} else {
+			f, err := os.Open(name)
+			if err != nil {
+				return fmt.Errorf("key file: %w", err)
+			}
+			r = f
+			defer f.Close()
+		}
+		if err := scanKeys(r, sourceName(name), fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanKeys(r io.Reader, name string, fn func(key []byte, file string, line int) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxKeyLen+2) // + "\r\n"
+	line := 0
+	for sc.Scan() {
+		line++
+		key := sc.Bytes() // ScanLines has dropped "\n" and a trailing "\r"
+		if len(key) == 0 {
+			continue
+		}
+		if len(key) > maxKeyLen {
+			return fmt.Errorf("%s:%d: line longer than %d bytes", name, line, maxKeyLen)
+		}
+		if err := fn(key, name, line); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("%s:%d: line longer than %d bytes", name, line+1, maxKeyLen)
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// countKeys counts the keys of the files (a first pass before sizing).
+func (e *env) countKeys(files []string) (uint64, error) {
+	var n uint64
+	err := e.forEachKey(files, func([]byte, string, int) error { n++; return nil })
+	return n, err
+}
+
+// quoteKey renders a key for an error message: quoted, binary-safe and cut
+// to 64 bytes.
+func quoteKey(key []byte) string {
+	if len(key) > 64 {
+		return fmt.Sprintf("%q…", key[:64])
+	}
+	return fmt.Sprintf("%q", key)
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bloomlab/bloomlab/lab"
+)
+
+func init() {
+	register(&command{
+		name:    "experiments",
+		summary: "List the named experiments that reproduce the papers' results, one per line, and the simulate kinds.",
+		usage:   "bloomlab experiments",
+		run:     runExperiments,
+	})
+	register(&command{
+		name: "reproduce",
+		summary: "Run a named experiment (or all) and print paper / predicted / measured / 95% CI side by side, flagging rows " +
+			"whose paper value disagrees with the measurement. -quick runs a reduced version; -plot DIR writes the figures as SVG.",
+		usage: "bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]",
+		run:   runReproduce,
+	})
+	register(&command{
+		name: "simulate",
+		summary: "Run any configuration of the experiment machinery. Kinds and their parameters: " +
+			"'bloomlab simulate KIND -h'. The papers' tables are named configurations of simulate.",
+		usage: "bloomlab simulate KIND [parameters] [-trials T] [-seed S] [-quick] [-format text|csv|json]",
+		run:   runSimulate,
+	})
+}
+
+func runExperiments(e *env, args []string) error {
+	fs := flagSet("experiments")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, x := range lab.Experiments() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", x.Name, x.Paper, x.Summary)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var kinds []string
+	for _, s := range lab.Simulators() {
+		kinds = append(kinds, s.Kind())
+	}
+	_, err = fmt.Fprintf(e.stdout, "\nsimulate kinds: %s\n", strings.Join(kinds, ", "))
+	return err
+}
+
+// commonLabFlags are the flags reproduce and simulate share.
+type commonLabFlags struct {
+	trials *int
+	quick  *bool
+	seed   *uint64
+	format *string
+}
+
+func addLabFlags(fs interface {
+	Int(string, int, string) *int
+	Bool(string, bool, string) *bool
+	Uint64(string, uint64, string) *uint64
+	String(string, string, string) *string
+}) commonLabFlags {
+	return commonLabFlags{
+		trials: fs.Int("trials", 0, "trials per row (default: the experiment's)"),
+		quick:  fs.Bool("quick", false, "reduced run: fewer trials and points"),
+		seed:   fs.Uint64("seed", 1, "seed; the same seed gives the same output on any number of cores"),
+		format: fs.String("format", "text", "output format: text, csv or json"),
+	}
+}
+
+func (c commonLabFlags) config(e *env, label string) (lab.Config, error) {
+	if *c.trials < 0 {
+		return lab.Config{}, usagef("-trials %d must be positive", *c.trials)
+	}
+	if !slices.Contains(lab.Formats, *c.format) {
+		return lab.Config{}, usagef("unknown -format %q (want text, csv or json)", *c.format)
+	}
+	cfg := lab.Config{Seed: *c.seed, Trials: *c.trials, Quick: *c.quick}
+	if isTerminal(e.stderr) {
+		cfg.Progress = newProgress(e.stderr, label)
+	}
+	return cfg, nil
+}
+
+func runReproduce(e *env, args []string) error {
+	fs := flagSet("reproduce")
+	cf := addLabFlags(fs)
+	plotDir := fs.String("plot", "", "directory to write the figures to (SVG)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one experiment NAME or all (see 'bloomlab experiments')")
+	}
+	var exps []lab.Experiment
+	if pos[0] == "all" {
+		exps = lab.Experiments()
+	} else {
+		x, err := lab.Lookup(pos[0])
+		if err != nil {
+			return usagef("unknown experiment %q (see 'bloomlab experiments')", pos[0])
+		}
+		exps = []lab.Experiment{x}
+	}
+	var results []*lab.Result
+	for _, x := range exps {
+		cfg, err := cf.config(e, x.Name)
+		if err != nil {
+			return err
+		}
+		res, err := x.Run(context.Background(), cfg)
+		if cfg.Progress != nil {
+			fmt.Fprint(e.stderr, "\r\033[K")
+		}
+		if err != nil {
+			return err
+		}
+		if *cf.format == "text" {
+			// Print as we go: long runs show each table when it is done.
+			if len(results) > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			if err := lab.WriteText(e.stdout, res); err != nil {
+				return err
+			}
+		}
+		results = append(results, res)
+	}
+	if *cf.format != "text" {
+		if err := lab.Write(e.stdout, *cf.format, results...); err != nil {
+			return err
+		}
+	}
+	if *plotDir != "" {
+		return writePlots(*plotDir, results)
+	}
+	return nil
+}
+
+// writePlots writes every plot of the results to dir/NAME.svg.
+func writePlots(dir string, results []*lab.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, r := range results {
+		for _, p := range r.Plots {
+			path := filepath.Join(dir, p.Name+".svg")
+			if err := writeFileAtomic(path, func(w io.Writer) error { return lab.WriteSVG(w, p) }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func runSimulate(e *env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usagef("want a KIND first (one of %s)", simKinds())
+	}
+	sim, err := lab.LookupSimulator(args[0])
+	if err != nil {
+		return usagef("unknown kind %q (want one of %s)", args[0], simKinds())
+	}
+	fs := flagSet("simulate " + args[0])
+	runSim := sim.Flags(fs)
+	cf := addLabFlags(fs)
+	if slices.Contains(args[1:], "-h") || slices.Contains(args[1:], "-help") || slices.Contains(args[1:], "--help") {
+		fmt.Fprintf(e.stdout, "bloomlab simulate %s: %s\n\n", sim.Kind(), sim.Summary())
+		fs.SetOutput(e.stdout)
+		fs.PrintDefaults()
+		return nil
+	}
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	cfg, err := cf.config(e, "simulate "+sim.Kind())
+	if err != nil {
+		return err
+	}
+	res, err := runSim(context.Background(), cfg)
+	if cfg.Progress != nil {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if errors.Is(err, lab.ErrParam) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), "lab: "))
+	}
+	if err != nil {
+		return err
+	}
+	return lab.Write(e.stdout, *cf.format, res)
+}
+
+func simKinds() string {
+	var kinds []string
+	for _, s := range lab.Simulators() {
+		kinds = append(kinds, s.Kind())
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// newProgress returns a Progress callback drawing "label: 42% (n/total
+// trials)" on a terminal, at most ten times a second.
+func newProgress(w io.Writer, label string) func(done, total int) {
+	var mu sync.Mutex
+	last := time.Time{}
+	return func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); done == total || now.Sub(last) >= 100*time.Millisecond {
+			last = now
+			fmt.Fprintf(w, "\r\033[K%s: %d%% (%d/%d trials)", label, done*100/total, done, total)
+		}
+	}
+}

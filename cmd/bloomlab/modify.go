@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bloomlab/bloomlab/counting"
+)
+
+func init() {
+	register(&command{
+		name:    "add",
+		summary: "Add keys (one per line) to the filter in FILE, which is rewritten atomically.",
+		usage:   "bloomlab add FILE [KEYFILE…]",
+		run:     runAdd,
+	})
+	register(&command{
+		name:    "remove",
+		summary: "Remove keys from the counting filter in FILE, rewritten atomically. A key the filter proves absent is an error and nothing is written, unless -ignore-missing (then such keys are skipped and counted on stderr).",
+		usage:   "bloomlab remove [-ignore-missing] FILE [KEYFILE…]",
+		run:     runRemove,
+	})
+}
+
+func runAdd(e *env, args []string) error {
+	fs := flagSet("add")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 1 {
+		return usagef("missing FILE")
+	}
+	f, err := loadFilter(pos[0])
+	if err != nil {
+		return err
+	}
+	if err := e.forEachKey(keyFiles(pos[1:]), func(key []byte, _ string, _ int) error { f.Add(key); return nil }); err != nil {
+		return err
+	}
+	return saveFilter(pos[0], f)
+}
+
+func runRemove(e *env, args []string) error {
+	fs := flagSet("remove")
+	ignore := fs.Bool("ignore-missing", false, "skip keys the filter proves absent")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 1 {
+		return usagef("missing FILE")
+	}
+	f, err := loadFilter(pos[0])
+	if err != nil {
+		return err
+	}
+	cf, ok := f.(*counting.Filter)
+	if !ok {
+		return fmt.Errorf("remove: %s holds a %s filter; only counting filters support remove", pos[0], f.Kind())
+	}
+	missing := 0
+	err = e.forEachKey(keyFiles(pos[1:]), func(key []byte, file string, line int) error {
+		err := cf.Remove(key)
+		if errors.Is(err, counting.ErrNotPresent) {
+			if *ignore {
+				missing++
+				return nil
+			}
+			return fmt.Errorf("remove: key %s (%s:%d) is not in the filter; %s is unchanged (use -ignore-missing to skip such keys)", quoteKey(key), file, line, pos[0])
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if missing > 0 {
+		fmt.Fprintf(e.stderr, "bloomlab: remove: skipped %d keys not in the filter\n", missing)
+	}
+	return saveFilter(pos[0], cf)
+}

@@ -1,0 +1,285 @@
+package lab
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+// MaxQueries is the most queries a bloom trial makes. A rate p whose
+// ⌈10/p⌉ exceeds it (p below 1e-6) is too small to observe by querying and
+// is computed from the filter's state instead (MethodState).
+const MaxQueries = 10_000_000
+
+// Predictions a bloom point can be compared with.
+const (
+	PredictExact      = "exact"      // theory.FPExact (FPPartitioned for partitioned schemes)
+	PredictAsymptotic = "asymptotic" // theory.FPAsymptotic: p = (1 − e^{−kn/m})^k
+)
+
+// bloomPoint is one configuration of a standard or partitioned Bloom
+// filter trial: insert N random keys into a filter of M bits with K hash
+// functions, then query Queries keys that were not inserted.
+type bloomPoint struct {
+	Pre      Params // parameters shown before the filter's own
+	N        int
+	M        uint64 // before rounding for partitioned schemes
+	K        int
+	Scheme   hashing.Scheme
+	Queries  int // < 0: automatic (⌈10/p⌉, or state if too many); 0: state only
+	Predict  string
+	Trials   int
+	Paper    *float64 // the paper's FP rate, if it prints one
+	PaperTol float64
+}
+
+// predictedFPR returns the rate pt is compared with.
+func (pt bloomPoint) predictedFPR(m uint64) float64 {
+	mf, nf := float64(m), float64(pt.N)
+	switch {
+	case pt.Predict == PredictAsymptotic:
+		return theory.FPAsymptotic(mf, nf, pt.K)
+	case pt.Scheme.Partitioned():
+		return theory.FPPartitioned(mf, nf, pt.K)
+	}
+	return theory.FPExact(mf, nf, pt.K)
+}
+
+// autoQueries is ⌈10/p⌉ (001 §6), or 0 when that exceeds MaxQueries.
+func autoQueries(p float64) int {
+	if !(p > 0) || 10/p > MaxQueries {
+		return 0
+	}
+	return int(math.Ceil(10 / p))
+}
+
+// KeyDigest returns the digest of key j of a trial with the given seed: two
+// consecutive outputs of a SplitMix64 stream started at seed. Trials
+// represent their random keys by these digests (the structures' pre-hashed
+// entry points), which stand for xxh3-128 digests of distinct random keys
+// and cost a few nanoseconds instead of a hash.
+func KeyDigest(seed uint64, j int) hashing.Digest {
+	x := seed + uint64(2*j)*0x9E3779B97F4A7C15
+	return hashing.Digest{H1: SplitMix64(x), H2: SplitMix64(x + 0x9E3779B97F4A7C15)}
+}
+
+// row builds the RowSpec of pt. Keys are KeyDigest(seed, j) of the trial
+// seed: j < N are inserted, N ≤ j < N+Queries are queried.
+func (pt bloomPoint) row() (RowSpec, error) {
+	if pt.N < 1 || pt.K < 1 || pt.K > hashing.MaxK || pt.M < 1 || pt.M > hashing.MaxM {
+		return RowSpec{}, fmt.Errorf("lab: bloom: n = %d, m = %d, k = %d: want n ≥ 1, 1 ≤ m ≤ 2^48, 1 ≤ k ≤ %d: %w", pt.N, pt.M, pt.K, hashing.MaxK, ErrParam)
+	}
+	m := hashing.PartitionSize(pt.Scheme, pt.M, pt.K)
+	pred := pt.predictedFPR(m)
+	q := pt.Queries
+	if q < 0 {
+		q = autoQueries(pred)
+	}
+	fill := theory.FillExpected(float64(m), float64(pt.N), pt.K)
+	if pt.Scheme.Partitioned() {
+		fill = theory.FillExpectedPartitioned(float64(m), float64(pt.N), pt.K)
+	}
+	params := append(append(Params{}, pt.Pre...),
+		Param{"n", pt.N}, Param{"m", m}, Param{"k", pt.K},
+		Param{"scheme", pt.Scheme.String()}, Param{"queries", q})
+	fprMethod := MethodQueries
+	if q == 0 {
+		fprMethod = MethodState
+	}
+	spec := RowSpec{
+		Params: params,
+		Trials: pt.Trials,
+		Metrics: []MetricSpec{
+			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: F(pred), Method: fprMethod},
+			{Name: "fpr_state", Predicted: F(pred), Method: MethodState},
+			{Name: "ones", Predicted: F(fill), Method: MethodCount},
+		},
+	}
+	n, k, scheme := pt.N, pt.K, pt.Scheme
+	spec.Setup = func() (any, error) {
+		return bloom.New(m, k, bloom.WithScheme(scheme))
+	}
+	spec.Trial = func(state any, seed uint64, out []float64) error {
+		f := state.(*bloom.Filter)
+		f.Clear()
+		for j := 0; j < n; j++ {
+			f.AddHash(KeyDigest(seed, j))
+		}
+		est := f.EstimatedFPR()
+		if q > 0 {
+			fp := 0
+			for j := n; j < n+q; j++ {
+				if f.ContainsHash(KeyDigest(seed, j)) {
+					fp++
+				}
+			}
+			out[0] = float64(fp) / float64(q)
+		} else {
+			out[0] = est
+		}
+		out[1] = est
+		out[2] = f.FillRatio()
+		return nil
+	}
+	return spec, nil
+}
+
+// bloomRows builds the rows of several points.
+func bloomRows(pts []bloomPoint) ([]RowSpec, error) {
+	specs := make([]RowSpec, 0, len(pts))
+	for _, pt := range pts {
+		s, err := pt.row()
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+// bloomSimulator is `bloomlab simulate bloom`.
+type bloomSimulator struct{}
+
+func init() { RegisterSimulator(bloomSimulator{}) }
+
+func (bloomSimulator) Kind() string { return "bloom" }
+
+func (bloomSimulator) Summary() string {
+	return "standard or partitioned Bloom filter: measured vs predicted false-positive rate and fill (-n -m|-c -k -scheme, lists allowed)"
+}
+
+// Flags registers: -n, -m, -c, -k, -scheme (each a comma-separated list;
+// the rows are their product), -queries and -predict.
+func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
+	ns := fs.String("n", "10000", "keys inserted per trial (comma-separated list)")
+	ms := fs.String("m", "", "bits (list); default c·n")
+	cs := fs.String("c", "", "bits per key m/n (list); default 8 unless -m is given")
+	ks := fs.String("k", "", "hash functions (list); default the optimal k for m and n")
+	ss := fs.String("scheme", "independent", "index schemes (list): "+schemeList())
+	queries := fs.Int("queries", -1, "absent keys queried per trial; -1: ⌈10/p⌉ (state-based when p < 1e-6); 0: state only")
+	predict := fs.String("predict", PredictExact, "prediction: exact (FPExact / FPPartitioned) or asymptotic ((1 − e^{−kn/m})^k)")
+	return func(ctx context.Context, cfg Config) (*Result, error) {
+		nl, err := parseInts("n", *ns)
+		if err != nil {
+			return nil, err
+		}
+		if *ms != "" && *cs != "" {
+			return nil, fmt.Errorf("lab: bloom: give -m or -c, not both: %w", ErrParam)
+		}
+		var ml []uint64
+		var cl []float64
+		if *ms != "" {
+			xs, err := parseInts("m", *ms)
+			if err != nil {
+				return nil, err
+			}
+			for _, x := range xs {
+				ml = append(ml, uint64(x))
+			}
+		} else {
+			c := *cs
+			if c == "" {
+				c = "8"
+			}
+			if cl, err = parseFloats("c", c); err != nil {
+				return nil, err
+			}
+		}
+		var kl []int
+		if *ks != "" {
+			if kl, err = parseInts("k", *ks); err != nil {
+				return nil, err
+			}
+		}
+		var sl []hashing.Scheme
+		for _, s := range strings.Split(*ss, ",") {
+			sc, err := hashing.ParseScheme(strings.TrimSpace(s))
+			if err != nil {
+				return nil, fmt.Errorf("lab: bloom: -scheme: %w: %w", err, ErrParam)
+			}
+			sl = append(sl, sc)
+		}
+		if *predict != PredictExact && *predict != PredictAsymptotic {
+			return nil, fmt.Errorf("lab: bloom: -predict %q: want exact or asymptotic: %w", *predict, ErrParam)
+		}
+		if *queries > MaxQueries {
+			return nil, fmt.Errorf("lab: bloom: -queries %d exceeds %d: %w", *queries, MaxQueries, ErrParam)
+		}
+		trials := cfg.trials(1000, 50)
+		var pts []bloomPoint
+		for _, n := range nl {
+			var sizes []uint64
+			var pre []Params
+			if ml != nil {
+				for _, m := range ml {
+					sizes = append(sizes, m)
+					pre = append(pre, nil)
+				}
+			} else {
+				for _, c := range cl {
+					if !(c > 0) || c*float64(n) > float64(hashing.MaxM) {
+						return nil, fmt.Errorf("lab: bloom: -c %v out of range: %w", c, ErrParam)
+					}
+					sizes = append(sizes, uint64(math.Ceil(c*float64(n))))
+					pre = append(pre, Params{{"c", c}})
+				}
+			}
+			for i, m := range sizes {
+				kk := kl
+				if kk == nil {
+					kk = []int{max(1, theory.OptimalK(float64(m), float64(n)))}
+				}
+				for _, k := range kk {
+					for _, s := range sl {
+						pts = append(pts, bloomPoint{Pre: pre[i], N: n, M: m, K: k, Scheme: s,
+							Queries: *queries, Predict: *predict, Trials: trials})
+					}
+				}
+			}
+		}
+		specs, err := bloomRows(pts)
+		if err != nil {
+			return nil, err
+		}
+		return Run(ctx, cfg, "simulate/bloom", specs)
+	}
+}
+
+func schemeList() string {
+	var names []string
+	for _, s := range hashing.Schemes() {
+		names = append(names, s.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+func parseInts(name, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || x < 1 {
+			return nil, fmt.Errorf("lab: -%s: %q is not a positive integer: %w", name, f, ErrParam)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+func parseFloats(name, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("lab: -%s: %q is not a positive number: %w", name, f, ErrParam)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}

@@ -1,0 +1,184 @@
+// Package lab reproduces the papers' tables and figures with bloomlab's
+// real structures, and runs any other configuration of the same machinery.
+//
+// An Experiment is a named, registered procedure that returns a Result: a
+// list of rows, each with its parameters and its metrics. Every metric is
+// the mean over independent trials with a 95% confidence interval, beside
+// the value the paper prints (if any) and the value the theory predicts (if
+// any), and says how it was obtained (Method). The command
+// `bloomlab reproduce` runs experiments by name; `bloomlab simulate` runs a
+// Simulator, which builds an experiment from command-line parameters. The
+// papers' tables are named configurations of the simulators.
+//
+// Trials run in parallel on all cores (Config.Workers) and are
+// deterministic for a seed whatever the number of workers: trial i of row r
+// draws its keys from TrialSeed(seed, r, i), and results are combined in
+// trial order.
+//
+// # Adding an experiment
+//
+// Write a function func(ctx context.Context, cfg Config) (*Result, error)
+// that builds RowSpecs (parameters, metric definitions and a Trial function)
+// and hands them to Run, then register it from an init function:
+//
+//	func init() {
+//		Register(Experiment{Name: "paper/table", Paper: "002 §3", Summary: "…", Run: runTable})
+//	}
+//
+// Write the experiments of one paper in a file named after the paper
+// (notes.go, lesshashing.go) and document them in docs/LAB.md.
+//
+// # Adding a simulate kind
+//
+// Implement Simulator (a kind name, a one-line summary and a function that
+// registers the kind's flags and returns the experiment they configure) and
+// call RegisterSimulator from an init function; see bloomSimulator.
+package lab
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Config controls one run of an experiment.
+type Config struct {
+	// Seed makes the run reproducible: the same seed gives the same output
+	// whatever Workers is.
+	Seed uint64
+	// Trials overrides the experiment's number of trials per row (0: the
+	// experiment's default, reduced under Quick).
+	Trials int
+	// Quick asks for a reduced run: fewer trials and parameter points, for
+	// smoke tests and CI. Every experiment's quick run takes seconds.
+	Quick bool
+	// Workers is the number of goroutines running trials (0: GOMAXPROCS).
+	Workers int
+	// Progress, if not nil, is called from time to time with the number of
+	// trials done and the total. It must be safe for concurrent use.
+	Progress func(done, total int)
+}
+
+// trials returns cfg.Trials if set, else quick under Quick and full
+// otherwise.
+func (cfg Config) trials(full, quick int) int {
+	switch {
+	case cfg.Trials > 0:
+		return cfg.Trials
+	case cfg.Quick:
+		return quick
+	}
+	return full
+}
+
+// Experiment is a named reproduction.
+type Experiment struct {
+	// Name is "paper/item", for example "notes/k-table".
+	Name string
+	// Paper names the source: paper number and section, e.g. "003 §3".
+	Paper string
+	// Summary is one line for `bloomlab experiments`.
+	Summary string
+	// Run performs the experiment.
+	Run func(ctx context.Context, cfg Config) (*Result, error)
+}
+
+var (
+	regMu       sync.Mutex
+	experiments = map[string]Experiment{}
+	simulators  = map[string]Simulator{}
+)
+
+// Register adds e to the registry. It panics if the name is empty, taken or
+// e.Run is nil: registration happens in init functions, where that is a
+// programming error.
+func Register(e Experiment) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if e.Name == "" || e.Run == nil {
+		panic("lab: Register: experiment needs a Name and a Run function")
+	}
+	if _, dup := experiments[e.Name]; dup {
+		panic("lab: Register: duplicate experiment " + e.Name)
+	}
+	experiments[e.Name] = e
+}
+
+// Experiments returns the registered experiments sorted by name.
+func Experiments() []Experiment {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]Experiment, 0, len(experiments))
+	for _, e := range experiments {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ErrUnknown is wrapped by the error for an unknown experiment or simulate
+// kind.
+var ErrUnknown = errors.New("unknown")
+
+// Lookup returns the experiment with the given name.
+func Lookup(name string) (Experiment, error) {
+	regMu.Lock()
+	e, ok := experiments[name]
+	regMu.Unlock()
+	if !ok {
+		return Experiment{}, fmt.Errorf("lab: experiment %q: %w (see `bloomlab experiments`)", name, ErrUnknown)
+	}
+	return e, nil
+}
+
+// Simulator is a simulate kind: a family of experiments configured by
+// command-line parameters.
+type Simulator interface {
+	// Kind is the name given to `bloomlab simulate`, e.g. "bloom".
+	Kind() string
+	// Summary is one line for help output.
+	Summary() string
+	// Flags registers the kind's parameters on fs and returns the function
+	// that runs the experiment they describe, to be called after fs.Parse.
+	// It returns an error wrapping ErrParam for invalid parameters.
+	Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error)
+}
+
+// ErrParam is wrapped by errors about invalid experiment parameters.
+var ErrParam = errors.New("invalid parameter")
+
+// RegisterSimulator adds s to the simulate kinds; it panics on a duplicate.
+func RegisterSimulator(s Simulator) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := simulators[s.Kind()]; dup {
+		panic("lab: RegisterSimulator: duplicate kind " + s.Kind())
+	}
+	simulators[s.Kind()] = s
+}
+
+// Simulators returns the simulate kinds sorted by name.
+func Simulators() []Simulator {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]Simulator, 0, len(simulators))
+	for _, s := range simulators {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind() < out[j].Kind() })
+	return out
+}
+
+// LookupSimulator returns the simulate kind with the given name.
+func LookupSimulator(kind string) (Simulator, error) {
+	regMu.Lock()
+	s, ok := simulators[kind]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("lab: simulate kind %q: %w", kind, ErrUnknown)
+	}
+	return s, nil
+}

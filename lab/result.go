@@ -1,0 +1,148 @@
+package lab
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+)
+
+// How a metric's measured value was obtained (Metric.Method).
+const (
+	// MethodQueries: the fraction of queries for absent keys answered
+	// "present", averaged over trials.
+	MethodQueries = "queries"
+	// MethodState: computed from the structure's exact state after the
+	// inserts (for a Bloom filter, the product of the probed fractions of
+	// ones, fill^k), averaged over trials. Used where rates are too small to
+	// observe by querying.
+	MethodState = "state"
+	// MethodCount: a count of the structure's state (e.g. the fraction of
+	// bits set), averaged over trials.
+	MethodCount = "count"
+	// MethodExact: a deterministic computation on one structure (one
+	// trial); its confidence interval is the value itself.
+	MethodExact = "exact"
+)
+
+// Result is the outcome of one experiment run.
+type Result struct {
+	// Experiment is the experiment's name (or "simulate/KIND").
+	Experiment string
+	// Seed is the seed the run used.
+	Seed uint64
+	// Rows are the table's rows, in order.
+	Rows []Row
+	// Notes are remarks printed after the table (deviations, conventions).
+	Notes []string
+	// Plots are figures; `bloomlab reproduce -plot DIR` writes each as SVG.
+	Plots []Plot
+}
+
+// Row is one parameter point.
+type Row struct {
+	Params  Params
+	Trials  int
+	Metrics []Metric
+}
+
+// Param is one named parameter of a row; Value is a string, an integer or
+// a float64.
+type Param struct {
+	Name  string
+	Value any
+}
+
+// Params is an ordered list of parameters; it encodes as a JSON object with
+// the keys in order.
+type Params []Param
+
+// Get returns the value of the named parameter, or nil.
+func (ps Params) Get(name string) any {
+	for _, p := range ps {
+		if p.Name == name {
+			return p.Value
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes ps as an object whose keys keep their order.
+func (ps Params) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(p.Name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(jsonValue(p.Value))
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// jsonValue maps non-finite floats (which JSON cannot hold) to null.
+func jsonValue(v any) any {
+	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return nil
+	}
+	return v
+}
+
+// Metric is one measured quantity of a row.
+type Metric struct {
+	// Name: "fpr" (false-positive rate), "ones" (fraction of bits set),
+	// "fpr_state" (false-positive rate computed from the state), …
+	Name string
+	// Paper is the value the paper prints, nil if it prints none.
+	Paper *float64
+	// PaperTol is the paper's rounding: half a unit of its last printed
+	// digit (0.00005 for 4 decimals). A row is flagged only when the paper
+	// value is further than both PaperTol and the CI half-width from the
+	// measured mean.
+	PaperTol float64
+	// Predicted is the theory's value, nil if there is none.
+	Predicted *float64
+	// Measured is the mean over the trials.
+	Measured float64
+	// CI95 is the 95% confidence interval of the mean.
+	CI95 [2]float64
+	// Method says how Measured was obtained (MethodQueries, …).
+	Method string
+}
+
+// Flagged reports whether the paper value disagrees with the measurement:
+// |paper − measured| exceeds both the CI half-width and PaperTol.
+func (m Metric) Flagged() bool {
+	if m.Paper == nil {
+		return false
+	}
+	d := math.Abs(*m.Paper - m.Measured)
+	half := (m.CI95[1] - m.CI95[0]) / 2
+	return d > half && d > m.PaperTol
+}
+
+// Flagged returns the number of flagged metrics in r.
+func (r *Result) Flagged() int {
+	c := 0
+	for _, row := range r.Rows {
+		for _, m := range row.Metrics {
+			if m.Flagged() {
+				c++
+			}
+		}
+	}
+	return c
+}
+
+// F returns a pointer to x, for Metric.Paper and Metric.Predicted.
+func F(x float64) *float64 { return &x }

@@ -1,0 +1,176 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// MetricSpec describes one metric of a row before it is measured.
+type MetricSpec struct {
+	Name      string
+	Paper     *float64
+	PaperTol  float64
+	Predicted *float64
+	Method    string
+}
+
+// RowSpec is one parameter point to measure: Trials independent trials,
+// each filling one value per metric.
+type RowSpec struct {
+	Params  Params
+	Trials  int
+	Metrics []MetricSpec
+	// Setup, if not nil, returns per-worker state (for example a filter to
+	// Clear and reuse) handed to every Trial of this row that the worker
+	// runs.
+	Setup func() (any, error)
+	// Trial runs one trial with the given seed and stores the value of
+	// metric j in out[j]. It must depend on nothing but its seed (and
+	// state it resets), so that results do not depend on scheduling.
+	Trial func(state any, seed uint64, out []float64) error
+}
+
+// TrialSeed returns the seed of trial i of row r of a run seeded with seed:
+// SplitMix64 applied to the three in turn, so every trial gets an
+// unrelated, reproducible stream whatever the worker that runs it.
+func TrialSeed(seed uint64, row, i int) uint64 {
+	return SplitMix64(SplitMix64(SplitMix64(seed)^uint64(row)) ^ uint64(i))
+}
+
+// SplitMix64 is the SplitMix64 generator's output for state x (one Weyl
+// step and the finaliser).
+func SplitMix64(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
+
+// Run measures every row: all trials of all rows are spread over
+// cfg.Workers goroutines, and each metric is summarised by its mean over
+// the row's trials and a 95% confidence interval. The result does not
+// depend on the number of workers.
+func Run(ctx context.Context, cfg Config, name string, specs []RowSpec) (*Result, error) {
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	// Flatten (row, trial) into one job index; values[r][i*len(metrics)+j].
+	starts := make([]int, len(specs)+1)
+	values := make([][]float64, len(specs))
+	for r, s := range specs {
+		if s.Trials < 1 {
+			return nil, fmt.Errorf("lab: %s: row %d has %d trials, want ≥ 1: %w", name, r, s.Trials, ErrParam)
+		}
+		starts[r+1] = starts[r] + s.Trials
+		values[r] = make([]float64, s.Trials*len(s.Metrics))
+	}
+	total := starts[len(specs)]
+	var next, done atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	fail := func(err error) { errOnce.Do(func() { firstErr = err }) }
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			row, state := -1, any(nil)
+			for !failed.Load() {
+				job := int(next.Add(1) - 1)
+				if job >= total {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					fail(err)
+					failed.Store(true)
+					return
+				}
+				r := row
+				if r < 0 || job < starts[r] || job >= starts[r+1] {
+					r = rowOf(starts, job)
+				}
+				s := specs[r]
+				if r != row {
+					row, state = r, nil
+					if s.Setup != nil {
+						st, err := s.Setup()
+						if err != nil {
+							fail(fmt.Errorf("lab: %s: row %d: %w", name, r, err))
+							failed.Store(true)
+							return
+						}
+						state = st
+					}
+				}
+				i := job - starts[r]
+				nm := len(s.Metrics)
+				if err := s.Trial(state, TrialSeed(cfg.Seed, r, i), values[r][i*nm:(i+1)*nm]); err != nil {
+					fail(fmt.Errorf("lab: %s: row %d trial %d: %w", name, r, i, err))
+					failed.Store(true)
+					return
+				}
+				d := done.Add(1)
+				if cfg.Progress != nil && (d == int64(total) || d%progressEvery(total) == 0) {
+					cfg.Progress(int(d), total)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	res := &Result{Experiment: name, Seed: cfg.Seed}
+	for r, s := range specs {
+		row := Row{Params: s.Params, Trials: s.Trials}
+		nm := len(s.Metrics)
+		xs := make([]float64, s.Trials)
+		for j, ms := range s.Metrics {
+			for i := range xs {
+				xs[i] = values[r][i*nm+j]
+			}
+			mean, lo, hi := meanCI(xs)
+			row.Metrics = append(row.Metrics, Metric{
+				Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
+				Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
+			})
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
+}
+
+func progressEvery(total int) int64 {
+	return int64(max(1, total/200))
+}
+
+// rowOf returns the row whose job range holds job.
+func rowOf(starts []int, job int) int {
+	lo, hi := 0, len(starts)-2
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if starts[mid] <= job {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// meanCI returns the mean of xs and a 95% confidence interval for it. A
+// single trial, or trials that all agree, give the degenerate interval
+// [mean, mean].
+func meanCI(xs []float64) (mean, lo, hi float64) {
+	s := summarize(xs)
+	if len(xs) < 2 || math.IsNaN(s.lo) {
+		return s.mean, s.mean, s.mean
+	}
+	return s.mean, s.lo, s.hi
+}

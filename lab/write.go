@@ -1,0 +1,263 @@
+package lab
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Formats accepted by Write.
+var Formats = []string{"text", "csv", "json"}
+
+// Write writes results in the given format ("text", "csv" or "json"). JSON
+// writes one object for one result and an array for several.
+func Write(w io.Writer, format string, results ...*Result) error {
+	switch format {
+	case "text":
+		for i, r := range results {
+			if i > 0 {
+				if _, err := io.WriteString(w, "\n"); err != nil {
+					return err
+				}
+			}
+			if err := WriteText(w, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		return WriteCSV(w, results...)
+	case "json":
+		var v any = results
+		if len(results) == 1 {
+			v = results[0]
+		}
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		b = append(b, '\n')
+		_, err = w.Write(b)
+		return err
+	}
+	return fmt.Errorf("lab: unknown format %q (want text, csv or json): %w", format, ErrParam)
+}
+
+// MarshalJSON encodes r in the schema of docs/LAB.md.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	type row struct {
+		Params  Params  `json:"params"`
+		Trials  int     `json:"trials"`
+		Metrics metrics `json:"metrics"`
+	}
+	out := struct {
+		Experiment string   `json:"experiment"`
+		Seed       uint64   `json:"seed"`
+		Rows       []row    `json:"rows"`
+		Flagged    int      `json:"flagged"`
+		Notes      []string `json:"notes,omitempty"`
+	}{Experiment: r.Experiment, Seed: r.Seed, Rows: []row{}, Flagged: r.Flagged(), Notes: r.Notes}
+	for _, rw := range r.Rows {
+		ps := rw.Params
+		if ps == nil {
+			ps = Params{}
+		}
+		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metrics(rw.Metrics)})
+	}
+	return json.Marshal(out)
+}
+
+type metrics []Metric
+
+func (ms metrics) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(m.Name)
+		v, err := json.Marshal(struct {
+			Paper     any    `json:"paper"`
+			Predicted any    `json:"predicted"`
+			Measured  any    `json:"measured"`
+			CI95      [2]any `json:"ci95"`
+			Method    string `json:"method"`
+			Flagged   bool   `json:"flagged"`
+		}{ptrValue(m.Paper), ptrValue(m.Predicted), jsonValue(m.Measured),
+			[2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, m.Method, m.Flagged()})
+		if err != nil {
+			return nil, err
+		}
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func ptrValue(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return jsonValue(*p)
+}
+
+// FormatValue renders a parameter value for text and CSV.
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// fmtNum renders a measured or predicted number with 6 significant digits.
+func fmtNum(x float64) string {
+	if math.IsNaN(x) {
+		return "NaN"
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
+}
+
+func fmtPtr(p *float64, exact bool) string {
+	if p == nil {
+		return "-"
+	}
+	if exact {
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	}
+	return fmtNum(*p)
+}
+
+// paramNames returns the union of the rows' parameter names in order of
+// first appearance.
+func paramNames(rows []Row) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for _, p := range r.Params {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				names = append(names, p.Name)
+			}
+		}
+	}
+	return names
+}
+
+// WriteText writes r as an aligned table: one line per metric, the row's
+// parameters on its first line, paper / predicted / measured / CI side by
+// side, and FLAG where the paper value disagrees with the measurement
+// (Metric.Flagged).
+func WriteText(w io.Writer, r *Result) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s (seed %d)\n", r.Experiment, r.Seed)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	names := paramNames(r.Rows)
+	head := append(append([]string{}, names...), "trials", "metric", "paper", "predicted", "measured", "ci95", "method", "")
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	withPaper := 0
+	for _, row := range r.Rows {
+		for j, m := range row.Metrics {
+			cells := make([]string, 0, len(head))
+			for _, n := range names {
+				if j == 0 {
+					cells = append(cells, FormatValue(row.Params.Get(n)))
+				} else {
+					cells = append(cells, "")
+				}
+			}
+			trials := ""
+			if j == 0 {
+				trials = strconv.Itoa(row.Trials)
+			}
+			flag := ""
+			if m.Flagged() {
+				flag = "FLAG"
+			}
+			if m.Paper != nil {
+				withPaper++
+			}
+			ci := fmt.Sprintf("[%s, %s]", fmtNum(m.CI95[0]), fmtNum(m.CI95[1]))
+			cells = append(cells, trials, m.Name, fmtPtr(m.Paper, true), fmtPtr(m.Predicted, false),
+				fmtNum(m.Measured), ci, m.Method, flag)
+			fmt.Fprintln(tw, strings.TrimRight(strings.Join(cells, "\t"), "\t"))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// tabwriter pads cells before an empty last cell: trim line ends.
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	var out strings.Builder
+	for _, l := range lines {
+		out.WriteString(strings.TrimRight(l, " "))
+		out.WriteByte('\n')
+	}
+	if withPaper > 0 {
+		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.Flagged(), withPaper)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&out, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+// WriteCSV writes the results as one CSV table with a header line: the
+// experiment, the union of the parameter names, then one line per metric.
+func WriteCSV(w io.Writer, results ...*Result) error {
+	var all []Row
+	for _, r := range results {
+		all = append(all, r.Rows...)
+	}
+	names := paramNames(all)
+	cw := csv.NewWriter(w)
+	head := append(append([]string{"experiment", "seed"}, names...), "trials", "metric", "paper", "predicted", "measured", "ci95_lo", "ci95_hi", "method", "flagged")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	full := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	ptr := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return full(*p)
+	}
+	for _, r := range results {
+		for _, row := range r.Rows {
+			for _, m := range row.Metrics {
+				rec := []string{r.Experiment, strconv.FormatUint(r.Seed, 10)}
+				for _, n := range names {
+					v := row.Params.Get(n)
+					if v == nil {
+						rec = append(rec, "")
+					} else {
+						rec = append(rec, FormatValue(v))
+					}
+				}
+				rec = append(rec, strconv.Itoa(row.Trials), m.Name, ptr(m.Paper), ptr(m.Predicted),
+					full(m.Measured), full(m.CI95[0]), full(m.CI95[1]), m.Method, strconv.FormatBool(m.Flagged()))
+				if err := cw.Write(rec); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
