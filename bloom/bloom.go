@@ -196,22 +196,15 @@ func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
 	w := f.words
-	switch f.scheme {
-	case hashing.Double:
-		x, b := f.ix.DoubleStart(d)
-		m, k := f.m, f.k
-		for i := 0; i < k; i++ {
+	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
+		t, b := f.ix.DoubleStart(d)
+		m, r := f.m, f.ix.Recip()
+		for _, o := range off {
+			x := hashing.ModSmall(t+o, m, r)
 			w[x>>6] |= 1 << (x & 63)
-			x = hashing.AddMod(x, b, m)
+			t += b
 		}
-	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
-		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for _, df := range f.ix.Deltas() {
-			w[x>>6] |= 1 << (x & 63)
-			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
-		}
-	default:
+	} else {
 		var buf [hashing.MaxK]uint64
 		for _, p := range f.ix.Positions(d, buf[:]) {
 			w[p>>6] |= 1 << (p & 63)
@@ -258,27 +251,22 @@ func (f *Filter) ContainsString(key string) bool {
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
 	w := f.words
-	switch f.scheme {
-	case hashing.Double:
-		x, b := f.ix.DoubleStart(d)
-		m, k := f.m, f.k
-		for i := 0; i < k; i++ {
-			if atomic.LoadUint64(&w[x>>6])&(1<<(x&63)) == 0 {
+	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
+		t, b := f.ix.DoubleStart(d)
+		m, r := f.m, f.ix.Recip()
+		// The bits are ANDed and tested once every four probes: an absent
+		// key then costs one rarely mispredicted branch instead of a
+		// coin-flip branch at every probe.
+		acc := uint64(1)
+		for i, o := range off {
+			x := hashing.ModSmall(t+o, m, r)
+			acc &= atomic.LoadUint64(&w[x>>6]) >> (x & 63)
+			if i&3 == 3 && acc&1 == 0 {
 				return false
 			}
-			x = hashing.AddMod(x, b, m)
+			t += b
 		}
-		return true
-	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
-		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for _, df := range f.ix.Deltas() {
-			if atomic.LoadUint64(&w[x>>6])&(1<<(x&63)) == 0 {
-				return false
-			}
-			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
-		}
-		return true
+		return acc&1 != 0
 	}
 	var buf [hashing.MaxK]uint64
 	for _, p := range f.ix.Positions(d, buf[:]) {

@@ -399,9 +399,12 @@ func BenchmarkFilter(b *testing.B) {
 	const n = 1 << 20
 	keys := contiguousKeys(n, 77)
 	absent := contiguousKeys(n, 78)
-	for _, size := range []string{"1M", "L1"} {
+	for _, size := range []string{"1M", "1M-0.1%", "L1"} {
 		for _, s := range []hashing.Scheme{hashing.Double, hashing.Enhanced, hashing.Independent, hashing.Partition} {
 			f := must(NewWithEstimates(n, 0.01, WithScheme(s)))
+			if size == "1M-0.1%" {
+				f = must(NewWithEstimates(n, 0.001, WithScheme(s)))
+			}
 			if size == "L1" {
 				f = must(New(1<<14, 7, WithScheme(s)))
 			}

@@ -312,22 +312,15 @@ func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed
 func (f *Filter) AddHash(d hashing.Digest) {
 	w, l := f.words, f.lay
 	var sat uint64
-	switch f.scheme {
-	case hashing.Double:
-		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for i := 0; i < f.k; i++ {
+	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
+		t, b := f.ix.DoubleStart(d)
+		m, r := f.m, f.ix.Recip()
+		for _, o := range off {
+			x := hashing.ModSmall(t+o, m, r)
 			sat += inc(w, l, x)
-			x = hashing.AddMod(x, b, m)
+			t += b
 		}
-	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
-		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for _, df := range f.ix.Deltas() {
-			sat += inc(w, l, x)
-			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
-		}
-	default:
+	} else {
 		var buf [hashing.MaxK]uint64
 		for _, p := range f.ix.Positions(d, buf[:]) {
 			sat += inc(w, l, p)
@@ -402,27 +395,24 @@ func (f *Filter) ContainsString(key string) bool {
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
 	w, l := f.words, f.lay
-	switch f.scheme {
-	case hashing.Double:
-		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for i := 0; i < f.k; i++ {
-			if w[l.word(x)]>>l.off(x)&l.max == 0 {
+	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
+		t, b := f.ix.DoubleStart(d)
+		m, r := f.m, f.ix.Recip()
+		width := uint(1) << l.logw
+		// As in bloom.ContainsHash: accumulate "nonzero" and test it once
+		// every four probes. For a counter c ≤ max = 2^w − 1, bit w of
+		// c + max is 1 exactly when c ≥ 1.
+		acc := uint64(1)
+		for i, o := range off {
+			x := hashing.ModSmall(t+o, m, r)
+			c := w[l.word(x)] >> l.off(x) & l.max
+			acc &= (c + l.max) >> (width & 63)
+			if i&3 == 3 && acc == 0 {
 				return false
 			}
-			x = hashing.AddMod(x, b, m)
+			t += b
 		}
-		return true
-	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
-		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for _, df := range f.ix.Deltas() {
-			if w[l.word(x)]>>l.off(x)&l.max == 0 {
-				return false
-			}
-			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
-		}
-		return true
+		return acc != 0
 	}
 	var buf [hashing.MaxK]uint64
 	for _, p := range f.ix.Positions(d, buf[:]) {
@@ -474,27 +464,16 @@ func (f *Filter) CountString(key string) uint64 {
 func (f *Filter) CountHash(d hashing.Digest) uint64 {
 	w, l := f.words, f.lay
 	least := l.max
-	switch f.scheme {
-	case hashing.Double:
-		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for i := 0; i < f.k; i++ {
+	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
+		t, b := f.ix.DoubleStart(d)
+		m, r := f.m, f.ix.Recip()
+		for _, o := range off {
+			x := hashing.ModSmall(t+o, m, r)
 			least = min(least, w[l.word(x)]>>l.off(x)&l.max)
 			if least == 0 {
 				return 0
 			}
-			x = hashing.AddMod(x, b, m)
-		}
-		return least
-	case hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
-		x, b := f.ix.DoubleStart(d)
-		m := f.m
-		for _, df := range f.ix.Deltas() {
-			least = min(least, w[l.word(x)]>>l.off(x)&l.max)
-			if least == 0 {
-				return 0
-			}
-			x = hashing.AddMod(x, hashing.AddMod(b, df, m), m)
+			t += b
 		}
 		return least
 	}

@@ -170,8 +170,10 @@ type Indexer struct {
 	k      int
 	m      uint64 // total number of positions
 	sub    uint64 // subarray size for partitioned schemes, else m
-	// df[i] = f(i+1) − f(i) mod sub, for extended schemes (nil for Double).
-	df     []uint64
+	// off[i] = f(i) mod m: zeros for Double, nil for schemes that are
+	// not double hashing.
+	off    []uint64
+	recip  uint64 // ⌊(2^64 − 1)/m⌋, for ModSmall
 	custom IndexFunc
 }
 
@@ -230,13 +232,16 @@ func NewIndexer(s Scheme, m uint64, k int) (*Indexer, error) {
 	case ExtendedCube:
 		f = func(i uint64) uint64 { return i * i * i }
 	}
+	if s == Double {
+		f = func(uint64) uint64 { return 0 }
+	}
 	if f != nil {
-		ix.df = make([]uint64, k)
-		for i := range ix.df {
-			ii := uint64(i)
-			ix.df[i] = (f(ii+1) - f(ii)) % m // i ≤ 64: no overflow
+		ix.off = make([]uint64, k)
+		for i := range ix.off {
+			ix.off[i] = f(uint64(i)) % m // i < 64: no overflow
 		}
 	}
+	ix.recip = ^uint64(0) / m
 	return ix, nil
 }
 
@@ -279,20 +284,13 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 	k := ix.k
 	out = out[:k]
 	switch ix.scheme {
-	case Double:
-		x, b := ix.start(d)
-		m := ix.m
+	case Double, Enhanced, ExtendedSquare, ExtendedCube:
+		t, b := ix.start(d)
+		m, r := ix.m, ix.recip
+		off := ix.off[:len(out)]
 		for i := range out {
-			out[i] = x
-			x = AddMod(x, b, m)
-		}
-	case Enhanced, ExtendedSquare, ExtendedCube:
-		x, b := ix.start(d)
-		m := ix.m
-		df := ix.df[:len(out)]
-		for i := range out {
-			out[i] = x
-			x = AddMod(x, AddMod(b, df[i], m), m) // the step is off the chain through x
+			out[i] = ModSmall(t+off[i], m, r)
+			t += b
 		}
 	case Partition, PrimePartition:
 		sub := ix.sub
@@ -349,14 +347,32 @@ func (ix *Indexer) start(d Digest) (x, b uint64) {
 	return x, b
 }
 
-// Deltas returns f(i+1) − f(i) mod m for i < k, for the extended schemes
-// (Enhanced, ExtendedSquare, ExtendedCube), and nil otherwise. The caller
-// must not modify it.
-func (ix *Indexer) Deltas() []uint64 { return ix.df }
+// Offsets returns f(i) mod m for i < k for Double (all zero) and the
+// extended schemes (Enhanced, ExtendedSquare, ExtendedCube), and nil for the
+// other schemes. With (a, b) from DoubleStart, probe i is
+// ModSmall(a + i·b + Offsets()[i], M(), Recip()): every probe is computed
+// independently of the others, so a structure can issue all k memory loads
+// at once instead of waiting on a chain of modular additions. The caller
+// must not modify the slice.
+func (ix *Indexer) Offsets() []uint64 { return ix.off }
+
+// Recip returns ⌊(2^64 − 1)/m⌋, the reciprocal ModSmall needs.
+func (ix *Indexer) Recip() uint64 { return ix.recip }
+
+// ModSmall returns t mod m for 1 ≤ m ≤ 2^48 and t < 2^56, given
+// recip = ⌊(2^64 − 1)/m⌋, with two multiplications and no branch or
+// division. The quotient estimate ⌊t·recip/2^64⌋ is exact or one short
+// (t·(2^64/m − recip)/2^64 < 2^−7), so one conditional subtraction, done
+// with a mask, finishes the job.
+func ModSmall(t, m, recip uint64) uint64 {
+	q, _ := bits.Mul64(t, recip)
+	r := t - q*m - m
+	return r + m&uint64(int64(r)>>63)
+}
 
 // DoubleStart exposes the first position and step of the Double and
-// extended schemes for structures that walk positions inline. Probe i is
-// start + i·step (+ f(i)) mod m.
+// extended schemes for structures that compute positions inline: probe i
+// is start + i·step + f(i) mod m (see Offsets).
 func (ix *Indexer) DoubleStart(d Digest) (x, step uint64) { return ix.start(d) }
 
 // mixIndex derives the i-th independent 64-bit hash from a digest: a
