@@ -52,6 +52,9 @@ type Filter struct {
 	scheme hashing.Scheme
 	ix     *hashing.Indexer
 	n      uint64 // Add calls, including repeats
+	// capacity is the number of keys the filter was sized for (0:
+	// unknown); informational, stored in files.
+	capacity uint64
 }
 
 // Option configures a filter at construction.
@@ -118,7 +121,12 @@ func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	if k > hashing.MaxK {
 		return nil, fmt.Errorf("bloom: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
 	}
-	return newFilter(m, k, o.scheme, opts)
+	f, err := newFilter(m, k, o.scheme, opts)
+	if err != nil {
+		return nil, err
+	}
+	f.capacity = n
+	return f, nil
 }
 
 func newFilter(m uint64, k int, scheme hashing.Scheme, opts []Option) (*Filter, error) {
@@ -174,6 +182,15 @@ func (f *Filter) Scheme() hashing.Scheme { return f.scheme }
 // N returns the number of Add calls so far (repeats included; Union adds
 // the other filter's N, Intersect keeps the smaller).
 func (f *Filter) N() uint64 { return atomic.LoadUint64(&f.n) }
+
+// Capacity returns the number of keys the filter was designed for: the n
+// given to NewWithEstimates, the value set by SetCapacity, or 0 if unknown.
+// It is informational (the filter accepts any number of keys) and is
+// stored in files.
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// SetCapacity records the number of keys the filter was designed for.
+func (f *Filter) SetCapacity(n uint64) { f.capacity = n }
 
 // Kind returns "partitioned" for partitioned schemes and "bloom" otherwise.
 func (f *Filter) Kind() string {

@@ -11,13 +11,15 @@ import (
 )
 
 // File layout (docs/FORMAT.md): the common header with kind 1 (bloom), the
-// filter's scheme and seed; a 20-byte parameter block
+// filter's scheme and seed; a 28-byte parameter block
 //
 //	offset size field
 //	0      8    m, the number of bits (1 … 2^48; for partitioned schemes a
 //	            valid partition size for k)
 //	8      4    k (1 … 64)
 //	12     8    n, the number of Add calls
+//	20     8    capacity: the number of keys the filter was designed for
+//	            (0: unknown; informational)
 //
 // and a payload of ⌈m/64⌉ little-endian words, bit i of the filter being bit
 // i mod 64 of word i/64 (bits past m are zero), then the CRC-32C trailer.
@@ -33,6 +35,7 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	p.U64(f.m)
 	p.U32(uint32(f.k))
 	p.U64(f.N())
+	p.U64(f.capacity)
 	e := format.NewEncoder(w)
 	e.Begin(format.Header{Kind: format.KindBloom, Scheme: uint8(f.scheme), Seed: f.seed, PayloadLen: uint64(len(f.words)) * 8}, p.Bytes())
 	e.Words(f.words)
@@ -59,7 +62,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 		return nil, fmt.Errorf("bloom: %w", err)
 	}
 	pr := format.NewParamReader(params)
-	m, k, n := pr.U64(), pr.U32(), pr.U64()
+	m, k, n, capacity := pr.U64(), pr.U32(), pr.U64(), pr.U64()
 	if err := pr.Err(); err != nil {
 		return nil, fmt.Errorf("bloom: %w", err)
 	}
@@ -85,6 +88,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	g.capacity = capacity
 	return g, nil
 }
 

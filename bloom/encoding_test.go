@@ -62,6 +62,7 @@ func TestRoundTrip(t *testing.T) {
 		for _, m := range []uint64{1, 63, 64, 65, 100003} {
 			f := must(New(m, 4, WithScheme(s), WithSeed(m)))
 			f.AddBatch(keyset(200, m))
+			f.SetCapacity(3 * m)
 			var buf bytes.Buffer
 			n, err := f.WriteTo(&buf)
 			if err != nil || n != int64(buf.Len()) {
@@ -73,7 +74,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil || rn != n {
 				t.Fatalf("ReadFrom: %d, %v", rn, err)
 			}
-			if !g.Equal(f) || g.N() != f.N() || g.Seed() != f.Seed() || g.Scheme() != s {
+			if !g.Equal(f) || g.N() != f.N() || g.Seed() != f.Seed() || g.Scheme() != s || g.Capacity() != 3*m {
 				t.Fatalf("%v m=%d: round trip differs", s, m)
 			}
 			if buf.String() != "trailing data belongs to the next reader" {
@@ -132,11 +133,12 @@ func hostileHeader(m uint64, k uint32, payload uint64) []byte {
 	binary.LittleEndian.PutUint16(b[4:], format.Version)
 	b[6] = byte(format.KindBloom)
 	b[7] = byte(hashing.Double)
-	binary.LittleEndian.PutUint32(b[16:], 20)
+	binary.LittleEndian.PutUint32(b[16:], 28)
 	binary.LittleEndian.PutUint64(b[20:], payload)
 	binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], crc32.MakeTable(crc32.Castagnoli)))
 	b = binary.LittleEndian.AppendUint64(b, m)
 	b = binary.LittleEndian.AppendUint32(b, k)
+	b = binary.LittleEndian.AppendUint64(b, 0)
 	b = binary.LittleEndian.AppendUint64(b, 0)
 	return append(b, make([]byte, 100)...)
 }

@@ -89,6 +89,9 @@ type Filter struct {
 	ix     *hashing.Indexer
 	n      uint64 // Add calls minus successful Remove calls
 	sat    uint64 // counters equal to lay.max
+	// capacity is the number of keys the filter was sized for (0:
+	// unknown); informational, stored in files.
+	capacity uint64
 	lay    layout
 }
 
@@ -214,8 +217,21 @@ func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	if k > hashing.MaxK {
 		return nil, fmt.Errorf("counting: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
 	}
-	return newFilter(m, k, opts)
+	f, err := newFilter(m, k, opts)
+	if err != nil {
+		return nil, err
+	}
+	f.capacity = n
+	return f, nil
 }
+
+// Capacity returns the number of keys the filter was designed for: the n
+// given to NewWithEstimates, the value set by SetCapacity, or 0 if unknown.
+// It is informational and stored in files.
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// SetCapacity records the number of keys the filter was designed for.
+func (f *Filter) SetCapacity(n uint64) { f.capacity = n }
 
 // checkBits validates a counter width.
 func checkBits(w int) error {
@@ -650,6 +666,7 @@ func (f *Filter) ToBloom() *bloom.Filter {
 		// the impossible loud.
 		return nil
 	}
+	b.SetCapacity(f.capacity)
 	return b
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // File layout (docs/FORMAT.md): the common header with kind 2 (counting),
-// the filter's scheme and seed; a 21-byte parameter block
+// the filter's scheme and seed; a 29-byte parameter block
 //
 //	offset size field
 //	0      8    m, the number of counters (1 … 2^48; for partitioned
@@ -19,6 +19,8 @@ import (
 //	8      4    k (1 … 64)
 //	12     1    w, the counter width in bits (2, 4, 8, 16 or 32)
 //	13     8    n, Add calls minus successful Remove calls
+//	21     8    capacity: the number of keys the filter was designed for
+//	            (0: unknown; informational)
 //
 // and a payload of ⌈m·w/64⌉ little-endian words, counter i occupying bits
 // (i mod 64/w)·w … (i mod 64/w)·w + w − 1 of word i/(64/w) (bits past the
@@ -37,6 +39,7 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	p.U32(uint32(f.k))
 	p.U8(uint8(f.lay.width()))
 	p.U64(f.n)
+	p.U64(f.capacity)
 	e := format.NewEncoder(w)
 	e.Begin(format.Header{Kind: format.KindCounting, Scheme: uint8(f.scheme), Seed: f.seed, PayloadLen: uint64(len(f.words)) * 8}, p.Bytes())
 	e.Words(f.words)
@@ -63,7 +66,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 		return nil, fmt.Errorf("counting: %w", err)
 	}
 	pr := format.NewParamReader(params)
-	m, k, w, n := pr.U64(), pr.U32(), pr.U8(), pr.U64()
+	m, k, w, n, capacity := pr.U64(), pr.U32(), pr.U8(), pr.U64(), pr.U64()
 	if err := pr.Err(); err != nil {
 		return nil, fmt.Errorf("counting: %w", err)
 	}
@@ -105,7 +108,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if tail := (m << lay.logw) & 63; tail != 0 && words[nw-1]>>tail != 0 {
 		return nil, bad("bits set beyond the last counter")
 	}
-	f := &Filter{words: words, m: m, k: int(k), seed: d.Header.Seed, scheme: scheme, ix: ix, n: n, lay: lay}
+	f := &Filter{words: words, m: m, k: int(k), seed: d.Header.Seed, scheme: scheme, ix: ix, n: n, lay: lay, capacity: capacity}
 	f.sat = f.countSaturated()
 	// While no counter has saturated, every Add and Remove changed exactly
 	// k counters by one, so the counters sum to k·n (mod 2^64).

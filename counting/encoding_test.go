@@ -55,8 +55,8 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("encoding changed:\n got %x\nwant %x\n(a format change needs a new version; -update only for a deliberate change)", got, want)
 	}
 	// Spot-check the layout documented in encoding.go.
-	if len(want) != format.HeaderSize+21+32+4 {
-		t.Fatalf("golden file is %d bytes, want %d", len(want), format.HeaderSize+21+32+4)
+	if len(want) != format.HeaderSize+29+32+4 {
+		t.Fatalf("golden file is %d bytes, want %d", len(want), format.HeaderSize+29+32+4)
 	}
 	if want[6] != byte(format.KindCounting) || want[7] != byte(hashing.DefaultScheme) || binary.LittleEndian.Uint64(want[8:]) != 1 {
 		t.Fatal("golden header: kind, scheme or seed wrong")
@@ -103,7 +103,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := format.HeaderSize + 21 + 8*int((333*uint64(w)+63)/64) + 4; s != hashing.PrimePartition && len(data) != want {
+			if want := format.HeaderSize + 29 + 8*int((333*uint64(w)+63)/64) + 4; s != hashing.PrimePartition && len(data) != want {
 				t.Fatalf("w=%d: %d bytes, want %d", w, len(data), want)
 			}
 			check := func(how string, g *Filter) {
@@ -238,7 +238,7 @@ func reseal(b []byte) []byte {
 func TestInvalidContent(t *testing.T) {
 	good, _ := goldenFilter(t).MarshalBinary()
 	const P = format.HeaderSize // parameter block offset
-	const W = P + 21            // payload offset
+	const W = P + 29            // payload offset
 	cases := []struct {
 		name, want string
 		edit       func(b []byte)
@@ -292,6 +292,7 @@ func TestHostileHeader(t *testing.T) {
 		p.U64(m)
 		p.U32(3)
 		p.U8(w)
+		p.U64(0)
 		p.U64(0)
 		var buf bytes.Buffer
 		e := format.NewEncoder(&buf)

@@ -104,6 +104,7 @@ func runBuild(e *env, args []string) error {
 	files = keyFiles(files)
 
 	mm, kk := *m, *k
+	var capacity uint64 // the design n, when the filter is sized for one
 	if !isSet(fs, "m") {
 		nn := *n
 		if !isSet(fs, "n") {
@@ -122,6 +123,7 @@ func runBuild(e *env, args []string) error {
 		if mm, kk, err = sizeFor(scheme, nn, *fpr, *bpk); err != nil {
 			return fmt.Errorf("build: %w", err)
 		}
+		capacity = nn
 	}
 	var f filter
 	if *kind == "counting" {
@@ -132,6 +134,7 @@ func runBuild(e *env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	f.SetCapacity(capacity)
 	if err := e.forEachKey(files, func(key []byte, _ string, _ int) error { f.Add(key); return nil }); err != nil {
 		return err
 	}

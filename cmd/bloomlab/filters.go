@@ -24,6 +24,8 @@ type filter interface {
 	FillRatio() float64
 	EstimatedFPR() float64
 	ApproxCount() float64
+	Capacity() uint64
+	SetCapacity(n uint64)
 	Add(key []byte)
 }
 

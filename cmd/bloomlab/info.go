@@ -38,6 +38,7 @@ type infoReport struct {
 	FPRFill      float64  `json:"fpr_at_fill"`
 	FPRKeys      *float64 `json:"fpr_at_keys_added"`
 	DesignN      uint64   `json:"design_n"`
+	DesignFrom   string   `json:"design_n_source"`
 	FPRDesign    float64  `json:"fpr_at_design_n"`
 	ApproxCount  *float64 `json:"approx_count"`
 	Saturated    *uint64  `json:"saturated_counters,omitempty"`
@@ -85,7 +86,11 @@ func runInfo(e *env, args []string) error {
 		r.BitsPerKey = fptr(float64(r.MemoryBits) / float64(r.Keys))
 		r.FPRKeys = fptr(fp(mf, float64(r.Keys), kf))
 	}
-	r.DesignN = uint64(math.Max(1, math.Round(math.Ln2*mf/float64(kf))))
+	r.DesignN, r.DesignFrom = f.Capacity(), "recorded when built"
+	if r.DesignN == 0 {
+		r.DesignN = uint64(math.Max(1, math.Round(math.Ln2*mf/float64(kf))))
+		r.DesignFrom = "not recorded; the n for which k is optimal, ln2·m/k"
+	}
 	r.FPRDesign = fp(mf, float64(r.DesignN), kf)
 	if *asJSON {
 		b, err := json.MarshalIndent(r, "", "  ")
@@ -118,7 +123,7 @@ func runInfo(e *env, args []string) error {
 	fmt.Fprintf(tw, "fill ratio:\t%.6g\n", r.Fill)
 	fmt.Fprintf(tw, "fpr at current fill:\t%.6g\t(fill^k, from the bits)\n", r.FPRFill)
 	fmt.Fprintf(tw, "fpr at keys added:\t%s\t(formula, n = keys added)\n", opt(r.FPRKeys, "%.6g"))
-	fmt.Fprintf(tw, "design n:\t%d\t(k optimal: ln2·m/k)\n", r.DesignN)
+	fmt.Fprintf(tw, "design n:\t%d\t(%s)\n", r.DesignN, r.DesignFrom)
 	fmt.Fprintf(tw, "fpr at design n:\t%.6g\t(formula)\n", r.FPRDesign)
 	fmt.Fprintf(tw, "approx count:\t%s\t(distinct keys, from the fill)\n", opt(r.ApproxCount, "%.1f"))
 	if r.Saturated != nil {
