@@ -92,7 +92,7 @@ type Filter struct {
 	// capacity is the number of keys the filter was sized for (0:
 	// unknown); informational, stored in files.
 	capacity uint64
-	lay    layout
+	lay      layout
 }
 
 // layout locates counter p: it lives in word p>>shift at bit offset
