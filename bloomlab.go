@@ -6,6 +6,7 @@
 //
 //   - bloom: standard and partitioned Bloom filters (003, 004 §5, 001)
 //   - counting: the counting Bloom filter (000 §2.1, 004 §9)
+//   - blocked: the cache-line-blocked Bloom filter (004 §8)
 //   - hashing: the base hash and the index schemes of "Less Hashing, Same
 //     Performance" (001), shared by every structure
 //   - theory: closed forms and optimal parameters
@@ -20,6 +21,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/bloom"
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -60,6 +62,8 @@ func ReadFrom(r io.Reader) (Filter, error) {
 		f, err = nilIfErr(bloom.Decode(d))
 	case format.KindCounting:
 		f, err = nilIfErr(counting.Decode(d))
+	case format.KindBlocked:
+		f, err = nilIfErr(blocked.Decode(d))
 	default:
 		err = fmt.Errorf("bloomlab: file holds kind %v, which this build cannot read: %w", kind, ErrFormat)
 	}

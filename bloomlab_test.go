@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/bloom"
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/hashing"
@@ -25,12 +26,18 @@ func files(t testing.TB) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bl, err := blocked.New(1024, 4, blocked.WithSeed(3))
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string][]byte{}
-	for kind, f := range map[string]bloomlab.Filter{"bloom": b, "partitioned": p, "counting": c} {
+	for kind, f := range map[string]bloomlab.Filter{"bloom": b, "partitioned": p, "counting": c, "blocked": bl} {
 		switch g := f.(type) {
 		case *bloom.Filter:
 			g.AddString("key")
 		case *counting.Filter:
+			g.AddString("key")
+		case *blocked.Filter:
 			g.AddString("key")
 		}
 		var buf bytes.Buffer

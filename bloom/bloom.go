@@ -294,16 +294,29 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 	return true
 }
 
+// batch is the number of keys the batch queries hash before they touch the
+// bit array.
+const batch = 16
+
 // ContainsBatch answers Contains for every key. It reuses out's storage when
 // its capacity allows (then it allocates nothing) and returns
-// out[:len(keys)].
+// out[:len(keys)]. Keys are hashed a group at a time, then every probe of
+// the group is evaluated without an early exit or a data-dependent branch,
+// so the group's cache misses are all in flight at once: on a filter much
+// larger than the cache this is several times faster per key than calling
+// Contains in a loop.
 func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
 	if cap(out) < len(keys) {
 		out = make([]bool, len(keys))
 	}
 	out = out[:len(keys)]
-	for i, key := range keys {
-		out[i] = f.ContainsHash(hashing.Sum(key, f.seed))
+	var ds [batch]hashing.Digest
+	for start := 0; start < len(keys); start += batch {
+		group := keys[start:min(start+batch, len(keys))]
+		for j, key := range group {
+			ds[j] = hashing.Sum(key, f.seed)
+		}
+		f.containsGroup(ds[:len(group)], out[start:])
 	}
 	return out
 }
@@ -314,10 +327,34 @@ func (f *Filter) ContainsHashBatch(ds []hashing.Digest, out []bool) []bool {
 		out = make([]bool, len(ds))
 	}
 	out = out[:len(ds)]
-	for i, d := range ds {
-		out[i] = f.ContainsHash(d)
+	for start := 0; start < len(ds); start += batch {
+		group := ds[start:min(start+batch, len(ds))]
+		f.containsGroup(group, out[start:])
 	}
 	return out
+}
+
+// containsGroup sets out[j] = ContainsHash(ds[j]), probing every position
+// of every key without branching on the bits read.
+func (f *Filter) containsGroup(ds []hashing.Digest, out []bool) {
+	off := f.ix.Offsets()
+	if off == nil {
+		for j, d := range ds {
+			out[j] = f.ContainsHash(d)
+		}
+		return
+	}
+	w, m, r := f.words, f.m, f.ix.Recip()
+	for j, d := range ds {
+		t, b := f.ix.DoubleStart(d)
+		acc := uint64(1)
+		for _, o := range off {
+			x := hashing.ModSmall(t+o, m, r)
+			acc &= atomic.LoadUint64(&w[x>>6]) >> (x & 63)
+			t += b
+		}
+		out[j] = acc&1 != 0
+	}
 }
 
 // Ones returns the number of bits set.

@@ -430,3 +430,25 @@ func BenchmarkFilter(b *testing.B) {
 		}
 	}
 }
+
+// TestBatchAgrees: the batch queries answer exactly as Contains, for
+// present and absent keys, every scheme, any group length.
+func TestBatchAgrees(t *testing.T) {
+	for _, s := range allSchemes() {
+		f := must(New(20000, 5, WithScheme(s)))
+		f.AddBatch(keyset(2000, 1))
+		for _, n := range []int{0, 1, 15, 16, 17, 5000} {
+			keys := append(keyset(n/2, 1), keyset(n-n/2, 2)...)
+			ds := make([]hashing.Digest, len(keys))
+			for i, k := range keys {
+				ds[i] = f.Digest(k)
+			}
+			got, gotH := f.ContainsBatch(keys, nil), f.ContainsHashBatch(ds, make([]bool, 3))
+			for i, k := range keys {
+				if got[i] != f.Contains(k) || gotH[i] != got[i] {
+					t.Fatalf("%v n=%d key %d: batch %v/%v, Contains %v", s, n, i, got[i], gotH[i], f.Contains(k))
+				}
+			}
+		}
+	}
+}

@@ -447,8 +447,18 @@ func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
 		out = make([]bool, len(keys))
 	}
 	out = out[:len(keys)]
-	for i, key := range keys {
-		out[i] = f.ContainsHash(hashing.Sum(key, f.seed))
+	// Hash a group of keys before touching the counters, so the group's
+	// memory accesses are not separated by hashing work.
+	const batch = 16
+	var ds [batch]hashing.Digest
+	for start := 0; start < len(keys); start += batch {
+		group := keys[start:min(start+batch, len(keys))]
+		for j, key := range group {
+			ds[j] = hashing.Sum(key, f.seed)
+		}
+		for j := range group {
+			out[start+j] = f.ContainsHash(ds[j])
+		}
 	}
 	return out
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/bloom"
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/hashing"
@@ -16,13 +18,13 @@ func init() {
 	register(&command{
 		name:    "build",
 		summary: "Build a filter from keys (one per line) and write it to FILE. Without -n the key files are counted in a first pass (standard input then needs -n). -m -k give the size directly; -fpr and -bits-per-key size it for n keys.",
-		usage:   "bloomlab build -kind bloom|partitioned|counting [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] [-counter-bits W] -o FILE [KEYFILE…]",
+		usage:   "bloomlab build -kind bloom|partitioned|counting|blocked [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] [-counter-bits W] -o FILE [KEYFILE…]",
 		run:     runBuild,
 	})
 }
 
 // buildKinds are the kinds build can make.
-var buildKinds = []string{"bloom", "partitioned", "counting"}
+var buildKinds = []string{"bloom", "partitioned", "counting", "blocked"}
 
 func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
@@ -36,7 +38,7 @@ func isSet(fs *flag.FlagSet, name string) bool {
 
 func runBuild(e *env, args []string) error {
 	fs := flagSet("build")
-	kind := fs.String("kind", "", "filter kind: bloom, partitioned or counting")
+	kind := fs.String("kind", "", "filter kind: bloom, partitioned, counting or blocked")
 	n := fs.Uint64("n", 0, "number of keys to size for (default: count the keys)")
 	fpr := fs.Float64("fpr", 0, "target false-positive rate")
 	bpk := fs.Float64("bits-per-key", 0, "bits per key (m = ⌈B·n⌉, optimal k)")
@@ -54,7 +56,7 @@ func runBuild(e *env, args []string) error {
 		if *kind == "" {
 			return usagef("-kind is required")
 		}
-		return usagef("unknown -kind %q (want bloom, partitioned or counting)", *kind)
+		return usagef("unknown -kind %q (want one of %s)", *kind, strings.Join(buildKinds, ", "))
 	}
 	if *out == "" {
 		return usagef("-o FILE is required")
@@ -120,13 +122,22 @@ func runBuild(e *env, args []string) error {
 		} else if nn == 0 {
 			return usagef("-n must be at least 1")
 		}
-		if mm, kk, err = sizeFor(scheme, nn, *fpr, *bpk); err != nil {
+		size := sizeFor
+		if *kind == "blocked" {
+			size = sizeBlocked
+		}
+		if mm, kk, err = size(scheme, nn, *fpr, *bpk); err != nil {
 			return fmt.Errorf("build: %w", err)
 		}
 		capacity = nn
 	}
 	var f filter
-	if *kind == "counting" {
+	if *kind == "blocked" {
+		if *schemeName != "" {
+			return usagef("-kind blocked has one scheme (independent positions in a 512-bit block); drop -scheme")
+		}
+		f, err = blocked.New(mm, kk, blocked.WithSeed(*seed))
+	} else if *kind == "counting" {
 		f, err = counting.New(mm, kk, counting.WithScheme(scheme), counting.WithSeed(*seed), counting.WithCounterBits(*cbits))
 	} else {
 		f, err = bloom.New(mm, kk, bloom.WithScheme(scheme), bloom.WithSeed(*seed))
@@ -139,6 +150,21 @@ func runBuild(e *env, args []string) error {
 		return err
 	}
 	return saveFilter(*out, f)
+}
+
+// sizeBlocked returns m and k for a blocked filter: theory.SizeBlocked for
+// a rate, or m = ⌈B·n⌉ rounded up to whole blocks and the k minimising
+// theory.FPBlocked.
+func sizeBlocked(_ hashing.Scheme, n uint64, fpr, bpk float64) (uint64, int, error) {
+	if fpr > 0 {
+		b, k, err := theory.SizeBlocked(n, fpr)
+		return b * theory.BlockBits, k, err
+	}
+	mf := math.Ceil(bpk*float64(n)/theory.BlockBits) * theory.BlockBits
+	if mf > float64(hashing.MaxM) {
+		return 0, 0, fmt.Errorf("%v bits per key for %d keys exceeds 2^48 bits", bpk, n)
+	}
+	return uint64(mf), max(1, theory.OptimalKBlocked(float64(n), mf/theory.BlockBits, theory.BlockBits)), nil
 }
 
 // sizeFor returns m and k for n keys at rate fpr (if fpr > 0) or with bpk

@@ -82,6 +82,9 @@ func runInfo(e *env, args []string) error {
 	if f.Scheme().Partitioned() {
 		fp = theory.FPPartitioned
 	}
+	if f.Kind() == "blocked" {
+		fp = func(m, n float64, k int) float64 { return theory.FPBlocked(n, m/theory.BlockBits, theory.BlockBits, k) }
+	}
 	if r.Keys > 0 {
 		r.BitsPerKey = fptr(float64(r.MemoryBits) / float64(r.Keys))
 		r.FPRKeys = fptr(fp(mf, float64(r.Keys), kf))

@@ -63,6 +63,27 @@ var planners = []planner{
 	{"counting", func(t planTarget) (planRow, error) {
 		return planStandard(t, "counting", hashing.DefaultScheme, 4)
 	}},
+	{"blocked", planBlocked},
+}
+
+// planBlocked plans a cache-line-blocked filter: sized by theory.SizeBlocked
+// (its rate, theory.FPBlocked, is worse than a standard filter's for the
+// same bits), one hash and one cache line per query.
+func planBlocked(t planTarget) (planRow, error) {
+	m, k, err := sizeBlocked(hashing.Independent, t.n, t.fpr, t.bitsPerKey)
+	if err != nil {
+		return planRow{}, err
+	}
+	nf := float64(t.n)
+	fpr := theory.FPBlocked(nf, float64(m/theory.BlockBits), theory.BlockBits, k)
+	r := planRow{
+		Kind: "blocked", Scheme: "independent", M: m, K: k, CounterBits: 1,
+		MemoryBits: m, FPR: fpr, Hashes: 1, Accesses: 1,
+		Note: "512-bit blocks: one cache line per query (004 §8)",
+	}
+	r.BitsPerKey = float64(m) / nf
+	r.Overhead = theory.Overhead(float64(m), nf, fpr)
+	return r, nil
 }
 
 // planStandard plans a standard, partitioned or counting filter: m and k
@@ -189,9 +210,12 @@ func recommend(rows []planRow, t planTarget) string {
 		}
 		return a.FPR < b.FPR || a.FPR == b.FPR && a.MemoryBits < b.MemoryBits
 	}
-	var best, bestRm *planRow
+	var best, bestRm, fast *planRow
 	for i := range rows {
 		r := &rows[i]
+		if r.Accesses == 1 && !r.Removes && (fast == nil || better(*r, *fast)) {
+			fast = r
+		}
 		if r.Removes {
 			if bestRm == nil || better(*r, *bestRm) {
 				bestRm = r
@@ -207,6 +231,10 @@ func recommend(rows []planRow, t planTarget) string {
 			why = "the lowest false-positive rate for this size"
 		}
 		parts = append(parts, fmt.Sprintf("%s (m = %d, k = %d): %s", best.Kind, best.M, best.K, why))
+	}
+	if fast != nil && best != nil && fast != best && best.MemoryBits > 0 {
+		parts = append(parts, fmt.Sprintf("%s for the fastest queries (one cache line instead of up to %d accesses; %.3g× the memory)",
+			fast.Kind, best.Accesses, float64(fast.MemoryBits)/float64(best.MemoryBits)))
 	}
 	if bestRm != nil {
 		s := fmt.Sprintf("%s if keys must be removed", bestRm.Kind)
