@@ -85,6 +85,9 @@ func New(m uint64, k int, opts ...Option) (*Filter, error) {
 		opt(&o)
 	}
 	blocks := (m + BlockBits - 1) / BlockBits
+	if blocks*wordsPerBlock > math.MaxInt/8 {
+		return nil, fmt.Errorf("blocked: m = %d bits exceed what a 32-bit platform can allocate: %w", m, ErrParam)
+	}
 	return &Filter{words: make([]uint64, blocks*wordsPerBlock), blocks: blocks, k: k, seed: o.seed}, nil
 }
 

@@ -2,6 +2,7 @@ package blocked
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -26,6 +27,9 @@ import (
 
 // WriteTo writes f in the bloomlab file format.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	if f.blocks == 0 {
+		return 0, errors.New("blocked: the zero Filter is not a filter; create one with New or NewWithEstimates")
+	}
 	var p format.Params
 	p.U64(f.blocks)
 	p.U32(uint32(f.k))

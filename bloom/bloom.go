@@ -157,6 +157,9 @@ func newFilter(m uint64, k int, scheme hashing.Scheme, opts []Option) (*Filter, 
 	if err != nil {
 		return nil, fmt.Errorf("bloom: %w: %w", ErrParam, err)
 	}
+	if (m+63)/64 > math.MaxInt/8 {
+		return nil, fmt.Errorf("bloom: m = %d bits exceed what a 32-bit platform can allocate: %w", m, ErrParam)
+	}
 	return &Filter{
 		words:  make([]uint64, (m+63)/64),
 		m:      m,

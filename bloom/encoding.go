@@ -31,6 +31,9 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	if f.scheme == hashing.Custom {
 		return 0, errors.New("bloom: a filter with a custom index function cannot be serialized")
 	}
+	if f.ix == nil {
+		return 0, errors.New("bloom: the zero Filter is not a filter; create one with New or NewWithEstimates")
+	}
 	var p format.Params
 	p.U64(f.m)
 	p.U32(uint32(f.k))

@@ -274,6 +274,9 @@ func newFilter(m uint64, k int, opts []Option) (*Filter, error) {
 		return nil, fmt.Errorf("counting: %w: %w", ErrParam, err)
 	}
 	lay := newLayout(o.bits)
+	if m<<lay.logw > hashing.MaxM || lay.nwords(m) > math.MaxInt/8 {
+		return nil, fmt.Errorf("counting: m = %d counters of %d bits exceed %s: %w", m, o.bits, memLimit(), ErrParam)
+	}
 	return &Filter{
 		words:  make([]uint64, lay.nwords(m)),
 		m:      m,
@@ -706,4 +709,13 @@ func (f *Filter) Equal(g *Filter) bool {
 		}
 	}
 	return true
+}
+
+// memLimit describes the largest counter array this platform can allocate:
+// 2^48 bits, or less where int is 32 bits.
+func memLimit() string {
+	if math.MaxInt < 1<<40 {
+		return "the 32-bit platform's 2^31 − 1 words"
+	}
+	return "2^48 bits"
 }

@@ -34,6 +34,9 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	if f.scheme == hashing.Custom {
 		return 0, errors.New("counting: a filter with a custom index function cannot be serialized")
 	}
+	if f.ix == nil {
+		return 0, errors.New("counting: the zero Filter is not a filter; create one with New or NewWithEstimates")
+	}
 	var p format.Params
 	p.U64(f.m)
 	p.U32(uint32(f.k))
@@ -85,6 +88,9 @@ func decode(d *format.Decoder) (*Filter, error) {
 	}
 	if checkBits(int(w)) != nil {
 		return nil, bad("counter bits = %d, want one of 2, 4, 8, 16, 32", w)
+	}
+	if l := newLayout(int(w)); m<<l.logw > hashing.MaxM {
+		return nil, bad("m = %d counters of %d bits exceed 2^48 bits", m, w)
 	}
 	if hashing.PartitionSize(scheme, m, int(k)) != m {
 		return nil, bad("m = %d is not a valid size for scheme %v with k = %d", m, scheme, k)

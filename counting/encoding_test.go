@@ -283,11 +283,11 @@ func TestInvalidContent(t *testing.T) {
 	untouched(t, v, before, "bits past m")
 }
 
-// TestHostileHeader: a header claiming 2^48 counters, followed by a short
-// stream, fails fast and allocates little.
+// TestHostileHeader: a header claiming the largest valid array (2^48 bits
+// of counters), followed by a short stream, fails fast and allocates little.
 func TestHostileHeader(t *testing.T) {
 	for _, w := range []uint8{4, 32} {
-		m := uint64(hashing.MaxM)
+		m := uint64(hashing.MaxM) / uint64(w)
 		var p format.Params
 		p.U64(m)
 		p.U32(3)

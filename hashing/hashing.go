@@ -184,8 +184,11 @@ var ErrParam = errors.New("invalid parameter")
 // accepts with k hash functions: a multiple of k for Partition and
 // PartitionIndependent, k·p with p prime for PrimePartition, m itself
 // otherwise.
+//
+// m above MaxM is returned unchanged (every constructor rejects it), so the
+// rounding can never wrap around.
 func PartitionSize(s Scheme, m uint64, k int) uint64 {
-	if k < 1 || m == 0 {
+	if k < 1 || m == 0 || m > MaxM {
 		return m
 	}
 	kk := uint64(k)

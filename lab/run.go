@@ -54,6 +54,12 @@ func SplitMix64(x uint64) uint64 {
 // cfg.Workers goroutines, and each metric is summarised by its mean over
 // the row's trials and a 95% confidence interval. The result does not
 // depend on the number of workers.
+// MaxTrials is the largest number of trials a row may ask for.
+const MaxTrials = 10_000_000
+
+// maxStored bounds the trial values one Run keeps (8 bytes each: 1 GiB).
+const maxStored = 1 << 27
+
 func Run(ctx context.Context, cfg Config, name string, specs []RowSpec) (*Result, error) {
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -62,9 +68,13 @@ func Run(ctx context.Context, cfg Config, name string, specs []RowSpec) (*Result
 	// Flatten (row, trial) into one job index; values[r][i*len(metrics)+j].
 	starts := make([]int, len(specs)+1)
 	values := make([][]float64, len(specs))
+	stored := 0 // trial values kept for the summaries
 	for r, s := range specs {
-		if s.Trials < 1 {
-			return nil, fmt.Errorf("lab: %s: row %d has %d trials, want ≥ 1: %w", name, r, s.Trials, ErrParam)
+		if s.Trials < 1 || s.Trials > MaxTrials {
+			return nil, fmt.Errorf("lab: %s: row %d has %d trials, want 1 … %d: %w", name, r, s.Trials, MaxTrials, ErrParam)
+		}
+		if stored += s.Trials * len(s.Metrics); stored > maxStored {
+			return nil, fmt.Errorf("lab: %s: %d trial values to keep exceed %d: %w", name, stored, maxStored, ErrParam)
 		}
 		starts[r+1] = starts[r] + s.Trials
 		values[r] = make([]float64, s.Trials*len(s.Metrics))
@@ -135,7 +145,7 @@ func Run(ctx context.Context, cfg Config, name string, specs []RowSpec) (*Result
 			for i := range xs {
 				xs[i] = values[r][i*nm+j]
 			}
-			mean, lo, hi := meanCI(xs)
+			mean, lo, hi := meanCI(xs, ms.Method)
 			row.Metrics = append(row.Metrics, Metric{
 				Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
 				Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
@@ -167,10 +177,17 @@ func rowOf(starts []int, job int) int {
 // meanCI returns the mean of xs and a 95% confidence interval for it. A
 // single trial, or trials that all agree, give the degenerate interval
 // [mean, mean].
-func meanCI(xs []float64) (mean, lo, hi float64) {
+//
+// With fewer than two trials there is no interval: lo and hi are NaN
+// (printed "-", null in JSON, never flagged) unless the metric is exact, a
+// deterministic computation whose interval is the value itself.
+func meanCI(xs []float64, method string) (mean, lo, hi float64) {
 	s := summarize(xs)
 	if len(xs) < 2 || math.IsNaN(s.lo) {
-		return s.mean, s.mean, s.mean
+		if method == MethodExact {
+			return s.mean, s.mean, s.mean
+		}
+		return s.mean, math.NaN(), math.NaN()
 	}
 	return s.mean, s.lo, s.hi
 }

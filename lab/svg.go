@@ -127,6 +127,13 @@ func WriteSVG(w io.Writer, p Plot) error {
 // ticks returns about n round values covering [lo, hi].
 func ticks(lo, hi float64, n int) []float64 {
 	span := hi - lo
+	// A span below the float spacing at this magnitude (or none at all)
+	// would give a step that x += step cannot advance by: widen it.
+	if floor := 1e-9 * math.Max(math.Abs(lo), math.Abs(hi)); !(span > floor) {
+		mid := (lo + hi) / 2
+		half := math.Max(floor, 1e-300)
+		lo, hi, span = mid-half, mid+half, 2*half
+	}
 	step := math.Pow(10, math.Floor(math.Log10(span/float64(n))))
 	for _, m := range []float64{1, 2, 5, 10} {
 		if span/(step*m) <= float64(n) {
@@ -135,8 +142,13 @@ func ticks(lo, hi float64, n int) []float64 {
 		}
 	}
 	var out []float64
-	for x := math.Ceil(lo/step) * step; x <= hi+step*1e-9; x += step {
-		out = append(out, math.Round(x/step)*step)
+	start := math.Ceil(lo / step)
+	for i := 0.0; i <= 4*float64(n)+4; i++ { // bounded: at most ~n ticks fit
+		x := (start + i) * step
+		if x > hi+step*1e-9 {
+			break
+		}
+		out = append(out, x)
 	}
 	return out
 }

@@ -128,7 +128,7 @@ func FormatValue(v any) string {
 // fmtNum renders a measured or predicted number with 6 significant digits.
 func fmtNum(x float64) string {
 	if math.IsNaN(x) {
-		return "NaN"
+		return "-"
 	}
 	return strconv.FormatFloat(x, 'g', 6, 64)
 }

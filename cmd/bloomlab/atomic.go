@@ -15,11 +15,21 @@ import (
 // and path is untouched. A new file gets mode 0644, a replaced one keeps
 // its mode.
 func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	// Write through a symbolic link to its target, as a plain write would:
+	// renaming over the link would replace the link and leave the target
+	// stale.
+	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		path = target
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	mode := os.FileMode(0o644)
+	mode := os.FileMode(newFileMode()) // a new file: 0666 less the umask
 	if st, err := os.Stat(path); err == nil {
 		if !st.Mode().IsRegular() {
 			return fmt.Errorf("write %s: not a regular file", path)

@@ -32,26 +32,57 @@ func sourceName(name string) string {
 // valid during the call. Lines longer than maxKeyLen are an error naming
 // the file and line. Standard input ("-") may be named once.
 func (e *env) forEachKey(files []string, fn func(key []byte, file string, line int) error) error {
-	stdinUsed := false
+	if err := checkKeyFiles(files); err != nil {
+		return err
+	}
 	for _, name := range files {
-		var r io.Reader
 		if name == "-" {
-			if stdinUsed {
-				return usagef("standard input (-) named twice")
+			if err := scanKeys(e.stdin, sourceName(name), fn); err != nil {
+				return err
 			}
-			stdinUsed = true
-			r = e.stdin
-		} else {
-			f, err := os.Open(name)
-			if err != nil {
-				return fmt.Errorf("key file: %w", err)
-			}
-			r = f
-			defer f.Close()
+			continue
 		}
-		if err := scanKeys(r, sourceName(name), fn); err != nil {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("key file: %w", err)
+		}
+		err = scanKeys(f, name, fn)
+		f.Close() // one file open at a time, however many are named
+		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkKeyFiles rejects a key-file list that names standard input twice,
+// before anything is read.
+func checkKeyFiles(files []string) error {
+	stdin := 0
+	for _, name := range files {
+		if name == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return usagef("standard input (-) named twice")
+	}
+	return nil
+}
+
+// rereadable reports an error for a key source that cannot be read twice
+// with the same content: standard input, pipes, devices. build counts keys
+// in a first pass only from regular files.
+func rereadable(name string) error {
+	if name == "-" {
+		return usagef("keys from standard input need -n (they cannot be counted in a first pass)")
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return fmt.Errorf("key file: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return usagef("%s is not a regular file: give -n (a pipe or device cannot be counted in a first pass)", name)
 	}
 	return nil
 }

@@ -89,6 +89,9 @@ func (c commonLabFlags) config(e *env, label string) (lab.Config, error) {
 	if *c.trials < 0 {
 		return lab.Config{}, usagef("-trials %d must be positive", *c.trials)
 	}
+	if *c.trials > lab.MaxTrials {
+		return lab.Config{}, usagef("-trials %d exceeds %d", *c.trials, lab.MaxTrials)
+	}
 	if !slices.Contains(lab.Formats, *c.format) {
 		return lab.Config{}, usagef("unknown -format %q (want text, csv or json)", *c.format)
 	}

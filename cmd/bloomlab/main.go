@@ -118,10 +118,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	name := args[0]
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
 		if len(args) > 1 {
-			if c := lookup(args[1]); c != nil {
-				fmt.Fprintf(stdout, "usage: %s\n\n%s\n", c.usage, c.summary)
-				return nil
+			c := lookup(args[1])
+			if c == nil {
+				err = usagef("no command %q", args[1])
+				fmt.Fprintf(stderr, "bloomlab: %v (run 'bloomlab help' for the list)\n", err)
+				return err
 			}
+			_, err = fmt.Fprintf(stdout, "usage: %s\n\n%s\n", c.usage, c.summary)
+			return err
 		}
 		printUsage(stdout)
 		return nil
