@@ -1,0 +1,480 @@
+// Package choices implements the Bloom filter with c choices of Lumetta and
+// Mitzenmacher, "Using the Power of Two Choices to Improve Bloom Filters"
+// (paper 000, all of §3).
+//
+// The filter has m bits and c groups of k hash functions. A key is covered
+// by a group when the k bits the group gives it are all one. Every key
+// added is covered by at least one group; a query answers "present" when
+// any of its c groups covers it. With c = 1 this is the standard Bloom
+// filter (bit for bit the bloom.Filter with the same scheme and seed).
+//
+// Construction (which bits to set) is where the choice pays:
+//
+//   - Online, Filter.Add (000 §3.1): the key is covered by the group that
+//     needs the fewest new ones (distinct zero bits among its k); ties are
+//     broken uniformly at random by the filter's own seeded generator, so a
+//     filter is reproducible from its Config and the sequence of keys. The
+//     greedy choice stochastically minimises the number of ones
+//     (Theorem 3.1).
+//   - Offline, Build and Builder (000 §3.2): given every key, the first
+//     round inserts them greedily into a counting filter; each further round
+//     removes every key in turn and re-inserts it greedily given the others'
+//     current groups (random tie-breaks). The result is a plain c-choice
+//     Filter (bits only) with fewer ones than the online one.
+//   - KeyedFilter (the last paragraph of 000 §3.2): keeps its keys, adds
+//     online, and re-optimises in the background while lookups continue.
+//
+// Guarantee: no false negatives. A key that was added (or given to Build) is
+// always reported present: bits are only ever set by Add, offline counters
+// saturate instead of wrapping and a saturated counter is never
+// decremented, and KeyedFilter publishes a rebuilt bit array only after
+// every key added meanwhile has been applied to it.
+//
+// False positives: with a fraction z of the bits set, a key never added is
+// reported present with probability 1 − (1 − z^k)^c (EstimatedFPR). Two
+// groups double the chances of a false positive but the greedy choice sets
+// fewer ones; the online gain is nil at 8 bits per key, small at 16 and
+// about a factor of two at 32 (000 Table 1), the offline gain larger (Table
+// 3). theory.ChoicesFill solves the differential equation (3.2) that
+// predicts the online fill; theory.ChoicesOptimalK gives the best k, which
+// grows with c.
+//
+// Cost: Add hashes the key once (xxh3-128), derives c group digests and
+// reads c·k bits; Contains reads at most c·k bits, stopping at the first
+// zero of each group and at the first covering group. Neither allocates,
+// divides, or makes an interface call per probe. Offline builds take
+// O(rounds·n·(c+1)·k) time and 4·c·k bytes per key (8 when m ≥ 2^32) plus
+// one byte per bit.
+//
+// Concurrency: any number of goroutines may call Filter's read methods at
+// once. Add (which also advances the tie-breaking generator) must not run
+// concurrently with anything else on the same Filter. KeyedFilter is safe
+// for any mix of concurrent Add, Contains and Reoptimize calls.
+//
+// Group hashing: group 0 uses the key's digest itself; group g ≥ 1 uses a
+// digest derived from it by a keyed 128→64-bit mix (docs/FORMAT.md, kind
+// 4). Within a group the positions follow the filter's index scheme
+// (package hashing): Independent gives c·k independent hash functions, the
+// model of 000 §3; Double gives h_i = α1 + i·α2 mod m with 2c base hashes,
+// α2 odd when m is even (end of 000 §3.1).
+package choices
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+// MaxC is the largest number of groups (choices) a filter accepts.
+const MaxC = 8
+
+// Errors returned by this package wrap these values.
+var (
+	// ErrParam: a parameter is out of range.
+	ErrParam = errors.New("invalid parameter")
+)
+
+// Config describes a c-choice filter.
+type Config struct {
+	// M is the number of bits, 1 … 2^48.
+	M uint64
+	// K is the number of hash functions per group, 1 … 64.
+	K int
+	// C is the number of groups (choices), 1 … MaxC. 0 means 2. C = 1 is
+	// a standard Bloom filter.
+	C int
+	// Scheme is the index scheme inside each group: Independent, Double,
+	// Enhanced, ExtendedSquare or ExtendedCube. 0 means
+	// hashing.DefaultScheme. Partitioned and custom schemes are refused.
+	Scheme hashing.Scheme
+	// Seed is the seed of the base hash (xxh3-128).
+	Seed uint64
+	// TieSeed seeds the generator that breaks ties between groups needing
+	// equally many new ones.
+	TieSeed uint64
+}
+
+// normalize fills in defaults and validates cfg. Errors name the field and
+// its allowed range.
+func (cfg Config) normalize() (Config, error) {
+	if cfg.C == 0 {
+		cfg.C = 2
+	}
+	if cfg.Scheme == 0 {
+		cfg.Scheme = hashing.DefaultScheme
+	}
+	switch {
+	case cfg.M < 1 || cfg.M > hashing.MaxM:
+		return cfg, fmt.Errorf("choices: M = %d out of range [1, 2^48]: %w", cfg.M, ErrParam)
+	case cfg.K < 1 || cfg.K > hashing.MaxK:
+		return cfg, fmt.Errorf("choices: K = %d out of range [1, %d]: %w", cfg.K, hashing.MaxK, ErrParam)
+	case cfg.C < 1 || cfg.C > MaxC:
+		return cfg, fmt.Errorf("choices: C = %d out of range [1, %d]: %w", cfg.C, MaxC, ErrParam)
+	case !validScheme(cfg.Scheme):
+		return cfg, fmt.Errorf("choices: Scheme %v not allowed (want independent, double, enhanced, extended-square or extended-cube): %w", cfg.Scheme, ErrParam)
+	}
+	return cfg, nil
+}
+
+// validScheme reports whether s may index the groups of a c-choice filter.
+func validScheme(s hashing.Scheme) bool {
+	switch s {
+	case hashing.Independent, hashing.Double, hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube:
+		return true
+	}
+	return false
+}
+
+// Filter is a Bloom filter with c choices. The zero value is not usable;
+// create one with New or NewWithEstimates, or read one from a file.
+type Filter struct {
+	words  []uint64
+	m      uint64
+	k, c   int
+	seed   uint64
+	scheme hashing.Scheme
+	ix     *hashing.Indexer
+	n      uint64 // keys added (Add calls, or the keys of Build)
+	// rounds is 0 for a filter built online, else the rounds of the
+	// offline build that produced it (informational, stored in files).
+	rounds   uint32
+	capacity uint64
+	rng      uint64 // tie-breaking generator state (SplitMix64)
+}
+
+// New returns an empty filter for cfg. Errors wrap ErrParam and name the
+// offending field.
+func New(cfg Config) (*Filter, error) {
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	ix, err := hashing.NewIndexer(cfg.Scheme, cfg.M, cfg.K)
+	if err != nil {
+		return nil, fmt.Errorf("choices: %w: %w", ErrParam, err)
+	}
+	if (cfg.M+63)/64 > math.MaxInt/8 {
+		return nil, fmt.Errorf("choices: M = %d bits exceed what a 32-bit platform can allocate: %w", cfg.M, ErrParam)
+	}
+	return &Filter{
+		words: make([]uint64, (cfg.M+63)/64), m: cfg.M, k: cfg.K, c: cfg.C,
+		seed: cfg.Seed, scheme: cfg.Scheme, ix: ix, rng: cfg.TieSeed,
+	}, nil
+}
+
+// NewWithEstimates returns a filter with c groups sized for n keys at
+// false-positive rate fpr under online insertion: the smallest m for which
+// some k ≤ 64 gives theory.ChoicesFP(m/n, k, c) ≤ fpr, and that k
+// (theory.ChoicesSize; the prediction is asymptotic in m). The other
+// fields of cfg (Scheme, Seed, TieSeed) are used as given; its M and K are
+// ignored.
+func NewWithEstimates(n uint64, fpr float64, c int, cfg Config) (*Filter, error) {
+	if n == 0 {
+		return nil, fmt.Errorf("choices: n = 0, want n ≥ 1: %w", ErrParam)
+	}
+	if !(fpr > 0 && fpr < 1) {
+		return nil, fmt.Errorf("choices: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
+	}
+	if c < 1 || c > MaxC {
+		return nil, fmt.Errorf("choices: c = %d out of range [1, %d]: %w", c, MaxC, ErrParam)
+	}
+	m, k, err := theory.ChoicesSize(n, fpr, c, hashing.MaxK)
+	if err != nil {
+		return nil, fmt.Errorf("choices: %w: %w", err, ErrParam)
+	}
+	cfg.M, cfg.K, cfg.C = m, k, c
+	f, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.capacity = n
+	return f, nil
+}
+
+// M returns the number of bits.
+func (f *Filter) M() uint64 { return f.m }
+
+// K returns the number of hash functions per group.
+func (f *Filter) K() int { return f.k }
+
+// C returns the number of groups (choices).
+func (f *Filter) C() int { return f.c }
+
+// Seed returns the base hash seed.
+func (f *Filter) Seed() uint64 { return f.seed }
+
+// Scheme returns the index scheme used inside each group.
+func (f *Filter) Scheme() hashing.Scheme { return f.scheme }
+
+// N returns the number of keys added: Add calls (repeats included) plus the
+// keys of the offline build that produced the filter.
+func (f *Filter) N() uint64 { return atomic.LoadUint64(&f.n) }
+
+// Rounds returns the number of rounds of the offline build that produced
+// the filter (000 §3.2; keys added since were inserted online), or 0 for a
+// filter built online.
+func (f *Filter) Rounds() int { return int(f.rounds) }
+
+// Capacity returns the number of keys the filter was designed for (0:
+// unknown). It is informational and stored in files.
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// SetCapacity records the number of keys the filter was designed for.
+func (f *Filter) SetCapacity(n uint64) { f.capacity = n }
+
+// Kind returns "choices".
+func (f *Filter) Kind() string { return "choices" }
+
+// Config returns the filter's configuration, with TieSeed the current
+// state of its tie-breaking generator.
+func (f *Filter) Config() Config {
+	return Config{M: f.m, K: f.k, C: f.c, Scheme: f.scheme, Seed: f.seed, TieSeed: f.rng}
+}
+
+// Digest hashes key with the filter's seed: the pre-hashed form accepted by
+// AddHash and ContainsHash.
+func (f *Filter) Digest(key []byte) hashing.Digest { return hashing.Sum(key, f.seed) }
+
+// GroupDigest returns the digest from which group g (0 ≤ g < MaxC) of a
+// key with digest d takes its k positions: d itself for g = 0, and
+// (mix(d, 2g), mix(d, 2g+1)) for g ≥ 1, where mix is the keyed 128→64-bit
+// multiply-fold of docs/FORMAT.md (kind 4).
+func GroupDigest(d hashing.Digest, g int) hashing.Digest {
+	if g == 0 {
+		return d
+	}
+	return hashing.Digest{H1: groupMix(d, uint64(2*g)), H2: groupMix(d, uint64(2*g+1))}
+}
+
+// groupMix is the j-th 64-bit value derived from a digest for the group
+// digests: (H1 ⊕ c ⊕ A)·(H2 ⊕ c ⊕ B) as a 128-bit product, its halves
+// XORed and passed through the SplitMix64 finaliser, c = j·0xD6E8FEB86659FD93.
+func groupMix(d hashing.Digest, j uint64) uint64 {
+	c := j * 0xD6E8FEB86659FD93
+	hi, lo := bits.Mul64(d.H1^c^0x8BB84B93962EACC9, d.H2^c^0x4B33A62ED433D4A3)
+	return splitmix(hi ^ lo)
+}
+
+// splitmix is the SplitMix64 output function applied after a Weyl step.
+func splitmix(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
+
+// randBelow returns a uniform integer in [0, t) from the filter's
+// tie-breaking generator (SplitMix64) and advances it.
+func (f *Filter) randBelow(t uint64) uint64 {
+	f.rng += 0x9E3779B97F4A7C15
+	x := f.rng
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return hashing.Reduce(x^(x>>31), t)
+}
+
+// Add inserts key (000 §3.1, online greedy).
+func (f *Filter) Add(key []byte) { f.AddHash(hashing.Sum(key, f.seed)) }
+
+// AddString inserts key.
+func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed)) }
+
+// AddBatch inserts every key in keys, in order.
+func (f *Filter) AddBatch(keys [][]byte) {
+	for _, key := range keys {
+		f.AddHash(hashing.Sum(key, f.seed))
+	}
+}
+
+// AddHash inserts the key whose digest (under this filter's seed) is d: it
+// sets the k bits of the group needing the fewest new ones, a uniformly
+// random one of the tied groups (000 §3.1). A group that already covers
+// the key ends the search: no bit changes whichever covering group is
+// chosen. It allocates nothing.
+func (f *Filter) AddHash(d hashing.Digest) { f.add(d, false) }
+
+// add is AddHash; atomic makes it set bits with atomic operations, so that
+// concurrent ContainsHash calls are race-free (KeyedFilter).
+func (f *Filter) add(d hashing.Digest, atomicSet bool) {
+	var buf [MaxC * hashing.MaxK]uint64
+	k := f.k
+	best, bestNew, ties := 0, k+1, uint64(0)
+	for g := 0; g < f.c; g++ {
+		pos := f.ix.Positions(GroupDigest(d, g), buf[g*k:])
+		nw := f.newOnes(pos)
+		if nw < bestNew {
+			best, bestNew, ties = g, nw, 1
+			if nw == 0 {
+				break
+			}
+		} else if nw == bestNew {
+			ties++
+			if f.randBelow(ties) == 0 {
+				best = g
+			}
+		}
+	}
+	w := f.words
+	for _, p := range buf[best*k : best*k+k] {
+		bit := uint64(1) << (p & 63)
+		if atomicSet {
+			if atomic.LoadUint64(&w[p>>6])&bit == 0 {
+				atomic.OrUint64(&w[p>>6], bit)
+			}
+		} else {
+			w[p>>6] |= bit
+		}
+	}
+	if atomicSet {
+		atomic.AddUint64(&f.n, 1)
+	} else {
+		f.n++
+	}
+}
+
+// newOnes returns the number of distinct positions in pos whose bit is
+// zero. Duplicate positions (two hash functions of a group agreeing) count
+// once: a 64-bit signature of the zero positions seen so far makes the
+// exact check rare.
+func (f *Filter) newOnes(pos []uint64) int {
+	w := f.words
+	var zs [hashing.MaxK]uint64
+	var sig uint64
+	nz := 0
+	for _, p := range pos {
+		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) != 0 {
+			continue
+		}
+		h := uint64(1) << ((p ^ p>>6) & 63)
+		if sig&h != 0 && containsPos(zs[:nz], p) {
+			continue
+		}
+		sig |= h
+		zs[nz&(hashing.MaxK-1)] = p
+		nz++
+	}
+	return nz
+}
+
+func containsPos(ps []uint64, p uint64) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Contains reports whether key may have been added: false means certainly
+// not added.
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(hashing.Sum(key, f.seed)) }
+
+// ContainsString is Contains for a string key.
+func (f *Filter) ContainsString(key string) bool {
+	return f.ContainsHash(hashing.SumString(key, f.seed))
+}
+
+// ContainsHash is Contains for a pre-hashed key: true when some group
+// covers it. It allocates nothing.
+func (f *Filter) ContainsHash(d hashing.Digest) bool {
+	for g := 0; g < f.c; g++ {
+		if f.covered(GroupDigest(d, g)) {
+			return true
+		}
+	}
+	return false
+}
+
+// covered reports whether the k bits of the group digest gd are all one.
+func (f *Filter) covered(gd hashing.Digest) bool {
+	w := f.words
+	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
+		t, b := f.ix.DoubleStart(gd)
+		m, r := f.m, f.ix.Recip()
+		acc := uint64(1)
+		for i, o := range off {
+			x := hashing.ModSmall(t+o, m, r)
+			acc &= atomic.LoadUint64(&w[x>>6]) >> (x & 63)
+			if i&3 == 3 && acc&1 == 0 {
+				return false
+			}
+			t += b
+		}
+		return acc&1 != 0
+	}
+	var buf [hashing.MaxK]uint64
+	for _, p := range f.ix.Positions(gd, buf[:]) {
+		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Ones returns the number of bits set.
+func (f *Filter) Ones() uint64 {
+	var c uint64
+	for i := range f.words {
+		c += uint64(bits.OnesCount64(atomic.LoadUint64(&f.words[i])))
+	}
+	return c
+}
+
+// FillRatio returns the fraction of bits set.
+func (f *Filter) FillRatio() float64 { return float64(f.Ones()) / float64(f.m) }
+
+// EstimatedFPR returns the false-positive rate implied by the current fill
+// z: 1 − (1 − z^k)^c (000 §3; theory.ChoicesFPFromFill), the probability
+// that one of a random query's c groups lands on k ones.
+func (f *Filter) EstimatedFPR() float64 {
+	return theory.ChoicesFPFromFill(f.FillRatio(), f.k, f.c)
+}
+
+// ApproxCount estimates the number of keys added online from the fill by
+// inverting the differential equation (3.2) (theory.ChoicesCountFromFill).
+// A filter built offline holds more keys than this estimate. It returns
+// +Inf when every bit is set.
+func (f *Filter) ApproxCount() float64 {
+	return theory.ChoicesCountFromFill(float64(f.m), f.k, f.c, f.FillRatio())
+}
+
+// Clear removes every key (the tie-breaking generator keeps its state).
+func (f *Filter) Clear() {
+	clear(f.words)
+	f.n = 0
+	f.rounds = 0
+}
+
+// SetTieSeed restarts the tie-breaking generator from seed, as
+// Config.TieSeed does at construction.
+func (f *Filter) SetTieSeed(seed uint64) { f.rng = seed }
+
+// Clone returns an independent copy of f.
+func (f *Filter) Clone() *Filter {
+	g := *f
+	g.words = append([]uint64(nil), f.words...)
+	return &g
+}
+
+// Equal reports whether f and g have the same parameters (m, k, c, scheme,
+// seed) and bits. N, Rounds, Capacity and the generator state are not
+// compared.
+func (f *Filter) Equal(g *Filter) bool {
+	if f.m != g.m || f.k != g.k || f.c != g.c || f.scheme != g.scheme || f.seed != g.seed {
+		return false
+	}
+	for i := range f.words {
+		if atomic.LoadUint64(&g.words[i]) != atomic.LoadUint64(&f.words[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// MemoryBits returns the size of the bit array.
+func (f *Filter) MemoryBits() uint64 { return f.m }

@@ -1,0 +1,294 @@
+package lab
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/bloomlab/bloomlab/choices"
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+// MaxChoicesQueries is the most queries a choices trial makes (each costs up
+// to c·k probes): a rate below 1e-5 is computed from the state.
+const MaxChoicesQueries = 1_000_000
+
+// choicesPoint is one configuration of a c-choice filter trial (000 §3):
+// insert N random keys into M bits with C groups of K hash functions,
+// online (Rounds = 0) or offline in Rounds rounds, then measure.
+type choicesPoint struct {
+	Pre     Params // parameters shown before the filter's own
+	N       int
+	M       uint64
+	C, K    int
+	Rounds  int // 0: online greedy (Add); ≥ 1: offline Build
+	Scheme  hashing.Scheme
+	Queries int // < 0: automatic (⌈10/p⌉, state when above MaxChoicesQueries); 0: state only
+	Trials  int
+	// FP adds the metrics fpr and fpr_state; ODE adds ones_ode, the
+	// fill predicted by eq. (3.2), as an exact metric beside the paper's.
+	FP, ODE bool
+	// Paper values and their roundings (nil: the paper prints none).
+	PaperFP, PaperOnes, PaperODE          *float64
+	PaperFPTol, PaperOnesTol, PaperODETol float64
+}
+
+// paperSci returns a value the paper prints with four significant digits,
+// mant×10^exp, and its rounding (half a unit of the last digit).
+func paperSci(mant float64, exp int) (*float64, float64) {
+	v, err := strconv.ParseFloat(fmt.Sprintf("%.3fe%d", mant, exp), 64)
+	if err != nil {
+		panic(err) // the tables are literals
+	}
+	return F(v), 0.0005 * math.Pow10(exp)
+}
+
+func (pt choicesPoint) row() (RowSpec, error) {
+	switch {
+	case pt.N < 1 || pt.M < 1 || pt.M > hashing.MaxM:
+		return RowSpec{}, fmt.Errorf("lab: choices: n = %d, m = %d: want n ≥ 1, 1 ≤ m ≤ 2^48: %w", pt.N, pt.M, ErrParam)
+	case pt.K < 1 || pt.K > hashing.MaxK:
+		return RowSpec{}, fmt.Errorf("lab: choices: k = %d out of range [1, %d]: %w", pt.K, hashing.MaxK, ErrParam)
+	case pt.C < 1 || pt.C > choices.MaxC:
+		return RowSpec{}, fmt.Errorf("lab: choices: c = %d out of range [1, %d]: %w", pt.C, choices.MaxC, ErrParam)
+	case pt.Rounds < 0 || pt.Rounds > choices.MaxRounds:
+		return RowSpec{}, fmt.Errorf("lab: choices: rounds = %d out of range [0, %d]: %w", pt.Rounds, choices.MaxRounds, ErrParam)
+	case uint64(pt.N)*uint64(pt.C*pt.K) > 1<<31:
+		return RowSpec{}, fmt.Errorf("lab: choices: n·c·k = %d exceeds 2^31 positions per trial: %w", uint64(pt.N)*uint64(pt.C*pt.K), ErrParam)
+	}
+	cfg := choices.Config{M: pt.M, K: pt.K, C: pt.C, Scheme: pt.Scheme}
+	if _, err := choices.New(cfg); err != nil {
+		return RowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+	}
+	b := float64(pt.M) / float64(pt.N)
+	// The ODE predicts the online algorithm only (000 §3.2: "the
+	// differential equations approach does not apply" offline).
+	var predFill, predFP *float64
+	z := theory.ChoicesFill(b, pt.K, pt.C)
+	if pt.Rounds <= 1 || pt.C == 1 {
+		predFill, predFP = F(z), F(theory.ChoicesFPFromFill(z, pt.K, pt.C))
+	}
+	q := pt.Queries
+	if q < 0 {
+		// ⌈10/p⌉ at the online rate, an upper bound on the offline one.
+		p := theory.ChoicesFPFromFill(z, pt.K, pt.C)
+		q = 0
+		if p > 0 && 10/p <= MaxChoicesQueries {
+			q = int(math.Ceil(10 / p))
+		}
+	}
+	params := append(append(Params{}, pt.Pre...),
+		Param{"n", pt.N}, Param{"m", pt.M}, Param{"c", pt.C}, Param{"k", pt.K})
+	rounds := any(pt.Rounds)
+	if pt.Rounds == 0 {
+		rounds = "online"
+	}
+	params = append(params, Param{"rounds", rounds}, Param{"scheme", pt.Scheme.String()})
+	if pt.FP {
+		params = append(params, Param{"queries", q})
+	}
+	var ms []MetricSpec
+	if pt.FP {
+		method := MethodQueries
+		if q == 0 {
+			method = MethodState
+		}
+		ms = append(ms,
+			MetricSpec{Name: "fpr", Predicted: predFP, Method: method},
+			MetricSpec{Name: "fpr_state", Paper: pt.PaperFP, PaperTol: pt.PaperFPTol, Predicted: predFP, Method: MethodState})
+	}
+	ms = append(ms, MetricSpec{Name: "ones", Paper: pt.PaperOnes, PaperTol: pt.PaperOnesTol, Predicted: predFill, Method: MethodCount})
+	if pt.ODE {
+		ms = append(ms, MetricSpec{Name: "ones_ode", Paper: pt.PaperODE, PaperTol: pt.PaperODETol, Method: MethodExact})
+	}
+	spec := RowSpec{Params: params, Trials: pt.Trials, Metrics: ms}
+	type state struct {
+		f    *choices.Filter
+		b    choices.Builder
+		keys []hashing.Digest
+	}
+	spec.Setup = func() (any, error) {
+		f, err := choices.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &state{f: f}, nil
+	}
+	n, rr, fp, ode := pt.N, pt.Rounds, pt.FP, pt.ODE
+	spec.Trial = func(st any, seed uint64, out []float64) error {
+		s := st.(*state)
+		f := s.f
+		f.Clear()
+		f.SetTieSeed(SplitMix64(seed ^ 0x7469652d62726b73))
+		if rr == 0 {
+			for j := 0; j < n; j++ {
+				f.AddHash(KeyDigest(seed, j))
+			}
+		} else {
+			if cap(s.keys) < n {
+				s.keys = make([]hashing.Digest, n)
+			}
+			keys := s.keys[:n]
+			for j := range keys {
+				keys[j] = KeyDigest(seed, j)
+			}
+			if err := s.b.Build(f, keys, rr); err != nil {
+				return err
+			}
+		}
+		i := 0
+		if fp {
+			est := f.EstimatedFPR()
+			if q > 0 {
+				hits := 0
+				for j := n; j < n+q; j++ {
+					if f.ContainsHash(KeyDigest(seed, j)) {
+						hits++
+					}
+				}
+				out[0] = float64(hits) / float64(q)
+			} else {
+				out[0] = est
+			}
+			out[1] = est
+			i = 2
+		}
+		out[i] = f.FillRatio()
+		if ode {
+			out[i+1] = z
+		}
+		return nil
+	}
+	return spec, nil
+}
+
+func choicesRows(pts []choicesPoint) ([]RowSpec, error) {
+	specs := make([]RowSpec, 0, len(pts))
+	for _, pt := range pts {
+		s, err := pt.row()
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+// choicesSimulator is `bloomlab simulate choices`.
+type choicesSimulator struct{}
+
+func init() { RegisterSimulator(choicesSimulator{}) }
+
+func (choicesSimulator) Kind() string { return "choices" }
+
+func (choicesSimulator) Summary() string {
+	return "Bloom filter with c choices (000 §3), online greedy or offline in rounds: measured vs ODE fill and false-positive rate (-n -m|-bits-per-key -c -k -rounds -scheme, lists allowed)"
+}
+
+// Flags registers -n, -m, -bits-per-key, -c, -k, -rounds, -scheme (each a
+// comma-separated list; the rows are their product) and -queries.
+func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
+	ns := fs.String("n", "10000", "keys inserted per trial (list)")
+	ms := fs.String("m", "", "bits (list); default 16·n")
+	bs := fs.String("bits-per-key", "", "bits per key m/n (list), instead of -m")
+	cs := fs.String("c", "2", "groups of hash functions (choices), 1 … 8 (list)")
+	ks := fs.String("k", "", "hash functions per group (list); default the k minimising the ODE's rate for m/n and c")
+	rs := fs.String("rounds", "0", "0: online greedy (000 §3.1); R ≥ 1: offline greedy, each key inserted R times (000 §3.2) (list)")
+	ss := fs.String("scheme", "independent", "index scheme inside each group (list): independent, double, enhanced, extended-square, extended-cube")
+	queries := fs.Int("queries", -1, "absent keys queried per trial; -1: ⌈10/p⌉ (state-based when p < 1e-5); 0: state only")
+	return func(ctx context.Context, cfg Config) (*Result, error) {
+		nl, err := parseInts("n", *ns)
+		if err != nil {
+			return nil, err
+		}
+		if *ms != "" && *bs != "" {
+			return nil, fmt.Errorf("lab: choices: give -m or -bits-per-key, not both: %w", ErrParam)
+		}
+		var ml []int
+		var bl []float64
+		switch {
+		case *ms != "":
+			if ml, err = parseInts("m", *ms); err != nil {
+				return nil, err
+			}
+		case *bs != "":
+			if bl, err = parseFloats("bits-per-key", *bs); err != nil {
+				return nil, err
+			}
+		default:
+			bl = []float64{16}
+		}
+		cl, err := parseInts("c", *cs)
+		if err != nil {
+			return nil, err
+		}
+		var kl []int
+		if *ks != "" {
+			if kl, err = parseInts("k", *ks); err != nil {
+				return nil, err
+			}
+		}
+		var rl []int
+		for _, f := range strings.Split(*rs, ",") {
+			var r int
+			if _, err := fmt.Sscan(strings.TrimSpace(f), &r); err != nil || r < 0 || r > choices.MaxRounds {
+				return nil, fmt.Errorf("lab: -rounds: %q is not an integer in [0, %d]: %w", f, choices.MaxRounds, ErrParam)
+			}
+			rl = append(rl, r)
+		}
+		var sl []hashing.Scheme
+		for _, s := range strings.Split(*ss, ",") {
+			sc, err := hashing.ParseScheme(strings.TrimSpace(s))
+			if err != nil {
+				return nil, fmt.Errorf("lab: choices: -scheme: %w: %w", err, ErrParam)
+			}
+			sl = append(sl, sc)
+		}
+		if *queries > MaxChoicesQueries {
+			return nil, fmt.Errorf("lab: choices: -queries %d exceeds %d: %w", *queries, MaxChoicesQueries, ErrParam)
+		}
+		trials := cfg.trials(1000, 20)
+		var pts []choicesPoint
+		for _, n := range nl {
+			var sizes []uint64
+			if ml != nil {
+				for _, m := range ml {
+					sizes = append(sizes, uint64(m))
+				}
+			}
+			for _, b := range bl {
+				if b*float64(n) > float64(hashing.MaxM) {
+					return nil, fmt.Errorf("lab: choices: -bits-per-key %v out of range: %w", b, ErrParam)
+				}
+				sizes = append(sizes, uint64(math.Ceil(b*float64(n))))
+			}
+			for _, m := range sizes {
+				for _, c := range cl {
+					kk := kl
+					if kk == nil {
+						k, _ := theory.ChoicesOptimalK(float64(m)/float64(n), c, hashing.MaxK)
+						kk = []int{max(k, 1)}
+					}
+					for _, k := range kk {
+						for _, r := range rl {
+							for _, s := range sl {
+								pts = append(pts, choicesPoint{Pre: Params{{"m/n", float64(m) / float64(n)}},
+									N: n, M: m, C: c, K: k, Rounds: r, Scheme: s,
+									Queries: *queries, Trials: trials, FP: true})
+							}
+						}
+					}
+				}
+			}
+		}
+		specs, err := choicesRows(pts)
+		if err != nil {
+			return nil, err
+		}
+		return Run(ctx, cfg, "simulate/choices", specs)
+	}
+}

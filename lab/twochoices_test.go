@@ -1,0 +1,159 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"math"
+	"os"
+	"testing"
+)
+
+var updateChoices = flag.Bool("update-choices", false, "rewrite lab/testdata/two-choices-*.golden")
+
+// checkAgainstPaper fails when a paper value or a prediction is further
+// than 3 CI half-widths (a 99.7% interval; these runs compare dozens of
+// values, so the 95% flag rule would fire by chance) and the paper's
+// rounding from the measurement.
+func checkAgainstPaper(t *testing.T, r *Result) {
+	t.Helper()
+	for _, row := range r.Rows {
+		for _, m := range row.Metrics {
+			half := (m.CI95[1] - m.CI95[0]) / 2
+			if m.Paper != nil && math.Abs(*m.Paper-m.Measured) > max(3*half, m.PaperTol) {
+				t.Errorf("%v: %s: paper %v, measured %v, CI %v", row.Params, m.Name, *m.Paper, m.Measured, m.CI95)
+			}
+			if m.Predicted != nil && m.Method != MethodExact && math.Abs(*m.Predicted-m.Measured) > 3*half+1e-12 {
+				t.Errorf("%v: %s predicted %v, measured %v ± %v", row.Params, m.Name, *m.Predicted, m.Measured, half)
+			}
+		}
+	}
+}
+
+// Tables 1 and 2 and the k remark agree with 000 at reduced trials; the
+// ODE column of Table 2 agrees exactly (to its four decimals).
+func TestChoicesOnlineTables(t *testing.T) {
+	trials := 16
+	if testing.Short() {
+		trials = 6
+	}
+	for _, name := range []string{"two-choices/table1", "two-choices/table2", "two-choices/k-robustness", "two-choices/double-hashing"} {
+		r := runNamed(t, name, Config{Seed: 1, Trials: trials})
+		checkAgainstPaper(t, r)
+		if name == "two-choices/table2" {
+			for _, row := range r.Rows {
+				ode := row.Metrics[1]
+				if ode.Name != "ones_ode" || ode.Method != MethodExact || math.Abs(ode.Measured-*ode.Paper) > ode.PaperTol {
+					t.Errorf("%v: ODE %v, paper %v", row.Params, ode.Measured, *ode.Paper)
+				}
+			}
+		}
+	}
+}
+
+// Table 3 (offline, in rounds) agrees with 000 at reduced trials.
+func TestChoicesTable3(t *testing.T) {
+	trials := 4
+	if testing.Short() {
+		trials = 2
+	}
+	r := runNamed(t, "two-choices/table3", Config{Seed: 1, Trials: trials})
+	if len(r.Rows) != 15 {
+		t.Fatalf("%d rows, want 15", len(r.Rows))
+	}
+	checkAgainstPaper(t, r)
+	// More rounds never hurt on average here: the rows come in pairs.
+	for i := 1; i+1 < len(r.Rows); i += 5 {
+		for _, j := range []int{i, i + 2} {
+			a, b := r.Rows[j].Metrics[1].Measured, r.Rows[j+1].Metrics[1].Measured
+			if b > a*1.01 {
+				t.Errorf("%v: %v with more rounds vs %v", r.Rows[j+1].Params, b, a)
+			}
+		}
+	}
+}
+
+// A small deterministic run of Table 2, pinned as text (regenerate on
+// purpose with go test ./lab -update-choices).
+func TestChoicesTable2Golden(t *testing.T) {
+	r := runNamed(t, "two-choices/table2", Config{Seed: 1, Trials: 3, Workers: 2})
+	var b bytes.Buffer
+	if err := Write(&b, "text", r); err != nil {
+		t.Fatal(err)
+	}
+	const name = "testdata/two-choices-table2.golden"
+	if *updateChoices {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("%v (run go test ./lab -update-choices to create)", err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("output changed:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestChoicesDeterministic(t *testing.T) {
+	var outs []string
+	for _, w := range []int{1, 3} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		run := choicesSimulator{}.Flags(fs)
+		if err := fs.Parse([]string{"-n", "2000", "-c", "2,3", "-k", "9", "-rounds", "0,5"}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := run(context.Background(), Config{Seed: 5, Trials: 4, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, jsonOf(t, r))
+	}
+	if outs[0] != outs[1] {
+		t.Fatal("the number of workers changed the result")
+	}
+}
+
+func TestChoicesSimulator(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	run := choicesSimulator{}.Flags(fs)
+	if err := fs.Parse([]string{"-n", "2000", "-bits-per-key", "12", "-c", "1,2", "-rounds", "0,5", "-scheme", "independent,double"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := run(context.Background(), Config{Seed: 1, Trials: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 8 {
+		t.Fatalf("%d rows, want 8", len(r.Rows))
+	}
+	for _, row := range r.Rows {
+		if k := row.Params.Get("k").(int); k < 1 {
+			t.Errorf("%v: default k %d", row.Params, k)
+		}
+		if row.Metrics[0].Method != MethodQueries {
+			t.Errorf("%v: fpr by %s", row.Params, row.Metrics[0].Method)
+		}
+	}
+	for _, args := range [][]string{
+		{"-n", "0"}, {"-m", "100", "-bits-per-key", "8"}, {"-c", "9"}, {"-c", "0"}, {"-k", "65"},
+		{"-rounds", "-1"}, {"-rounds", "x"}, {"-scheme", "partition"}, {"-scheme", "nope"},
+		{"-queries", "2000000"}, {"-m", "0"},
+	} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		run := choicesSimulator{}.Flags(fs)
+		if err := fs.Parse(args); err != nil {
+			continue
+		}
+		if _, err := run(context.Background(), Config{Trials: 1}); !errors.Is(err, ErrParam) {
+			t.Errorf("%v: err = %v, want ErrParam", args, err)
+		}
+	}
+}
