@@ -1,0 +1,223 @@
+package lab
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+
+	"github.com/bloomlab/bloomlab/dleft"
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+// dleftPoint is one configuration of a d-left Bloom filter trial (002 §II):
+// N keys into D subtables of N/(D·Load) buckets, then Queries absent keys.
+type dleftPoint struct {
+	Pre      Params
+	N        int
+	Cfg      dleft.Config // Buckets filled in by row
+	Load     float64
+	Rounds   int // > 0: offline Build with that many re-placement rounds
+	Queries  int // 0: state only
+	Trials   int
+	Paper    *float64
+	PaperTol float64
+	// NoPredict: the fluid limit does not describe this point (offline
+	// balancing), so predicted is null.
+	NoPredict bool
+	// LoadMetrics adds frac_load=a metrics for a ≤ LoadMetrics (with
+	// TablePaper values): the fraction of buckets holding a keys.
+	LoadMetrics int
+	TablePaper  []float64
+}
+
+func (pt dleftPoint) buckets() uint64 {
+	g := uint64(max(1, pt.Cfg.Group))
+	b := uint64(math.Round(float64(pt.N) / (float64(max(1, pt.Cfg.D)) * pt.Load)))
+	return max(g, (b+g-1)/g*g)
+}
+
+func (pt dleftPoint) row() (RowSpec, error) {
+	if pt.N < 1 || !(pt.Load > 0) || pt.Load > theory.DleftMaxLoad/2 {
+		return RowSpec{}, fmt.Errorf("lab: dleft: n = %d, load = %v: want n ≥ 1, 0 < load ≤ %d: %w", pt.N, pt.Load, theory.DleftMaxLoad/2, ErrParam)
+	}
+	cfg := pt.Cfg
+	cfg.Buckets = pt.buckets()
+	if err := cfg.Validate(); err != nil {
+		return RowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+	}
+	if pt.Rounds > 0 && max(1, cfg.Group) != 1 {
+		return RowSpec{}, fmt.Errorf("lab: dleft: -rounds needs -group 1: %w", ErrParam)
+	}
+	probe, _ := dleft.New(cfg)
+	cfg = probe.Config()
+	// The load the fluid limit sees is the actual n / buckets.
+	realLoad := float64(pt.N) / (float64(cfg.D) * float64(cfg.Buckets))
+	pred, over, err := dleft.PredictFPR(cfg, realLoad)
+	if err != nil {
+		return RowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+	}
+	var predP *float64
+	if !pt.NoPredict {
+		predP = F(pred)
+	}
+	params := append(append(Params{}, pt.Pre...),
+		Param{"n", pt.N}, Param{"d", cfg.D}, Param{"buckets", cfg.Buckets}, Param{"bucket_bits", cfg.BucketBits},
+		Param{"load", math.Round(realLoad*1000) / 1000}, Param{"semisort", cfg.Semisort.PrefixBits()},
+		Param{"group", cfg.Group}, Param{"rounds", pt.Rounds}, Param{"queries", pt.Queries})
+	fprMethod := MethodQueries
+	if pt.Queries == 0 {
+		fprMethod = MethodState
+	}
+	spec := RowSpec{Params: params, Trials: pt.Trials}
+	if pt.LoadMetrics == 0 {
+		spec.Metrics = []MetricSpec{
+			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: predP, Method: fprMethod},
+			{Name: "fpr_state", Predicted: predP, Method: MethodState},
+			{Name: "overflow", Predicted: F(over), Method: MethodCount},
+		}
+	}
+	var tl []float64
+	if pt.LoadMetrics > 0 {
+		q, err := theory.DleftLoads(cfg.D, realLoad)
+		if err != nil {
+			return RowSpec{}, err
+		}
+		tl = theory.DleftTableLoads(q)
+		for a := 0; a <= pt.LoadMetrics; a++ {
+			ms := MetricSpec{Name: fmt.Sprintf("frac_load=%d", a), Predicted: F(tl[a]), Method: MethodCount}
+			if a < len(pt.TablePaper) {
+				ms.Paper = F(pt.TablePaper[a])
+				ms.PaperTol = halfDigit2(pt.TablePaper[a])
+			}
+			spec.Metrics = append(spec.Metrics, ms)
+		}
+	}
+	n, q, rounds, nl := pt.N, pt.Queries, pt.Rounds, pt.LoadMetrics
+	spec.Setup = func() (any, error) { return dleft.New(cfg) }
+	spec.Trial = func(state any, seed uint64, out []float64) error {
+		f := state.(*dleft.Filter)
+		if rounds > 0 {
+			ds := make([]hashing.Digest, n)
+			for j := range ds {
+				ds[j] = KeyDigest(seed, j)
+			}
+			g, err := dleft.Build(cfg, ds, rounds)
+			if err != nil {
+				return err
+			}
+			f = g
+		} else {
+			f.Clear()
+			for j := 0; j < n; j++ {
+				if err := f.AddHash(KeyDigest(seed, j)); err != nil {
+					return err
+				}
+			}
+		}
+		if nl > 0 {
+			loads := f.Loads()
+			total := float64(cfg.D) * float64(cfg.Buckets)
+			for a := 0; a <= nl; a++ {
+				c := 0.0
+				for _, li := range loads {
+					if a < len(li) {
+						c += float64(li[a])
+					}
+				}
+				out[a] = c / total
+			}
+			return nil
+		}
+		est := f.EstimatedFPR()
+		if q > 0 {
+			fp := 0
+			for j := n; j < n+q; j++ {
+				if f.ContainsHash(KeyDigest(seed, j)) {
+					fp++
+				}
+			}
+			out[0] = float64(fp) / float64(q)
+		} else {
+			out[0] = est
+		}
+		out[1] = est
+		out[2] = float64(f.Overflows()) / (float64(cfg.D) * float64(cfg.Buckets))
+		return nil
+	}
+	return spec, nil
+}
+
+// halfDigit2 is half a unit in the second significant digit of x (Tables
+// I and II print two).
+func halfDigit2(x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	e := math.Floor(math.Log10(x))
+	return 0.5 * math.Pow(10, e-1)
+}
+
+// halfLast returns half a unit of the last digit of a value printed with
+// the given number of significant digits.
+func halfLast(x float64, digits int) float64 {
+	e := math.Floor(math.Log10(x))
+	return 0.5 * math.Pow(10, e-float64(digits-1))
+}
+
+func dleftRows(pts []dleftPoint) ([]RowSpec, error) {
+	var specs []RowSpec
+	for _, pt := range pts {
+		s, err := pt.row()
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+// dleftSimulator is `bloomlab simulate dleft`.
+type dleftSimulator struct{}
+
+func init() { RegisterSimulator(dleftSimulator{}) }
+
+func (dleftSimulator) Kind() string { return "dleft" }
+
+func (dleftSimulator) Summary() string {
+	return "d-left Bloom filter (002 §II): measured vs formula (1) false-positive rate (-n -d -bucket-bits -load -semisort -group -rounds)"
+}
+
+func (dleftSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
+	n := fs.Int("n", 49152, "keys inserted per trial")
+	d := fs.Int("d", 3, "subtables")
+	bb := fs.Int("bucket-bits", 64, "bucket size: 64 or 128")
+	load := fs.Float64("load", 4, "average keys per bucket (buckets = n/load)")
+	ss := fs.Int("semisort", -1, "semi-sorting prefix bits 0, 1 or 2; -1: 1 for 64-bit, 2 for 128-bit buckets")
+	group := fs.Int("group", 1, "buckets per group sharing their bits: 1, 2, 4, 8")
+	rounds := fs.Int("rounds", 0, "offline balancing rounds (002 §II-D; 0: online inserts)")
+	queries := fs.Int("queries", 100000, "absent keys queried per trial (0: rate from the state only)")
+	return func(ctx context.Context, cfg Config) (*Result, error) {
+		sem := dleft.SemisortAuto
+		if *ss >= 0 {
+			var err error
+			if sem, err = dleft.SemisortFromBits(*ss); err != nil {
+				return nil, fmt.Errorf("lab: -semisort: %w: %w", err, ErrParam)
+			}
+		}
+		if *queries < 0 || *queries > MaxQueries {
+			return nil, fmt.Errorf("lab: dleft: -queries %d out of range [0, %d]: %w", *queries, MaxQueries, ErrParam)
+		}
+		if *rounds < 0 || *rounds > 1000 {
+			return nil, fmt.Errorf("lab: dleft: -rounds %d out of range [0, 1000]: %w", *rounds, ErrParam)
+		}
+		pt := dleftPoint{N: *n, Load: *load, Rounds: *rounds, Queries: *queries, Trials: cfg.trials(200, 10),
+			Cfg: dleft.Config{D: *d, BucketBits: *bb, Semisort: sem, Group: *group}, NoPredict: *rounds > 0}
+		specs, err := dleftRows([]dleftPoint{pt})
+		if err != nil {
+			return nil, err
+		}
+		return Run(ctx, cfg, "simulate/dleft", specs)
+	}
+}
