@@ -1,0 +1,46 @@
+package countmin
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/bloomlab/bloomlab/hashing"
+)
+
+var sink uint64
+
+// BenchmarkSketch: Add (count 1) and Estimate of 16-byte keys, hashing
+// included, for ε = 1e-3, δ = 1e-2 (w = 2719, d = 5) and ε = 1e-5
+// (w = 271,829: counters beyond the caches), for both row schemes and
+// conservative update.
+func BenchmarkSketch(b *testing.B) {
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("key-%011d", i))
+	}
+	for _, eps := range []float64{1e-3, 1e-5} {
+		for _, s := range []hashing.Scheme{hashing.Double, hashing.Independent} {
+			for _, cons := range []bool{false, true} {
+				sk, err := NewWithEstimates(eps, 0.01, Config{Scheme: s, Conservative: cons})
+				if err != nil {
+					b.Fatal(err)
+				}
+				name := fmt.Sprintf("eps=%g/scheme=%v/conservative=%v", eps, s, cons)
+				b.Run(name+"/op=add", func(b *testing.B) {
+					b.ReportAllocs()
+					for i := range b.N {
+						sk.Add(keys[i&(len(keys)-1)], 1)
+					}
+				})
+				b.Run(name+"/op=estimate", func(b *testing.B) {
+					b.ReportAllocs()
+					var x uint64
+					for i := range b.N {
+						x += sk.Estimate(keys[i&(len(keys)-1)])
+					}
+					sink = x
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,305 @@
+// Package countmin implements the Count-Min sketch of Cormode and
+// Muthukrishnan with the row hashes of "Less Hashing, Same Performance"
+// (paper 001 §1, §7): row i uses g_i(x) = h1(x) + i·h2(x) mod w, two hash
+// values per key instead of d. Independent row hashes (hashing.Independent)
+// are available for comparison (lab experiment countmin/two-hashes).
+//
+// A sketch is d rows of w counters. Add(key, c) adds c to the key's counter
+// in every row; Estimate(key) returns the smallest of them. With
+// w = ⌈e/ε⌉ and d = ⌈ln(1/δ)⌉ (NewWithEstimates), after a stream of total
+// count N the estimate â of a key's true count a satisfies
+//
+//	a ≤ â, and â ≤ a + εN with probability at least 1 − δ
+//
+// for independent pairwise-independent row hashes; 001 shows that the
+// two-hash rows g_i keep the same asymptotic guarantee, which the lab
+// measures.
+//
+// Guarantees: Estimate never underestimates (no false negatives: a key
+// added with a positive count always has a positive estimate), for any
+// sequence of Add and Merge calls. Counters are 64-bit and saturate at
+// 2^64 − 1 instead of wrapping; a saturated counter stays saturated, so a
+// saturated estimate is a lower bound on nothing but is never too small.
+//
+// Conservative update (Config.Conservative; Estan and Varghese): Add raises
+// each of the key's counters only as far as the new estimate needs,
+// max(counter, estimate + c). Estimates stay upper bounds and are never
+// larger than without it; such a sketch only supports additions
+// (positive counts) and merging by summation.
+//
+// Count-Min is not a membership filter, but it answers one: Contains
+// reports whether the estimate is positive, which is true for every key
+// added with a positive count and false positive for others with about the
+// probability that all d counters are hit by other keys. The root loader
+// returns sketches with this Contains (bloomlab.Filter).
+//
+// Cost: Add and Estimate hash the key once (xxh3-128) and touch d counters,
+// with no division and no allocation. Memory is w·d 64-bit words.
+//
+// Concurrency: Estimate*, Contains* and WriteTo may run concurrently;
+// Add*, Merge, Clear and ReadFrom must not run concurrently with anything.
+package countmin
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/bloomlab/bloomlab/hashing"
+)
+
+// Errors returned by this package wrap these values.
+var (
+	// ErrParam: a parameter is out of range.
+	ErrParam = errors.New("invalid parameter")
+	// ErrIncompatible: two sketches cannot be merged.
+	ErrIncompatible = errors.New("incompatible sketches")
+)
+
+// Limits.
+const (
+	MaxDepth = hashing.MaxK // rows
+	MaxCells = 1 << 36      // w·d counters (512 GiB)
+)
+
+// Config describes a sketch.
+type Config struct {
+	// Width w: counters per row, ≥ 1. Required.
+	Width uint64
+	// Depth d: rows, 1 … 64. Required.
+	Depth int
+	// Scheme derives the d row positions from the key's digest:
+	// hashing.Double (default: g_i = h1 + i·h2 mod w, 001), hashing.Enhanced
+	// or hashing.Independent (d independent hashes).
+	Scheme hashing.Scheme
+	// Conservative selects conservative update.
+	Conservative bool
+	// Seed of the base hash.
+	Seed uint64
+}
+
+// Sketch is a Count-Min sketch. Create one with New or NewWithEstimates.
+type Sketch struct {
+	cfg   Config
+	ix    *hashing.Indexer
+	cells []uint64 // row i at [i·w, (i+1)·w)
+	total uint64   // sum of the counts added (saturating)
+}
+
+func normalize(cfg Config) (Config, error) {
+	if cfg.Scheme == 0 {
+		cfg.Scheme = hashing.Double
+	}
+	switch {
+	case cfg.Width < 1 || cfg.Width > MaxCells:
+		return cfg, fmt.Errorf("countmin: Width = %d out of range [1, 2^36]: %w", cfg.Width, ErrParam)
+	case cfg.Depth < 1 || cfg.Depth > MaxDepth:
+		return cfg, fmt.Errorf("countmin: Depth = %d out of range [1, %d]: %w", cfg.Depth, MaxDepth, ErrParam)
+	case cfg.Width*uint64(cfg.Depth) > MaxCells:
+		return cfg, fmt.Errorf("countmin: Width·Depth = %d exceeds 2^36: %w", cfg.Width*uint64(cfg.Depth), ErrParam)
+	case cfg.Scheme != hashing.Double && cfg.Scheme != hashing.Enhanced && cfg.Scheme != hashing.Independent:
+		return cfg, fmt.Errorf("countmin: Scheme = %v, want double, enhanced or independent: %w", cfg.Scheme, ErrParam)
+	}
+	return cfg, nil
+}
+
+// New returns an empty sketch.
+func New(cfg Config) (*Sketch, error) {
+	cfg, err := normalize(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return build(cfg, nil)
+}
+
+func build(cfg Config, cells []uint64) (*Sketch, error) {
+	ix, err := hashing.NewIndexer(cfg.Scheme, cfg.Width, cfg.Depth)
+	if err != nil {
+		return nil, fmt.Errorf("countmin: %w: %w", err, ErrParam)
+	}
+	if cells == nil {
+		cells = make([]uint64, cfg.Width*uint64(cfg.Depth))
+	}
+	return &Sketch{cfg: cfg, ix: ix, cells: cells}, nil
+}
+
+// Dimensions returns w = ⌈e/ε⌉ and d = ⌈ln(1/δ)⌉, the Count-Min sizes for
+// error εN with probability 1 − δ. eps and delta must be in (0, 1).
+func Dimensions(eps, delta float64) (w uint64, d int, err error) {
+	if !(eps > 0 && eps < 1) {
+		return 0, 0, fmt.Errorf("countmin: eps = %v out of range (0, 1): %w", eps, ErrParam)
+	}
+	if !(delta > 0 && delta < 1) {
+		return 0, 0, fmt.Errorf("countmin: delta = %v out of range (0, 1): %w", delta, ErrParam)
+	}
+	wf := math.Ceil(math.E / eps)
+	d = int(math.Ceil(math.Log(1 / delta)))
+	if wf > MaxCells || d > MaxDepth {
+		return 0, 0, fmt.Errorf("countmin: eps = %v, delta = %v need w = %v, d = %d, beyond the limits: %w", eps, delta, wf, d, ErrParam)
+	}
+	return uint64(wf), max(d, 1), nil
+}
+
+// NewWithEstimates returns a sketch with w = ⌈e/ε⌉ and d = ⌈ln(1/δ)⌉
+// (Dimensions); cfg supplies Scheme, Conservative and Seed (its Width and
+// Depth are ignored).
+func NewWithEstimates(eps, delta float64, cfg Config) (*Sketch, error) {
+	w, d, err := Dimensions(eps, delta)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Width, cfg.Depth = w, d
+	return New(cfg)
+}
+
+// Config returns the sketch's configuration.
+func (s *Sketch) Config() Config { return s.cfg }
+
+// Width returns w.
+func (s *Sketch) Width() uint64 { return s.cfg.Width }
+
+// Depth returns d.
+func (s *Sketch) Depth() int { return s.cfg.Depth }
+
+// Total returns N, the sum of all counts added (saturating at 2^64 − 1).
+func (s *Sketch) Total() uint64 { return s.total }
+
+// Kind returns "countmin".
+func (s *Sketch) Kind() string { return "countmin" }
+
+// Seed returns the base hash seed.
+func (s *Sketch) Seed() uint64 { return s.cfg.Seed }
+
+// Bits returns the size of the counters in bits, 64·w·d.
+func (s *Sketch) Bits() uint64 { return 64 * uint64(len(s.cells)) }
+
+// Digest hashes key with the sketch's seed.
+func (s *Sketch) Digest(key []byte) hashing.Digest { return hashing.Sum(key, s.cfg.Seed) }
+
+func satAdd(a, b uint64) uint64 {
+	x, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return x
+}
+
+// Add adds count to key.
+func (s *Sketch) Add(key []byte, count uint64) { s.AddHash(hashing.Sum(key, s.cfg.Seed), count) }
+
+// AddString is Add for a string key.
+func (s *Sketch) AddString(key string, count uint64) {
+	s.AddHash(hashing.SumString(key, s.cfg.Seed), count)
+}
+
+// AddHash adds count to the key with digest d.
+func (s *Sketch) AddHash(d hashing.Digest, count uint64) {
+	var buf [MaxDepth]uint64
+	ps := s.ix.Positions(d, buf[:])
+	w, c := s.cfg.Width, s.cells
+	s.total = satAdd(s.total, count)
+	if !s.cfg.Conservative {
+		row := uint64(0)
+		for _, p := range ps {
+			c[row+p] = satAdd(c[row+p], count)
+			row += w
+		}
+		return
+	}
+	est := uint64(math.MaxUint64)
+	row := uint64(0)
+	for _, p := range ps {
+		est = min(est, c[row+p])
+		row += w
+	}
+	target := satAdd(est, count)
+	row = 0
+	for _, p := range ps {
+		c[row+p] = max(c[row+p], target)
+		row += w
+	}
+}
+
+// Estimate returns the smallest of key's d counters: never less than the
+// key's true count.
+func (s *Sketch) Estimate(key []byte) uint64 {
+	return s.EstimateHash(hashing.Sum(key, s.cfg.Seed))
+}
+
+// EstimateString is Estimate for a string key.
+func (s *Sketch) EstimateString(key string) uint64 {
+	return s.EstimateHash(hashing.SumString(key, s.cfg.Seed))
+}
+
+// EstimateHash is Estimate for a pre-hashed key.
+func (s *Sketch) EstimateHash(d hashing.Digest) uint64 {
+	var buf [MaxDepth]uint64
+	ps := s.ix.Positions(d, buf[:])
+	w, c := s.cfg.Width, s.cells
+	est := uint64(math.MaxUint64)
+	row := uint64(0)
+	for _, p := range ps {
+		est = min(est, c[row+p])
+		row += w
+	}
+	return est
+}
+
+// Contains reports whether key's estimate is positive: true for every key
+// added with a positive count (the bloomlab.Filter interface).
+func (s *Sketch) Contains(key []byte) bool { return s.Estimate(key) > 0 }
+
+// ContainsString is Contains for a string key.
+func (s *Sketch) ContainsString(key string) bool { return s.EstimateString(key) > 0 }
+
+// Merge adds t's counters to s's, so that s sketches both streams. It fails,
+// changing nothing, unless both have the same width, depth, scheme, update
+// rule and seed.
+func (s *Sketch) Merge(t *Sketch) error {
+	a, b := s.cfg, t.cfg
+	switch {
+	case a.Width != b.Width:
+		return fmt.Errorf("countmin: merge: width differs (%d vs %d): %w", a.Width, b.Width, ErrIncompatible)
+	case a.Depth != b.Depth:
+		return fmt.Errorf("countmin: merge: depth differs (%d vs %d): %w", a.Depth, b.Depth, ErrIncompatible)
+	case a.Scheme != b.Scheme:
+		return fmt.Errorf("countmin: merge: scheme differs (%v vs %v): %w", a.Scheme, b.Scheme, ErrIncompatible)
+	case a.Conservative != b.Conservative:
+		return fmt.Errorf("countmin: merge: conservative update differs (%v vs %v): %w", a.Conservative, b.Conservative, ErrIncompatible)
+	case a.Seed != b.Seed:
+		return fmt.Errorf("countmin: merge: seed differs (%d vs %d): %w", a.Seed, b.Seed, ErrIncompatible)
+	}
+	for i, x := range t.cells {
+		s.cells[i] = satAdd(s.cells[i], x)
+	}
+	s.total = satAdd(s.total, t.total)
+	return nil
+}
+
+// Clear sets every counter and the total to zero.
+func (s *Sketch) Clear() {
+	clear(s.cells)
+	s.total = 0
+}
+
+// Clone returns an independent copy of s.
+func (s *Sketch) Clone() *Sketch {
+	g := *s
+	g.cells = append([]uint64(nil), s.cells...)
+	return &g
+}
+
+// Equal reports whether s and t have the same configuration, total and
+// counters.
+func (s *Sketch) Equal(t *Sketch) bool {
+	if s.cfg != t.cfg || s.total != t.total {
+		return false
+	}
+	for i, x := range s.cells {
+		if t.cells[i] != x {
+			return false
+		}
+	}
+	return true
+}

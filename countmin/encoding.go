@@ -1,0 +1,140 @@
+package countmin
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/format"
+)
+
+// File layout (docs/FORMAT.md, "Kind 7: countmin"): the common header with
+// kind 7, the row scheme (2 double, 3 enhanced, 1 independent) and the
+// seed; a 21-byte parameter block
+//
+//	offset size field
+//	0      8    w, counters per row (1 … 2^36)
+//	8      4    d, rows (1 … 64; w·d ≤ 2^36)
+//	12     1    flags: bit 0 conservative update; other bits zero
+//	13     8    N, the total count added
+//
+// and a payload of w·d little-endian words, row i at words i·w … i·w+w−1,
+// then the CRC-32C trailer. Without conservative update every row sums to
+// N unless a counter or N saturated; a file that breaks this is rejected.
+// With it every counter is at most N.
+
+// WriteTo writes s in the bloomlab file format.
+func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
+	var p format.Params
+	p.U64(s.cfg.Width)
+	p.U32(uint32(s.cfg.Depth))
+	var flags uint8
+	if s.cfg.Conservative {
+		flags = 1
+	}
+	p.U8(flags)
+	p.U64(s.total)
+	e := format.NewEncoder(w)
+	e.Begin(format.Header{Kind: format.KindCountMin, Scheme: uint8(s.cfg.Scheme), Seed: s.cfg.Seed, PayloadLen: uint64(len(s.cells)) * 8}, p.Bytes())
+	e.Words(s.cells)
+	return e.Close()
+}
+
+// ReadFrom replaces s with the sketch read from r. It reads exactly one
+// file; on error s is unchanged and the error wraps format.ErrFormat.
+func (s *Sketch) ReadFrom(r io.Reader) (int64, error) {
+	d := format.NewDecoder(r)
+	g, err := decode(d)
+	if err != nil {
+		return d.N(), err
+	}
+	*s = *g
+	return d.N(), nil
+}
+
+// Decode reads one sketch from d; used by the root loader.
+func Decode(d *format.Decoder) (*Sketch, error) { return decode(d) }
+
+func decode(d *format.Decoder) (*Sketch, error) {
+	params, err := d.Begin(format.KindCountMin)
+	if err != nil {
+		return nil, fmt.Errorf("countmin: %w", err)
+	}
+	pr := format.NewParamReader(params)
+	w, depth, flags, total := pr.U64(), pr.U32(), pr.U8(), pr.U64()
+	if err := pr.Err(); err != nil {
+		return nil, fmt.Errorf("countmin: %w", err)
+	}
+	bad := func(msg string, args ...any) error {
+		return fmt.Errorf("countmin: "+msg+": %w", append(args, format.ErrFormat)...)
+	}
+	if flags > 1 {
+		return nil, bad("unknown flags %#x", flags)
+	}
+	if depth > MaxDepth {
+		return nil, bad("d = %d out of range [1, %d]", depth, MaxDepth)
+	}
+	cfg, err := normalize(Config{Width: w, Depth: int(depth), Scheme: hashing.Scheme(d.Header.Scheme), Conservative: flags == 1, Seed: d.Header.Seed})
+	if err != nil || d.Header.Scheme == 0 {
+		return nil, bad("parameters: %v (scheme %d)", err, d.Header.Scheme)
+	}
+	n := w * uint64(depth)
+	if d.Header.PayloadLen != n*8 {
+		return nil, bad("payload of %d bytes, w·d = %d counters need %d", d.Header.PayloadLen, n, n*8)
+	}
+	cells, err := d.Words(n)
+	if err != nil {
+		return nil, fmt.Errorf("countmin: %w", err)
+	}
+	if err := d.End(); err != nil {
+		return nil, fmt.Errorf("countmin: %w", err)
+	}
+	for i := 0; i < int(depth); i++ {
+		var sum uint64
+		sat := total == math.MaxUint64
+		for _, x := range cells[uint64(i)*w : uint64(i+1)*w] {
+			if x > total {
+				return nil, bad("row %d has a counter %d above the total %d", i, x, total)
+			}
+			sum = satAdd(sum, x)
+			sat = sat || x == math.MaxUint64 || sum == math.MaxUint64
+		}
+		if !cfg.Conservative && !sat && sum != total {
+			return nil, bad("row %d sums to %d, total %d", i, sum, total)
+		}
+	}
+	s, err := build(cfg, cells)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	s.total = total
+	return s, nil
+}
+
+// MarshalBinary returns s in the bloomlab file format.
+func (s *Sketch) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(len(s.cells)*8 + 128)
+	if _, err := s.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// UnmarshalBinary replaces s with the sketch encoded in data, which must
+// hold exactly one file. On error s is unchanged.
+func (s *Sketch) UnmarshalBinary(data []byte) error {
+	r := bytes.NewReader(data)
+	d := format.NewDecoder(r)
+	g, err := decode(d)
+	if err != nil {
+		return err
+	}
+	if r.Len() != 0 {
+		return fmt.Errorf("countmin: %d trailing bytes after the sketch: %w", r.Len(), format.ErrFormat)
+	}
+	*s = *g
+	return nil
+}

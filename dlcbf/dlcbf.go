@@ -1,0 +1,1020 @@
+// Package dlcbf implements the d-left counting Bloom filter (dlCBF) of
+// Bonomi, Mitzenmacher, Panigrahy, Singh and Varghese ("An Improved
+// Construction for Counting Bloom Filters", ESA 2006, summarised in
+// shared/notes/dlcbf.md) and its dynamic variants from paper 002 §III:
+// the ddlCBF, whose remainder length in a bucket is set by the largest load
+// the bucket has had, with semi-sorting (002 §III-A, §II-B), and the
+// variant with two remainder sizes per bucket (002 §III-B).
+//
+// # Structure
+//
+// d subtables of B buckets each. A bucket holds up to h cells; a cell holds
+// a remainder (a fingerprint) and a small counter. A key's digest gives its
+// true fingerprint (b, r) ∈ [B]×[2^r] and extra bits z; d fixed
+// pseudorandom permutations P_1 … P_d of [B]×[2^r] give its bucket b_i and
+// minimal remainder r_i in subtable i (docs/FORMAT.md, "Kind 6", specifies
+// them). A cell of subtable i stores a prefix of the key's remainder
+// r_i ∥ z: exactly the r bits of r_i in the Static variant, at least r bits
+// in the dynamic ones.
+//
+// Add increments a cell that already matches the key (if its counter has
+// room), otherwise puts a new cell into the bucket that already holds the
+// key's minimal remainder, otherwise into the least loaded of the key's d
+// buckets, ties to the leftmost subtable (d-left hashing, always go left;
+// Config.Ties = TieHash breaks them by the key's hash instead).
+// Contains reports whether any of the key's d buckets holds a cell matching
+// it. Remove decrements (or frees) the longest matching cell.
+//
+// # Guarantees
+//
+// No false negatives, for any sequence of Add and Remove calls in which
+// every removed key is currently in the filter. Because the P_i are
+// permutations, a cell matching key x in bucket b_i of subtable i can only
+// belong to a key with x's true fingerprint, whose d buckets are x's; and
+// removing the longest matching cell leaves, for every other key with that
+// fingerprint, a cell whose (shorter or equal) prefix still matches it.
+// Counter overflow never loses a key: a full counter is not incremented, a
+// new copy of the remainder takes a new cell instead (counts are exact).
+// Bucket overflow never loses a key either: when all d buckets are full Add
+// returns an error wrapping ErrFull and changes nothing. Remove of a key
+// the filter proves absent (no matching cell) returns an error wrapping
+// ErrNotPresent and changes nothing; like any counting filter it cannot
+// detect a false positive, and removing one takes a cell from another key.
+//
+// # False positives
+//
+// A query for an absent key compares its remainder with the cells of its d
+// buckets; a cell with an effective remainder of ℓ bits matches with
+// probability 2^−ℓ. The rate is therefore about Σ over the key's buckets of
+// Σ_cells 2^−ℓ: d·(n/(dB))·2^−r for the Static variant (4·6·2^−14 = 1.46e-3
+// at the 002 §III-C design point) and less for the dynamic ones, whose cells
+// are longer while their buckets have had few keys. EstimatedFPR computes it
+// from the state; theory.DlcbfFP from the d-left load distribution.
+//
+// # Variants and space
+//
+// Static (ESA 2006): h cells of r + c bits, counter 0 marking an empty cell;
+// a bucket is h·(r+c) bits. Dynamic (002 §III-A): a 12-bit header (load,
+// largest load so far M, number of cells whose remainder starts with 0)
+// and R bits shared by the cells: each is ⌊R/M⌋ bits, c of them counter
+// (count − 1), the rest the remainder without its first bit, which
+// semi-sorting (002 §II-B) makes implicit, so the effective remainder is
+// ⌊R/M⌋ − c + 1 bits. The length only shrinks (M never falls), so
+// deletions stay consistent. TwoSizes (002 §III-B): a 22-bit header (the
+// number and width of the short and of the long cells) and R bits; a new
+// cell takes as many bits as are free (old cells never grow; they shrink
+// only when the new one would otherwise be shorter than them), so space
+// freed by deletions goes to new keys. No semi-sorting (002 §III-C).
+//
+// # Cost
+//
+// Add, Remove, Contains and Count hash the key once (xxh3-128), compute d
+// permutations (a few multiplications each) and scan d buckets of at most
+// 15 cells; they allocate nothing and do no division. Memory is
+// ⌈d·B·bucketBits/64⌉ + 1 words (Bits reports d·B·bucketBits).
+//
+// Concurrency: the read methods (Contains*, Count*, EstimatedFPR, the
+// histograms, WriteTo, …) may run concurrently; Add*, Remove*, Clear and
+// ReadFrom must not run concurrently with anything else.
+package dlcbf
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/bloomlab/bloomlab/hashing"
+)
+
+// Errors returned by this package wrap these values.
+var (
+	// ErrParam: a configuration field is out of range.
+	ErrParam = errors.New("invalid parameter")
+	// ErrNotPresent: Remove was asked to remove a key the filter proves
+	// absent.
+	ErrNotPresent = errors.New("dlcbf: key not present")
+	// ErrFull: all of a key's d buckets are full (bucket overflow); the key
+	// was not added and nothing changed.
+	ErrFull = errors.New("dlcbf: bucket overflow")
+)
+
+// Variant selects the construction.
+type Variant uint8
+
+// The variants. Their values are recorded in files.
+const (
+	// Static is the dlCBF of ESA 2006: fixed r-bit remainders, c-bit
+	// counters, counter 0 = empty cell.
+	Static Variant = 1
+	// Dynamic is the ddlCBF of 002 §III-A: one remainder length per bucket,
+	// set by the largest load the bucket has had, with semi-sorting.
+	Dynamic Variant = 2
+	// TwoSizes is the ddlCBF of 002 §III-B with two remainder lengths per
+	// bucket: new cells take the bits freed by deletions.
+	TwoSizes Variant = 3
+)
+
+var variantNames = map[Variant]string{Static: "static", Dynamic: "dynamic", TwoSizes: "two-sizes"}
+
+// String returns "static", "dynamic" or "two-sizes".
+func (v Variant) String() string {
+	if s, ok := variantNames[v]; ok {
+		return s
+	}
+	return fmt.Sprintf("variant(%d)", uint8(v))
+}
+
+// ParseVariant returns the variant with the given name.
+func ParseVariant(name string) (Variant, error) {
+	for v, s := range variantNames {
+		if s == name {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("dlcbf: unknown variant %q (want static, dynamic or two-sizes): %w", name, ErrParam)
+}
+
+// Limits on the configuration.
+const (
+	MaxSubtables  = 16
+	MaxCells      = 15      // cells per bucket (4-bit load fields)
+	MaxBuckets    = 1 << 40 // per subtable
+	MaxRemainder  = 32      // minimal remainder bits r
+	MaxCounter    = 8       // counter bits c
+	MaxBucketBits = 4096    // R, the cell area of a dynamic bucket
+	maxWidth      = 64      // widest cell field
+)
+
+// Header bits of a dynamic bucket: load, M, zero-count (4 bits each); of a
+// two-size bucket: short count, long count (4 bits each), short width, long
+// width (7 bits each).
+const (
+	dynHeader = 12
+	twoHeader = 22
+)
+
+// Config describes a filter. Zero fields take the defaults shown.
+type Config struct {
+	// Variant: Static (default), Dynamic or TwoSizes.
+	Variant Variant
+	// Subtables d: 1 … 16 (default 4).
+	Subtables int
+	// Buckets per subtable B: 1 … 2^40. Required.
+	Buckets uint64
+	// Cells per bucket h: 1 … 15 (default 8). A bucket holding h cells is
+	// full.
+	Cells int
+	// RemainderBits r, the (minimal) remainder length: 1 … 32 (default 14).
+	RemainderBits int
+	// CounterBits c per cell: 1 … 8 for Static (default 2, as in ESA 2006;
+	// a counter of c bits counts to 2^c − 1), 0 … 8 for the dynamic
+	// variants (default 1, as in 002 §III-C; it stores count − 1), or
+	// NoCounter for dynamic cells without a counter (every copy of a key
+	// takes a cell). A key added more often than a counter holds takes
+	// further cells.
+	CounterBits int
+	// BucketBits R, the bits shared by the cells of a dynamic bucket
+	// (ignored for Static, whose cells are fixed): default Cells ·
+	// (RemainderBits + CounterBits), at least what h cells of a minimal
+	// remainder need, at most 4096.
+	BucketBits int
+	// Ties selects how Add breaks a tie between equally loaded buckets:
+	// TieLeft (default: the leftmost subtable, always-go-left d-left
+	// hashing, shared/notes/dlcbf.md) or TieHash (a tied bucket chosen
+	// uniformly by the key's hash). Placement never affects lookups or
+	// deletions, only the load balance (002 does not say which it used).
+	Ties Tie
+	// Seed of the base hash (xxh3-128).
+	Seed uint64
+}
+
+// Tie is a tie-breaking rule for Add (Config.Ties). Its value is recorded
+// in files.
+type Tie uint8
+
+// The tie-breaking rules.
+const (
+	TieLeft Tie = 0
+	TieHash Tie = 1
+)
+
+// NoCounter as Config.CounterBits gives the dynamic variants cells without
+// a counter.
+const NoCounter = -1
+
+// Filter is a d-left counting Bloom filter. Create one with New or
+// NewWithEstimates; the zero value is not usable.
+type Filter struct {
+	cfg   Config
+	d     int
+	nb    uint64 // buckets per subtable
+	h     int
+	r     uint // minimal remainder bits
+	c     uint // counter bits
+	R     uint // cell area bits (dynamic variants)
+	bbits uint64
+	words []uint64 // packed buckets + 1 padding word
+	n     uint64   // Add calls minus successful Remove calls
+	cmax  uint64   // largest count a cell holds
+	// width[M] is the cell width of a Dynamic bucket whose largest load
+	// so far is M (1 ≤ M ≤ h).
+	width [MaxCells + 1]uint8
+	keys  [MaxSubtables][3]uint64 // permutation keys
+}
+
+// Capacity limits of the default static design point.
+const (
+	// DesignLoad is the average number of keys per bucket NewWithEstimates
+	// sizes for: the ESA 2006 and 002 §III-C design point (6 per bucket of
+	// 8 cells, d = 4), at which bucket overflow is negligible.
+	DesignLoad = 6
+)
+
+// normalize fills defaults and validates cfg.
+func normalize(cfg Config) (Config, error) {
+	if cfg.Variant == 0 {
+		cfg.Variant = Static
+	}
+	if _, ok := variantNames[cfg.Variant]; !ok {
+		return cfg, fmt.Errorf("dlcbf: Variant = %d, want 1 (static), 2 (dynamic) or 3 (two-sizes): %w", cfg.Variant, ErrParam)
+	}
+	if cfg.Subtables == 0 {
+		cfg.Subtables = 4
+	}
+	if cfg.Ties > TieHash {
+		return cfg, fmt.Errorf("dlcbf: Ties = %d, want 0 (TieLeft) or 1 (TieHash): %w", cfg.Ties, ErrParam)
+	}
+	if cfg.Cells == 0 {
+		cfg.Cells = 8
+	}
+	if cfg.RemainderBits == 0 {
+		cfg.RemainderBits = 14
+	}
+	if cfg.CounterBits == 0 && cfg.Variant == Static {
+		cfg.CounterBits = 2
+	} else if cfg.CounterBits == 0 {
+		cfg.CounterBits = 1
+	}
+	switch {
+	case cfg.Subtables < 1 || cfg.Subtables > MaxSubtables:
+		return cfg, fmt.Errorf("dlcbf: Subtables = %d out of range [1, %d]: %w", cfg.Subtables, MaxSubtables, ErrParam)
+	case cfg.Buckets < 1 || cfg.Buckets > MaxBuckets:
+		return cfg, fmt.Errorf("dlcbf: Buckets = %d out of range [1, 2^40]: %w", cfg.Buckets, ErrParam)
+	case cfg.Cells < 1 || cfg.Cells > MaxCells:
+		return cfg, fmt.Errorf("dlcbf: Cells = %d out of range [1, %d]: %w", cfg.Cells, MaxCells, ErrParam)
+	case cfg.RemainderBits < 1 || cfg.RemainderBits > MaxRemainder:
+		return cfg, fmt.Errorf("dlcbf: RemainderBits = %d out of range [1, %d]: %w", cfg.RemainderBits, MaxRemainder, ErrParam)
+	case cfg.Variant == Static && (cfg.CounterBits < 1 || cfg.CounterBits > MaxCounter):
+		return cfg, fmt.Errorf("dlcbf: CounterBits = %d out of range [1, %d] for the static variant: %w", cfg.CounterBits, MaxCounter, ErrParam)
+	case cfg.CounterBits < NoCounter || cfg.CounterBits > MaxCounter:
+		return cfg, fmt.Errorf("dlcbf: CounterBits = %d out of range [1, %d] or NoCounter (−1): %w", cfg.CounterBits, MaxCounter, ErrParam)
+	}
+	if cfg.Variant == Static {
+		cfg.BucketBits = cfg.Cells * (cfg.RemainderBits + cfg.CounterBits)
+		return cfg, nil
+	}
+	// Minimal cell: the minimal remainder (less the implicit first bit
+	// under semi-sorting) and the counter.
+	minCell := cfg.RemainderBits + max(cfg.CounterBits, 0)
+	if cfg.Variant == Dynamic {
+		minCell--
+	}
+	if cfg.BucketBits == 0 {
+		cfg.BucketBits = cfg.Cells * (cfg.RemainderBits + max(cfg.CounterBits, 0))
+	}
+	if lo := cfg.Cells * max(minCell, 1); cfg.BucketBits < lo || cfg.BucketBits > MaxBucketBits {
+		return cfg, fmt.Errorf("dlcbf: BucketBits = %d out of range [%d, %d] (Cells·%d bits of minimal cells): %w", cfg.BucketBits, lo, MaxBucketBits, minCell, ErrParam)
+	}
+	return cfg, nil
+}
+
+// New returns an empty filter with the given configuration. Invalid fields
+// give an error wrapping ErrParam that names the field and its range.
+func New(cfg Config) (*Filter, error) {
+	cfg, err := normalize(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return build(cfg, nil), nil
+}
+
+// build returns a filter for a normalized cfg over words (the packed
+// buckets without the padding word), or over zeroed words if nil.
+func build(cfg Config, words []uint64) *Filter {
+	f := &Filter{
+		cfg: cfg, d: cfg.Subtables, nb: cfg.Buckets, h: cfg.Cells,
+		r: uint(cfg.RemainderBits), c: uint(max(cfg.CounterBits, 0)), R: uint(cfg.BucketBits),
+	}
+	switch cfg.Variant {
+	case Static:
+		f.bbits = uint64(cfg.BucketBits)
+		f.cmax = 1<<f.c - 1
+	case Dynamic:
+		f.bbits = uint64(cfg.BucketBits) + dynHeader
+		f.cmax = 1 << f.c
+		for m := 1; m <= f.h; m++ {
+			// Effective remainder w − c + 1 ≤ 64.
+			f.width[m] = uint8(min(int(f.R)/m, maxWidth, maxWidth+int(f.c)-1))
+		}
+	case TwoSizes:
+		f.bbits = uint64(cfg.BucketBits) + twoHeader
+		f.cmax = 1 << f.c
+	}
+	if words != nil {
+		f.words = append(words, 0)
+	} else {
+		total := uint64(f.d) * f.nb * f.bbits
+		f.words = make([]uint64, (total+63)/64+1)
+	}
+	for i := range f.d {
+		for j := range 3 {
+			f.keys[i][j] = permKey(i, j)
+		}
+	}
+	return f
+}
+
+// NewWithEstimates returns a Static filter for n keys at false-positive
+// rate about fpr: the ESA 2006 design point (d = 4, h = 8 cells, 2-bit
+// counters, DesignLoad = 6 keys per bucket on average, B = ⌈n/24⌉) with
+// the smallest r for which theory's rate d·6·2^−r is at most fpr.
+// The seed is the base hash's.
+func NewWithEstimates(n uint64, fpr float64, seed uint64) (*Filter, error) {
+	if n < 1 || n > MaxBuckets {
+		return nil, fmt.Errorf("dlcbf: n = %d out of range [1, 2^40]: %w", n, ErrParam)
+	}
+	if !(fpr > 0 && fpr < 1) {
+		return nil, fmt.Errorf("dlcbf: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
+	}
+	const d = 4
+	r := max(1, int(math.Ceil(math.Log2(d*DesignLoad/fpr))))
+	if r > MaxRemainder {
+		return nil, fmt.Errorf("dlcbf: fpr = %v needs %d remainder bits, more than %d: %w", fpr, r, MaxRemainder, ErrParam)
+	}
+	return New(Config{Subtables: d, Buckets: (n + d*DesignLoad - 1) / (d * DesignLoad), Cells: 8, RemainderBits: r, CounterBits: 2, Seed: seed})
+}
+
+// permKey returns the key of round j of permutation i: SplitMix64 of
+// 0x5D1CBF00 + 3i + j.
+func permKey(i, j int) uint64 {
+	x := uint64(0x5D1CBF00+3*i+j) + 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
+
+// mix is the round function of the permutations: a keyed 64-bit mixer
+// (multiply, xor-shift, multiply, xor-shift).
+func mix(x, k uint64) uint64 {
+	x = (x ^ k) * 0x9E3779B97F4A7C15
+	x ^= x >> 32
+	x *= 0xD6E8FEB86659FD93
+	return x ^ x>>32
+}
+
+// Config returns the filter's configuration with defaults filled in.
+func (f *Filter) Config() Config { return f.cfg }
+
+// Variant returns the construction.
+func (f *Filter) Variant() Variant { return f.cfg.Variant }
+
+// N returns the number of Add calls that succeeded minus the number of
+// successful Remove calls: the number of keys in the filter.
+func (f *Filter) N() uint64 { return f.n }
+
+// Seed returns the base hash seed.
+func (f *Filter) Seed() uint64 { return f.cfg.Seed }
+
+// Kind returns "dlcbf".
+func (f *Filter) Kind() string { return "dlcbf" }
+
+// Bits returns the size of the structure in bits: d·B buckets of
+// BucketBits() bits.
+func (f *Filter) Bits() uint64 { return uint64(f.d) * f.nb * f.bbits }
+
+// BucketBits returns the bits of one bucket, header included.
+func (f *Filter) BucketBits() uint64 { return f.bbits }
+
+// Capacity returns the number of cells, d·B·h: no more distinct keys fit.
+func (f *Filter) Capacity() uint64 { return uint64(f.d) * f.nb * uint64(f.h) }
+
+// Digest hashes key with the filter's seed: the pre-hashed form taken by
+// AddHash, RemoveHash, ContainsHash and CountHash.
+func (f *Filter) Digest(key []byte) hashing.Digest { return hashing.Sum(key, f.cfg.Seed) }
+
+// locate returns the bucket (index of its first bit) and full remainder of
+// the key with digest dg in subtable i. The true fingerprint is
+// b = Reduce(H1, B), r = H2 mod 2^r, z = H2 >> r; P_i is three Feistel
+// rounds on (b, r): r ^= mix(b, k0) mod 2^r; b = b + ⌊mix(r, k1)·B/2^64⌋
+// mod B; r ^= mix(b, k2) mod 2^r. The remainder is r_i | z << r (its low
+// bits are the minimal remainder).
+func (f *Filter) locate(i int, b, rr, z uint64) (pos, rho uint64) {
+	k := &f.keys[i]
+	mask := uint64(1)<<f.r - 1
+	rr ^= mix(b, k[0]) & mask
+	hi, _ := bits.Mul64(mix(rr, k[1]), f.nb)
+	b = hashing.AddMod(b, hi, f.nb)
+	rr ^= mix(b, k[2]) & mask
+	return (uint64(i)*f.nb + b) * f.bbits, rr | z<<f.r
+}
+
+// fingerprint returns the true fingerprint (b, r) and the extra bits z.
+func (f *Filter) fingerprint(dg hashing.Digest) (b, rr, z uint64) {
+	return hashing.Reduce(dg.H1, f.nb), dg.H2 & (1<<f.r - 1), dg.H2 >> f.r
+}
+
+// getBits returns the width-bit field at bit pos. The padding word makes
+// w[i+1] valid for every field.
+func getBits(w []uint64, pos uint64, width uint) uint64 {
+	i, o := pos>>6, uint(pos&63)
+	x := w[i]>>o | w[i+1]<<(64-o)
+	return x & (1<<width - 1)
+}
+
+// setBits writes the width-bit field at bit pos.
+func setBits(w []uint64, pos uint64, width uint, v uint64) {
+	i, o := pos>>6, uint(pos&63)
+	m := uint64(1)<<width - 1
+	v &= m
+	w[i] = w[i]&^(m<<o) | v<<o
+	w[i+1] = w[i+1]&^(m>>(64-o)) | v>>(64-o)
+}
+
+func lowMask(n uint) uint64 { return 1<<n - 1 }
+
+// bucket is a decoded bucket: its cells in order, each with its effective
+// remainder (ln bits) and count.
+type bucket struct {
+	n   int
+	rho [MaxCells + 1]uint64
+	ln  [MaxCells + 1]uint8
+	cnt [MaxCells + 1]uint64
+	// Static: the cell index of each decoded cell and the first empty one
+	// (−1: none), so that one cell can be rewritten in place.
+	slot [MaxCells + 1]int8
+	free int
+	// Dynamic: largest load so far. TwoSizes: unused.
+	maxLoad int
+}
+
+// store writes cell j of bk back: in place for Static, the whole bucket
+// otherwise.
+func (f *Filter) store(pos uint64, bk *bucket, j int) {
+	if f.cfg.Variant != Static {
+		f.encode(pos, bk)
+		return
+	}
+	cw := f.r + f.c
+	setBits(f.words, pos+uint64(bk.slot[j])*uint64(cw), cw, bk.rho[j]<<f.c|bk.cnt[j])
+}
+
+// decode reads the bucket at pos.
+func (f *Filter) decode(pos uint64, bk *bucket) {
+	w, c := f.words, f.c
+	bk.n = 0
+	switch f.cfg.Variant {
+	case Static:
+		cw := f.r + c
+		bk.free = -1
+		for j := 0; j < f.h; j++ {
+			x := getBits(w, pos+uint64(j)*uint64(cw), cw)
+			if x&lowMask(c) != 0 {
+				bk.rho[bk.n], bk.ln[bk.n], bk.cnt[bk.n], bk.slot[bk.n] = x>>c, uint8(f.r), x&lowMask(c), int8(j)
+				bk.n++
+			} else if bk.free < 0 {
+				bk.free = j
+			}
+		}
+	case Dynamic:
+		hd := getBits(w, pos, dynHeader)
+		load, m, z := int(hd&15), int(hd>>4&15), int(hd>>8&15)
+		bk.maxLoad = m
+		if load == 0 {
+			return
+		}
+		cw := uint(f.width[m])
+		p := pos + dynHeader
+		for j := 0; j < load; j++ {
+			x := getBits(w, p, cw)
+			var b0 uint64
+			if j >= z {
+				b0 = 1
+			}
+			bk.rho[j], bk.ln[j], bk.cnt[j] = (x>>c)<<1|b0, uint8(cw-c+1), x&lowMask(c)+1
+			p += uint64(cw)
+		}
+		bk.n = load
+	case TwoSizes:
+		hd := getBits(w, pos, twoHeader)
+		a, b, s, t := int(hd&15), int(hd>>4&15), uint(hd>>8&127), uint(hd>>15&127)
+		p := pos + twoHeader
+		for j := 0; j < a+b; j++ {
+			cw := t
+			if j < a {
+				cw = s
+			}
+			x := getBits(w, p, cw)
+			bk.rho[j], bk.ln[j], bk.cnt[j] = x>>c, uint8(cw-c), x&lowMask(c)+1
+			p += uint64(cw)
+		}
+		bk.n = a + b
+	}
+}
+
+// encode writes bk at pos. For Dynamic the widths follow bk.maxLoad and
+// cells are semi-sorted; for TwoSizes the cells must be ordered short
+// (width s) first and bk.ln must hold at most two lengths.
+func (f *Filter) encode(pos uint64, bk *bucket) {
+	w, c := f.words, f.c
+	switch f.cfg.Variant {
+	case Static:
+		cw := f.r + c
+		for j := 0; j < f.h; j++ {
+			var x uint64
+			if j < bk.n {
+				x = bk.rho[j]<<c | bk.cnt[j]
+			}
+			setBits(w, pos+uint64(j)*uint64(cw), cw, x)
+		}
+	case Dynamic:
+		m := bk.maxLoad
+		z := 0
+		p := pos + dynHeader
+		cw := uint(0)
+		if m > 0 {
+			cw = uint(f.width[m])
+		}
+		// Semi-sort: remainders whose first bit is 0, then the others.
+		for pass := uint64(0); pass < 2; pass++ {
+			for j := 0; j < bk.n; j++ {
+				if bk.rho[j]&1 != pass {
+					continue
+				}
+				if pass == 0 {
+					z++
+				}
+				setBits(w, p, cw, (bk.rho[j]>>1)<<c|(bk.cnt[j]-1))
+				p += uint64(cw)
+			}
+		}
+		clearBits(w, p, pos+f.bbits)
+		setBits(w, pos, dynHeader, uint64(bk.n)|uint64(m)<<4|uint64(z)<<8)
+	case TwoSizes:
+		a, s, t := 0, uint(0), uint(0)
+		for j := 0; j < bk.n; j++ {
+			cw := uint(bk.ln[j]) + c
+			if j == 0 || cw == s {
+				a++
+				s = cw
+			} else {
+				t = cw
+			}
+		}
+		if t == 0 { // one size: it is the long one
+			a, s, t = 0, 0, s
+		}
+		p := pos + twoHeader
+		for j := 0; j < bk.n; j++ {
+			cw := uint(bk.ln[j]) + c
+			setBits(w, p, cw, (bk.rho[j]&lowMask(uint(bk.ln[j])))<<c|(bk.cnt[j]-1))
+			p += uint64(cw)
+		}
+		clearBits(w, p, pos+f.bbits)
+		setBits(w, pos, twoHeader, uint64(a)|uint64(bk.n-a)<<4|uint64(s)<<8|uint64(t)<<15)
+	}
+}
+
+// clearBits zeroes the bits [from, to).
+func clearBits(w []uint64, from, to uint64) {
+	for from < to {
+		n := min(to-from, 64)
+		setBits(w, from, uint(n), 0)
+		from += n
+	}
+}
+
+// matches reports whether a cell with effective remainder rho of ln bits
+// matches the full remainder x.
+func matches(rho uint64, ln uint8, x uint64) bool {
+	return (rho^x)&lowMask(uint(ln)) == 0
+}
+
+// Add inserts key. It returns an error wrapping ErrFull, changing nothing,
+// if the key needs a new cell and all its d buckets are full.
+func (f *Filter) Add(key []byte) error { return f.AddHash(hashing.Sum(key, f.cfg.Seed)) }
+
+// AddString is Add for a string key.
+func (f *Filter) AddString(key string) error {
+	return f.AddHash(hashing.SumString(key, f.cfg.Seed))
+}
+
+// AddHash inserts the key whose digest (under this filter's seed) is dg.
+func (f *Filter) AddHash(dg hashing.Digest) error {
+	b, rr, z := f.fingerprint(dg)
+	var cur, least bucket
+	var leastPos, leastRho uint64
+	bestLoad, ties := f.h, 0
+	for i := 0; i < f.d; i++ {
+		pos, rho := f.locate(i, b, rr, z)
+		f.decode(pos, &cur)
+		sameMin := false
+		for j := 0; j < cur.n; j++ {
+			if matches(cur.rho[j], cur.ln[j], rho) && cur.cnt[j] < f.cmax {
+				cur.cnt[j]++
+				f.store(pos, &cur, j)
+				f.n++
+				return nil
+			}
+			sameMin = sameMin || matches(cur.rho[j], uint8(f.r), rho)
+		}
+		// A bucket already holding the key's minimal remainder takes it
+		// (002 §III-A); otherwise the least loaded, leftmost on ties
+		// (TieHash: the t-th tied bucket replaces the choice with
+		// probability 1/t, drawn from the digest).
+		take := cur.n < f.h && (sameMin && bestLoad >= 0 || cur.n < bestLoad)
+		if cur.n < bestLoad {
+			ties = 1
+		} else if cur.n == bestLoad && cur.n < f.h && f.cfg.Ties == TieHash && !take {
+			ties++
+			take = hashing.Reduce(mix(dg.H1^dg.H2, uint64(ties)), uint64(ties)) == 0
+		}
+		if take {
+			least, leastPos, leastRho = cur, pos, rho
+			bestLoad = cur.n
+			if sameMin {
+				bestLoad = -1 // keep it
+			}
+		}
+	}
+	if bestLoad == f.h {
+		return fmt.Errorf("dlcbf: all %d buckets of the key hold %d cells: %w", f.d, f.h, ErrFull)
+	}
+	if f.cfg.Variant == Static {
+		j := least.n
+		least.rho[j], least.cnt[j], least.slot[j] = leastRho&lowMask(f.r), 1, int8(least.free)
+		f.store(leastPos, &least, j)
+	} else {
+		f.insert(&least, leastRho)
+		f.encode(leastPos, &least)
+	}
+	f.n++
+	return nil
+}
+
+// insert adds a cell for remainder x to bk, which has room.
+func (f *Filter) insert(bk *bucket, x uint64) {
+	j := bk.n
+	bk.n++
+	bk.rho[j], bk.cnt[j] = x, 1
+	switch f.cfg.Variant {
+	case Static:
+		bk.ln[j] = uint8(f.r)
+	case Dynamic:
+		if bk.n > bk.maxLoad {
+			bk.maxLoad = bk.n
+		}
+		ln := f.width[bk.maxLoad] - uint8(f.c) + 1
+		for i := 0; i < bk.n; i++ {
+			bk.ln[i] = ln
+			bk.rho[i] &= lowMask(uint(ln))
+		}
+	case TwoSizes:
+		f.insertTwo(bk)
+	}
+}
+
+// insertTwo gives the new last cell of bk its length under the two-size
+// rule (002 §III-B): old cells keep their length unless the new cell would
+// otherwise get less than ⌊R/load⌋; the new cell takes every free bit
+// that keeps at most two lengths in the bucket.
+func (f *Filter) insertTwo(bk *bucket) {
+	c := int(f.c)
+	R := int(f.R)
+	n := bk.n
+	// Old cells: widths s (a cells) < t (b cells), ordered short first;
+	// with one width, a = 0.
+	a, b, s, t := 0, 0, 0, 0
+	for j := 0; j < n-1; j++ {
+		w := int(bk.ln[j]) + c
+		switch {
+		case t == 0 || w == t:
+			t = w
+			b++
+		case w > t: // the cells so far were the short ones
+			a, s, t, b = a+b, t, w, 1
+		default:
+			s = w
+			a++
+		}
+	}
+	used := a*s + b*t
+	free := R - used
+	fair := R / n // what a new cell is owed
+	var nw int
+	switch {
+	case a == 0 && free >= t: // one width: the new cell may be longer
+		nw = min(free, maxWidth)
+	case a > 0 && free >= t: // two widths: join the long cells
+		nw = t
+	default:
+		// Not enough room for a long cell: shrink the long cells (never
+		// below the short ones) so that they and the new one share the
+		// bits left by the short cells.
+		tt := (R - a*s) / (b + 1)
+		if a > 0 && tt >= s {
+			for j := a; j < n-1; j++ {
+				f.truncate(bk, j, tt-c)
+			}
+			nw = tt
+			break
+		}
+		// Collapse: every old cell to ⌊R/n⌋, the new one takes the rest.
+		for j := 0; j < n-1; j++ {
+			if int(bk.ln[j])+c > fair {
+				f.truncate(bk, j, fair-c)
+			}
+		}
+		used = 0
+		for j := 0; j < n-1; j++ {
+			used += int(bk.ln[j]) + c
+		}
+		nw = min(R-used, maxWidth)
+	}
+	bk.ln[n-1] = uint8(nw - c)
+	bk.rho[n-1] &= lowMask(uint(nw - c))
+	sortTwo(bk)
+}
+
+func (f *Filter) truncate(bk *bucket, j, ln int) {
+	bk.ln[j] = uint8(ln)
+	bk.rho[j] &= lowMask(uint(ln))
+}
+
+// sortTwo orders the cells short first (stable), as encode expects.
+func sortTwo(bk *bucket) {
+	for i := 1; i < bk.n; i++ {
+		for j := i; j > 0 && bk.ln[j] < bk.ln[j-1]; j-- {
+			bk.rho[j], bk.rho[j-1] = bk.rho[j-1], bk.rho[j]
+			bk.ln[j], bk.ln[j-1] = bk.ln[j-1], bk.ln[j]
+			bk.cnt[j], bk.cnt[j-1] = bk.cnt[j-1], bk.cnt[j]
+		}
+	}
+}
+
+// Remove deletes one occurrence of key: it decrements the longest cell
+// matching the key among its d buckets, freeing it at zero. If no cell
+// matches (the filter proves the key absent) Remove changes nothing and
+// returns an error wrapping ErrNotPresent. Remove must only be given keys
+// that were added: removing a false positive takes another key's cell.
+func (f *Filter) Remove(key []byte) error { return f.RemoveHash(hashing.Sum(key, f.cfg.Seed)) }
+
+// RemoveString is Remove for a string key.
+func (f *Filter) RemoveString(key string) error {
+	return f.RemoveHash(hashing.SumString(key, f.cfg.Seed))
+}
+
+// RemoveHash is Remove for a pre-hashed key.
+func (f *Filter) RemoveHash(dg hashing.Digest) error {
+	b, rr, z := f.fingerprint(dg)
+	var cur, best bucket
+	bestJ, bestLn := -1, -1
+	var bestPos uint64
+	for i := 0; i < f.d; i++ {
+		pos, rho := f.locate(i, b, rr, z)
+		if !f.scan(pos, rho, nil) {
+			continue
+		}
+		f.decode(pos, &cur)
+		found := false
+		for j := 0; j < cur.n; j++ {
+			if int(cur.ln[j]) > bestLn && matches(cur.rho[j], cur.ln[j], rho) {
+				bestJ, bestLn, bestPos, found = j, int(cur.ln[j]), pos, true
+			}
+		}
+		if found {
+			best = cur
+		}
+	}
+	if bestJ < 0 {
+		return ErrNotPresent
+	}
+	bk := &best
+	if bk.cnt[bestJ] > 1 || f.cfg.Variant == Static {
+		bk.cnt[bestJ]-- // Static: counter 0 frees the cell
+		if f.cfg.Variant == Static && bk.cnt[bestJ] == 0 {
+			bk.rho[bestJ] = 0
+		}
+		f.store(bestPos, bk, bestJ)
+		f.n--
+		return nil
+	}
+	copy(bk.rho[bestJ:bk.n], bk.rho[bestJ+1:bk.n])
+	copy(bk.ln[bestJ:bk.n], bk.ln[bestJ+1:bk.n])
+	copy(bk.cnt[bestJ:bk.n], bk.cnt[bestJ+1:bk.n])
+	bk.n--
+	f.encode(bestPos, bk)
+	f.n--
+	return nil
+}
+
+// Contains reports whether key may be in the filter: false means certainly
+// not.
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(hashing.Sum(key, f.cfg.Seed)) }
+
+// ContainsString is Contains for a string key.
+func (f *Filter) ContainsString(key string) bool {
+	return f.ContainsHash(hashing.SumString(key, f.cfg.Seed))
+}
+
+// ContainsHash is Contains for a pre-hashed key.
+func (f *Filter) ContainsHash(dg hashing.Digest) bool {
+	b, rr, z := f.fingerprint(dg)
+	for i := 0; i < f.d; i++ {
+		pos, rho := f.locate(i, b, rr, z)
+		if f.scan(pos, rho, nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// scan looks for cells of the bucket at pos matching remainder x. With
+// sum == nil it stops at the first; otherwise it adds every match's count
+// to *sum.
+func (f *Filter) scan(pos, x uint64, sum *uint64) bool {
+	w, c := f.words, f.c
+	found := false
+	switch f.cfg.Variant {
+	case Static:
+		cw := f.r + c
+		want := (x & lowMask(f.r)) << c
+		cm := lowMask(c)
+		for j := 0; j < f.h; j++ {
+			v := getBits(w, pos, cw)
+			if v&^cm == want && v&cm != 0 {
+				if sum == nil {
+					return true
+				}
+				*sum += v & cm
+				found = true
+			}
+			pos += uint64(cw)
+		}
+	case Dynamic:
+		hd := getBits(w, pos, dynHeader)
+		load, m, z := int(hd&15), int(hd>>4&15), int(hd>>8&15)
+		if load == 0 {
+			return false
+		}
+		cw := uint(f.width[m])
+		lo, hi := 0, z
+		if x&1 != 0 {
+			lo, hi = z, load
+		}
+		want := ((x >> 1) & lowMask(cw-c)) << c
+		cm := lowMask(c)
+		p := pos + dynHeader + uint64(lo)*uint64(cw)
+		for j := lo; j < hi; j++ {
+			v := getBits(w, p, cw)
+			if v&^cm == want {
+				if sum == nil {
+					return true
+				}
+				*sum += v&cm + 1
+				found = true
+			}
+			p += uint64(cw)
+		}
+	case TwoSizes:
+		hd := getBits(w, pos, twoHeader)
+		a, b, s, t := int(hd&15), int(hd>>4&15), uint(hd>>8&127), uint(hd>>15&127)
+		cm := lowMask(c)
+		p := pos + twoHeader
+		cw := s
+		for j := 0; j < a+b; j++ {
+			if j == a {
+				cw = t
+			}
+			v := getBits(w, p, cw)
+			if v&^cm == (x&lowMask(cw-c))<<c {
+				if sum == nil {
+					return true
+				}
+				*sum += v&cm + 1
+				found = true
+			}
+			p += uint64(cw)
+		}
+	}
+	return found
+}
+
+// Count returns the sum of the counts of the cells matching key in its d
+// buckets: 0 if key is certainly absent, otherwise an upper bound on the
+// number of times it is in the filter (exact unless another key's cell
+// matches it, a false positive).
+func (f *Filter) Count(key []byte) uint64 { return f.CountHash(hashing.Sum(key, f.cfg.Seed)) }
+
+// CountString is Count for a string key.
+func (f *Filter) CountString(key string) uint64 {
+	return f.CountHash(hashing.SumString(key, f.cfg.Seed))
+}
+
+// CountHash is Count for a pre-hashed key.
+func (f *Filter) CountHash(dg hashing.Digest) uint64 {
+	b, rr, z := f.fingerprint(dg)
+	var sum uint64
+	for i := 0; i < f.d; i++ {
+		pos, rho := f.locate(i, b, rr, z)
+		f.scan(pos, rho, &sum)
+	}
+	return sum
+}
+
+// Clear removes every key.
+func (f *Filter) Clear() {
+	clear(f.words)
+	f.n = 0
+}
+
+// Clone returns an independent copy of f.
+func (f *Filter) Clone() *Filter {
+	g := *f
+	g.words = append([]uint64(nil), f.words...)
+	return &g
+}
+
+// Equal reports whether f and g have the same configuration and contents.
+func (f *Filter) Equal(g *Filter) bool {
+	if f.cfg != g.cfg || f.n != g.n || len(f.words) != len(g.words) {
+		return false
+	}
+	for i, w := range f.words {
+		if g.words[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// EstimatedFPR returns the false-positive rate implied by the state: with
+// p_i = (1/B)·Σ_buckets Σ_cells 2^−ℓ the expected number of cells of
+// subtable i matching a random absent key (ℓ a cell's effective remainder
+// length), 1 − Π_i (1 − p_i).
+func (f *Filter) EstimatedFPR() float64 {
+	var bk bucket
+	q := 1.0
+	for i := 0; i < f.d; i++ {
+		s := 0.0
+		for j := uint64(0); j < f.nb; j++ {
+			f.decode((uint64(i)*f.nb+j)*f.bbits, &bk)
+			for k := 0; k < bk.n; k++ {
+				s += math.Ldexp(1, -int(bk.ln[k]))
+			}
+		}
+		q *= 1 - s/float64(f.nb)
+	}
+	return 1 - q
+}
+
+// LoadHistogram returns, for load j = 0 … h, the number of buckets holding
+// j cells now.
+func (f *Filter) LoadHistogram() []uint64 {
+	out := make([]uint64, f.h+1)
+	var bk bucket
+	for p := uint64(0); p < uint64(f.d)*f.nb; p++ {
+		f.decode(p*f.bbits, &bk)
+		out[bk.n]++
+	}
+	return out
+}
+
+// MaxLoadHistogram returns, for j = 0 … h, the number of buckets whose
+// largest load so far is j: the quantity that sets a Dynamic bucket's
+// remainder length (002 §III-C). It returns nil for the other variants,
+// which do not record it.
+func (f *Filter) MaxLoadHistogram() []uint64 {
+	if f.cfg.Variant != Dynamic {
+		return nil
+	}
+	out := make([]uint64, f.h+1)
+	for p := uint64(0); p < uint64(f.d)*f.nb; p++ {
+		out[getBits(f.words, p*f.bbits, dynHeader)>>4&15]++
+	}
+	return out
+}
+
+// RemainderHistogram returns, for ℓ = 0 … 64, the number of cells whose
+// effective remainder is ℓ bits.
+func (f *Filter) RemainderHistogram() []uint64 {
+	out := make([]uint64, 65)
+	var bk bucket
+	for p := uint64(0); p < uint64(f.d)*f.nb; p++ {
+		f.decode(p*f.bbits, &bk)
+		for k := 0; k < bk.n; k++ {
+			out[bk.ln[k]]++
+		}
+	}
+	return out
+}
