@@ -6,7 +6,12 @@
 //
 //   - bloom: standard and partitioned Bloom filters (003, 004 §5, 001)
 //   - counting: the counting Bloom filter (000 §2.1, 004 §9)
+//   - dleft: the d-left Bloom filter with dynamic bit reassignment (002 §II)
+//   - choices: the Bloom filter with c choices, online and offline (000 §3)
 //   - blocked: the cache-line-blocked Bloom filter (004 §8)
+//   - dlcbf: the d-left counting Bloom filter and its dynamic variants (002 §III)
+//   - countmin: the Count-Min sketch with two-hash rows (001 §7); as a
+//     Filter its Contains means "estimated count > 0"
 //   - hashing: the base hash and the index schemes of "Less Hashing, Same
 //     Performance" (001), shared by every structure
 //   - theory: closed forms and optimal parameters
@@ -23,7 +28,11 @@ import (
 
 	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/counting"
+	"github.com/bloomlab/bloomlab/countmin"
+	"github.com/bloomlab/bloomlab/dlcbf"
+	"github.com/bloomlab/bloomlab/dleft"
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
@@ -62,8 +71,16 @@ func ReadFrom(r io.Reader) (Filter, error) {
 		f, err = nilIfErr(bloom.Decode(d))
 	case format.KindCounting:
 		f, err = nilIfErr(counting.Decode(d))
+	case format.KindDleft:
+		f, err = nilIfErr(dleft.Decode(d))
+	case format.KindChoices:
+		f, err = nilIfErr(choices.Decode(d))
 	case format.KindBlocked:
 		f, err = nilIfErr(blocked.Decode(d))
+	case format.KindDlcbf:
+		f, err = nilIfErr(dlcbf.Decode(d))
+	case format.KindCountMin: // Contains: estimated count > 0
+		f, err = nilIfErr(countmin.Decode(d))
 	default:
 		err = fmt.Errorf("bloomlab: file holds kind %v, which this build cannot read: %w", kind, ErrFormat)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/hashing"
 )
@@ -30,7 +31,17 @@ func files(t testing.TB) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ch, err := choices.New(choices.Config{M: 1000, K: 3, C: 2, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.AddString("key")
 	out := map[string][]byte{}
+	if data, err := ch.MarshalBinary(); err == nil {
+		out["choices"] = data
+	} else {
+		t.Fatal(err)
+	}
 	for kind, f := range map[string]bloomlab.Filter{"bloom": b, "partitioned": p, "counting": c, "blocked": bl} {
 		switch g := f.(type) {
 		case *bloom.Filter:

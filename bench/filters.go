@@ -22,8 +22,11 @@ import (
 
 	xorfilter "github.com/FastFilter/xorfilter"
 	bnb "github.com/bits-and-blooms/bloom/v3"
+	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/counting"
+	"github.com/bloomlab/bloomlab/dlcbf"
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/greatroar/blobloom"
 	cuckoo "github.com/seiflotfy/cuckoofilter"
@@ -106,6 +109,11 @@ const (
 	libBloomDouble  = "bloomlab-bloom-double"
 	libPartitioned  = "bloomlab-partitioned"
 	libCounting     = "bloomlab-counting"
+	libDlcbf        = "bloomlab-dlcbf"
+	libChoices      = "bloomlab-choices"
+	libBlocked      = "bloomlab-blocked"
+	libBlockedBatch = "bloomlab-blocked-batch"
+	libBloomBatch   = "bloomlab-bloom-batch"
 	libBnBSameMK    = "bitsandblooms-samemk"
 	libBnB          = "bitsandblooms"
 	libBoomClassic  = "boom-classic"
@@ -128,6 +136,11 @@ var Libs = []lib{
 		return newBloomlab(n, fpr, bloom.WithScheme(hashing.Partition))
 	}},
 	{name: libCounting, newF: newBloomlabCounting},
+	{name: libDlcbf, newF: newBloomlabDlcbf},
+	{name: libChoices, newF: newBloomlabChoices},
+	{name: libBlocked, newF: func(n uint64, fpr float64) (*filter, error) { return newBlocked(n, fpr, false) }},
+	{name: libBlockedBatch, newF: func(n uint64, fpr float64) (*filter, error) { return newBlocked(n, fpr, true) }},
+	{name: libBloomBatch, newF: newBloomlabBatch},
 	{name: libBnBSameMK, newF: func(n uint64, fpr float64) (*filter, error) {
 		// The same m and k as bloomlab-bloom, so the two do equal work.
 		ref, err := bloom.NewWithEstimates(n, fpr)
@@ -169,6 +182,132 @@ func newBloomlab(n uint64, fpr float64, opts ...bloom.Option) (*filter, error) {
 		},
 		reset: f.Clear,
 		bits:  f.M,
+	}, nil
+}
+
+// newBlocked wraps the cache-line-blocked filter; with batch, queries go
+// through ContainsBatch (groups hashed before memory is touched).
+func newBlocked(n uint64, fpr float64, batch bool) (*filter, error) {
+	f, err := blocked.NewWithEstimates(n, fpr)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, 0, 4096)
+	count := func(keys [][]byte) int {
+		c := 0
+		for _, k := range keys {
+			if f.Contains(k) {
+				c++
+			}
+		}
+		return c
+	}
+	if batch {
+		count = func(keys [][]byte) int { return countBatch(keys, out, f.ContainsBatch) }
+	}
+	return &filter{
+		addAll: func(keys [][]byte) {
+			for _, k := range keys {
+				f.Add(k)
+			}
+		},
+		countAll: count,
+		reset:    f.Clear,
+		bits:     f.M,
+	}, nil
+}
+
+// newBloomlabBatch is bloomlab-bloom queried through ContainsBatch.
+func newBloomlabBatch(n uint64, fpr float64) (*filter, error) {
+	f, err := bloom.NewWithEstimates(n, fpr)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, 0, 4096)
+	return &filter{
+		addAll: func(keys [][]byte) {
+			for _, k := range keys {
+				f.Add(k)
+			}
+		},
+		countAll: func(keys [][]byte) int { return countBatch(keys, out, f.ContainsBatch) },
+		reset:    f.Clear,
+		bits:     f.M,
+	}, nil
+}
+
+// countBatch counts the keys a batch query reports present, 4096 at a time
+// into a reused buffer.
+func countBatch(keys [][]byte, out []bool, query func([][]byte, []bool) []bool) int {
+	c := 0
+	for len(keys) > 0 {
+		chunk := keys[:min(len(keys), cap(out))]
+		for _, ok := range query(chunk, out) {
+			if ok {
+				c++
+			}
+		}
+		keys = keys[len(chunk):]
+	}
+	return c
+}
+
+// newBloomlabChoices is the c = 2 choice filter of 000 §3, filled online,
+// sized by the ODE for the target rate (choices.NewWithEstimates).
+func newBloomlabChoices(n uint64, fpr float64) (*filter, error) {
+	f, err := choices.NewWithEstimates(n, fpr, 2, choices.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return &filter{
+		addAll: func(keys [][]byte) {
+			for _, k := range keys {
+				f.Add(k)
+			}
+		},
+		countAll: func(keys [][]byte) int {
+			c := 0
+			for _, k := range keys {
+				if f.Contains(k) {
+					c++
+				}
+			}
+			return c
+		},
+		reset: f.Clear,
+		bits:  f.M,
+	}, nil
+}
+
+// newBloomlabDlcbf is the static d-left counting Bloom filter of
+// dlcbf.NewWithEstimates (d = 4, 8 cells of r + 2 bits, 6 keys per bucket).
+// A refused insert (bucket overflow) is counted as a failure.
+func newBloomlabDlcbf(n uint64, fpr float64) (*filter, error) {
+	f, err := dlcbf.NewWithEstimates(n, fpr, 0)
+	if err != nil {
+		return nil, err
+	}
+	failed := 0
+	return &filter{
+		addAll: func(keys [][]byte) {
+			for _, k := range keys {
+				if f.Add(k) != nil {
+					failed++
+				}
+			}
+		},
+		countAll: func(keys [][]byte) int {
+			c := 0
+			for _, k := range keys {
+				if f.Contains(k) {
+					c++
+				}
+			}
+			return c
+		},
+		reset:    func() { f.Clear(); failed = 0 },
+		bits:     f.Bits,
+		failures: func() int { return failed },
 	}, nil
 }
 

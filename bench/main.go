@@ -92,6 +92,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	benchtime := fs.String("benchtime", "1s", "time (or Nx iterations) per benchmark, as go test -benchtime")
 	count := fs.Int("count", 1, "run the whole set this many times, in rounds; the ratio table uses each benchmark's fastest run")
 	outFile := fs.String("o", "", "also write the output to this file")
+	large := fs.Bool("large", false, "instead: the large-filter run (filters far larger than the cache, against random-load times)")
+	largeKeys := fs.Uint64("large-keys", 1<<28, "keys in each filter of the large run")
+	largeQueries := fs.Uint64("large-queries", 1<<24, "present and absent queries per filter in the large run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,6 +110,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fprs, err := parseFPRs(*fprList)
 	if err != nil {
 		return err
+	}
+	if *large {
+		w := stdout
+		if *outFile != "" {
+			f, err := os.Create(*outFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = io.MultiWriter(stdout, f)
+		}
+		return runLarge(w, stderr, *largeKeys, *largeQueries, fprs[0])
 	}
 	testing.Init()
 	if err := flag.Set("test.benchtime", *benchtime); err != nil {
@@ -266,6 +281,10 @@ func ratioTable(w io.Writer, results map[string]result, fprs []float64) {
 		{libPartitioned, libBoomPart, 0},
 		{libBloom, libBoomClassic, 0},
 		{libBloom, libBlobloom, 0},
+		{libBlocked, libBnB, 0.25},
+		{libBlockedBatch, libBnB, 0.25},
+		{libBlocked, libBlobloom, 0},
+		{libBloomBatch, libBnBSameMK, 0},
 	}
 	fmt.Fprintln(w, "\nbloomlab ÷ peer, cpu-ns/op at the same target FPR (below 1 means bloomlab is faster):")
 	fmt.Fprintf(w, "%-7s %-46s %6s %8s %8s %7s  %s\n", "fpr", "bloomlab / peer", "add", "present", "absent", "target", "verdict")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/theory"
@@ -18,13 +19,13 @@ func init() {
 	register(&command{
 		name:    "build",
 		summary: "Build a filter from keys (one per line) and write it to FILE. Without -n the key files are counted in a first pass (standard input then needs -n). -m -k give the size directly; -fpr and -bits-per-key size it for n keys.",
-		usage:   "bloomlab build -kind bloom|partitioned|counting|blocked [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] [-counter-bits W] -o FILE [KEYFILE…]",
+		usage:   "bloomlab build -kind bloom|partitioned|counting|blocked|choices|dlcbf [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] [-counter-bits W] [-c C] [-rounds R] -o FILE [KEYFILE…]",
 		run:     runBuild,
 	})
 }
 
 // buildKinds are the kinds build can make.
-var buildKinds = []string{"bloom", "partitioned", "counting", "blocked"}
+var buildKinds = []string{"bloom", "partitioned", "counting", "blocked", "choices", "dlcbf"}
 
 func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
@@ -38,7 +39,7 @@ func isSet(fs *flag.FlagSet, name string) bool {
 
 func runBuild(e *env, args []string) error {
 	fs := flagSet("build")
-	kind := fs.String("kind", "", "filter kind: bloom, partitioned, counting or blocked")
+	kind := fs.String("kind", "", "filter kind: bloom, partitioned, counting, blocked, choices or dlcbf (-fpr only)")
 	n := fs.Uint64("n", 0, "number of keys to size for (default: count the keys)")
 	fpr := fs.Float64("fpr", 0, "target false-positive rate")
 	bpk := fs.Float64("bits-per-key", 0, "bits per key (m = ⌈B·n⌉, optimal k)")
@@ -47,6 +48,8 @@ func runBuild(e *env, args []string) error {
 	schemeName := fs.String("scheme", "", "index scheme (default enhanced; partition for -kind partitioned)")
 	seed := fs.Uint64("seed", 0, "seed of the base hash")
 	cbits := fs.Int("counter-bits", counting.DefaultCounterBits, "counter width for -kind counting: 2, 4, 8, 16 or 32")
+	nc := fs.Int("c", 2, "groups of hash functions (choices) for -kind choices: 1 … 8")
+	rounds := fs.Int("rounds", 0, "for -kind choices: 0 adds the keys online (000 §3.1); R ≥ 1 builds offline, each key inserted R times (000 §3.2; keys held in memory)")
 	out := fs.String("o", "", "output file")
 	files, err := parseFlags(fs, args)
 	if err != nil {
@@ -88,6 +91,12 @@ func runBuild(e *env, args []string) error {
 	if isSet(fs, "counter-bits") && *kind != "counting" {
 		return usagef("-counter-bits is for -kind counting")
 	}
+	if (isSet(fs, "c") || isSet(fs, "rounds")) && *kind != "choices" {
+		return usagef("-c and -rounds are for -kind choices")
+	}
+	if *kind == "choices" && (*nc < 1 || *nc > choices.MaxC || *rounds < 0 || *rounds > choices.MaxRounds) {
+		return usagef("-c %d -rounds %d out of range (1 ≤ c ≤ %d, 0 ≤ rounds ≤ %d)", *nc, *rounds, choices.MaxC, choices.MaxRounds)
+	}
 	scheme := hashing.DefaultScheme
 	if *kind == "partitioned" {
 		scheme = hashing.Partition
@@ -104,14 +113,23 @@ func runBuild(e *env, args []string) error {
 		return usagef("-kind partitioned needs a partitioned -scheme (partition, prime-partition, partition-independent)")
 	}
 	files = keyFiles(files)
+	if *kind == "dlcbf" {
+		if *schemeName != "" || !isSet(fs, "fpr") {
+			return usagef("-kind dlcbf takes -fpr (and -n), no -scheme, -m, -k or -bits-per-key")
+		}
+		return buildDlcbf(e, files, *n, *fpr, *seed, *out)
+	}
 
 	mm, kk := *m, *k
 	var capacity uint64 // the design n, when the filter is sized for one
+	counted := false    // capacity came from counting the key files
 	if !isSet(fs, "m") {
 		nn := *n
 		if !isSet(fs, "n") {
-			if slices.Contains(files, "-") {
-				return usagef("keys from standard input need -n (they cannot be counted in a first pass)")
+			for _, name := range files {
+				if err := rereadable(name); err != nil {
+					return err
+				}
 			}
 			if nn, err = e.countKeys(files); err != nil {
 				return err
@@ -119,6 +137,7 @@ func runBuild(e *env, args []string) error {
 			if nn == 0 {
 				return fmt.Errorf("build: no keys in %v to size the filter for; give -n", files)
 			}
+			counted = true
 		} else if nn == 0 {
 			return usagef("-n must be at least 1")
 		}
@@ -126,10 +145,18 @@ func runBuild(e *env, args []string) error {
 		if *kind == "blocked" {
 			size = sizeBlocked
 		}
+		if *kind == "choices" {
+			size = func(_ hashing.Scheme, n uint64, fpr, bpk float64) (uint64, int, error) {
+				return sizeChoices(*nc, n, fpr, bpk)
+			}
+		}
 		if mm, kk, err = size(scheme, nn, *fpr, *bpk); err != nil {
 			return fmt.Errorf("build: %w", err)
 		}
 		capacity = nn
+	}
+	if err := checkMemory(mm, *kind, *cbits); err != nil {
+		return err
 	}
 	var f filter
 	if *kind == "blocked" {
@@ -137,6 +164,8 @@ func runBuild(e *env, args []string) error {
 			return usagef("-kind blocked has one scheme (independent positions in a 512-bit block); drop -scheme")
 		}
 		f, err = blocked.New(mm, kk, blocked.WithSeed(*seed))
+	} else if *kind == "choices" {
+		f, err = choices.New(choices.Config{M: mm, K: kk, C: *nc, Scheme: scheme, Seed: *seed})
 	} else if *kind == "counting" {
 		f, err = counting.New(mm, kk, counting.WithScheme(scheme), counting.WithSeed(*seed), counting.WithCounterBits(*cbits))
 	} else {
@@ -145,11 +174,80 @@ func runBuild(e *env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if capacity == 0 && isSet(fs, "n") {
+		capacity = *n
+	}
 	f.SetCapacity(capacity)
-	if err := e.forEachKey(files, func(key []byte, _ string, _ int) error { f.Add(key); return nil }); err != nil {
+	var added uint64
+	add := f.Add
+	var digests []hashing.Digest // -kind choices -rounds R: the keys, for the offline build
+	if cf, ok := f.(*choices.Filter); ok && *rounds > 0 {
+		add = func(key []byte) { digests = append(digests, cf.Digest(key)) }
+	}
+	if err := e.forEachKey(files, func(key []byte, _ string, _ int) error { add(key); added++; return nil }); err != nil {
 		return err
 	}
+	if cf, ok := f.(*choices.Filter); ok && *rounds > 0 {
+		var b choices.Builder
+		if err := b.Build(cf, digests, *rounds); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
+	if counted && added != capacity {
+		// The files changed between the counting pass and this one; a
+		// filter missing keys would be a false negative waiting to happen.
+		return fmt.Errorf("build: the key files held %d keys when counted and %d when read again; nothing written", capacity, added)
+	}
 	return saveFilter(*out, f)
+}
+
+// sizeChoices returns m and k for a c-choice filter: theory.ChoicesSize for
+// a rate, or m = ⌈B·n⌉ and the k minimising theory.ChoicesFP (the online
+// greedy prediction of 000 eq. 3.2; an offline build does better).
+func sizeChoices(c int, n uint64, fpr, bpk float64) (uint64, int, error) {
+	if fpr > 0 {
+		return theory.ChoicesSize(n, fpr, c, hashing.MaxK)
+	}
+	mf := math.Ceil(bpk * float64(n))
+	if mf > float64(hashing.MaxM) {
+		return 0, 0, fmt.Errorf("%v bits per key for %d keys exceeds 2^48 bits", bpk, n)
+	}
+	k, _ := theory.ChoicesOptimalK(mf/float64(n), c, hashing.MaxK)
+	return uint64(mf), max(k, 1), nil
+}
+
+// checkMemory refuses a filter larger than the machine's memory: the
+// allocation would end the process with a fatal out-of-memory error
+// instead of a message.
+func checkMemory(m uint64, kind string, counterBits int) error {
+	bits := float64(m)
+	if kind == "counting" {
+		bits *= float64(counterBits)
+	}
+	need := bits / 8
+	if have := physicalMemory(); have > 0 && need > float64(have) {
+		return fmt.Errorf("build: the filter needs %s of memory, more than this machine's %s", humanBytes(need), humanBytes(float64(have)))
+	}
+	return nil
+}
+
+// roundDownPartition returns the largest size ≤ m that a partitioned
+// scheme accepts with k subarrays (at least one position per subarray, a
+// prime per subarray for PrimePartition), so that a bits-per-key budget is
+// never exceeded; other schemes take m as it is.
+func roundDownPartition(scheme hashing.Scheme, m uint64, k int) uint64 {
+	kk := uint64(k)
+	switch scheme {
+	case hashing.Partition, hashing.PartitionIndependent:
+		return max(m/kk, 1) * kk
+	case hashing.PrimePartition:
+		p := m / kk
+		for p > 2 && !hashing.IsPrime(p) {
+			p--
+		}
+		return max(p, 2) * kk
+	}
+	return m
 }
 
 // sizeBlocked returns m and k for a blocked filter: theory.SizeBlocked for
@@ -160,7 +258,8 @@ func sizeBlocked(_ hashing.Scheme, n uint64, fpr, bpk float64) (uint64, int, err
 		b, k, err := theory.SizeBlocked(n, fpr)
 		return b * theory.BlockBits, k, err
 	}
-	mf := math.Ceil(bpk*float64(n)/theory.BlockBits) * theory.BlockBits
+	// Whole blocks within the budget (at least one block).
+	mf := math.Max(1, math.Floor(math.Ceil(bpk*float64(n))/theory.BlockBits)) * theory.BlockBits
 	if mf > float64(hashing.MaxM) {
 		return 0, 0, fmt.Errorf("%v bits per key for %d keys exceeds 2^48 bits", bpk, n)
 	}
@@ -192,7 +291,10 @@ func sizeFor(scheme hashing.Scheme, n uint64, fpr, bpk float64) (uint64, int, er
 		} else {
 			k = theory.OptimalK(float64(m), float64(n))
 		}
-		k = max(k, 1)
+		// More than MaxK hash functions only lowers the rate further
+		// below what MaxK achieves at these bits per key.
+		k = min(max(k, 1), hashing.MaxK)
+		m = roundDownPartition(scheme, m, k)
 	}
 	if k > hashing.MaxK {
 		return 0, 0, fmt.Errorf("the rate needs k = %d hash functions, more than %d", k, hashing.MaxK)

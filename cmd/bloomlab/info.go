@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bloomlab/bloomlab/choices"
 	"math"
 	"strconv"
 	"text/tabwriter"
@@ -84,6 +85,10 @@ func runInfo(e *env, args []string) error {
 	}
 	if f.Kind() == "blocked" {
 		fp = func(m, n float64, k int) float64 { return theory.FPBlocked(n, m/theory.BlockBits, theory.BlockBits, k) }
+	}
+	if cf, ok := f.(*choices.Filter); ok {
+		c := cf.C() // online greedy prediction (000 eq. 3.2); an offline build does better
+		fp = func(m, n float64, k int) float64 { return theory.ChoicesFP(m/n, k, c) }
 	}
 	if r.Keys > 0 {
 		r.BitsPerKey = fptr(float64(r.MemoryBits) / float64(r.Keys))

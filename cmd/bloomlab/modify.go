@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bloomlab/bloomlab/counting"
+	"github.com/bloomlab/bloomlab/dlcbf"
 )
 
 func init() {
@@ -16,7 +17,7 @@ func init() {
 	})
 	register(&command{
 		name:    "remove",
-		summary: "Remove keys from the counting filter in FILE, rewritten atomically. A key the filter proves absent is an error and nothing is written, unless -ignore-missing (then such keys are skipped and counted on stderr).",
+		summary: "Remove keys from the counting or dlcbf filter in FILE, rewritten atomically. A key the filter proves absent is an error and nothing is written, unless -ignore-missing (then such keys are skipped and counted on stderr).",
 		usage:   "bloomlab remove [-ignore-missing] FILE [KEYFILE…]",
 		run:     runRemove,
 	})
@@ -51,13 +52,16 @@ func runRemove(e *env, args []string) error {
 	if len(pos) < 1 {
 		return usagef("missing FILE")
 	}
-	f, err := loadFilter(pos[0])
+	f, err := loadAny(pos[0])
 	if err != nil {
 		return err
 	}
+	if df, ok := f.(*dlcbf.Filter); ok {
+		return removeDlcbf(e, df, pos[0], pos[1:], *ignore)
+	}
 	cf, ok := f.(*counting.Filter)
 	if !ok {
-		return fmt.Errorf("remove: %s holds a %s filter; only counting filters support remove", pos[0], f.Kind())
+		return fmt.Errorf("remove: %s holds a %s filter; only counting and dlcbf filters support remove", pos[0], f.Kind())
 	}
 	missing := 0
 	err = e.forEachKey(keyFiles(pos[1:]), func(key []byte, file string, line int) error {

@@ -64,6 +64,30 @@ var planners = []planner{
 		return planStandard(t, "counting", hashing.DefaultScheme, 4)
 	}},
 	{"blocked", planBlocked},
+	{"choices", planChoices},
+	{"dlcbf", planDlcbf},
+}
+
+// planChoices plans a Bloom filter with two choices (000 §3) filled online:
+// m and k from theory.ChoicesSize (or m = ⌈B·n⌉ and the k minimising
+// theory.ChoicesFP), its rate the ODE's prediction; one hash per query,
+// c·k bit reads in the worst case.
+func planChoices(t planTarget) (planRow, error) {
+	const c = 2
+	m, k, err := sizeChoices(c, t.n, t.fpr, t.bitsPerKey)
+	if err != nil {
+		return planRow{}, err
+	}
+	nf := float64(t.n)
+	fpr := theory.ChoicesFP(float64(m)/nf, k, c)
+	r := planRow{
+		Kind: "choices", Scheme: hashing.DefaultScheme.String(), M: m, K: k, CounterBits: 1,
+		MemoryBits: m, FPR: fpr, Hashes: 1, Accesses: c * k,
+		Note: "2 groups of k hashes, online greedy (000 §3.1); build -rounds R does better",
+	}
+	r.BitsPerKey = float64(m) / nf
+	r.Overhead = theory.Overhead(float64(m), nf, fpr)
+	return r, nil
 }
 
 // planBlocked plans a cache-line-blocked filter: sized by theory.SizeBlocked
@@ -210,9 +234,16 @@ func recommend(rows []planRow, t planTarget) string {
 		}
 		return a.FPR < b.FPR || a.FPR == b.FPR && a.MemoryBits < b.MemoryBits
 	}
+	// For a size target, a kind whose smallest layout exceeds the budget
+	// (a whole 512-bit block for a handful of keys, say) does not compete
+	// for "lowest rate for this size".
+	budget := math.Ceil(t.bitsPerKey * float64(t.n))
 	var best, bestRm, fast *planRow
 	for i := range rows {
 		r := &rows[i]
+		if t.fpr == 0 && !r.Removes && float64(r.MemoryBits) > budget {
+			continue
+		}
 		if r.Accesses == 1 && !r.Removes && (fast == nil || better(*r, *fast)) {
 			fast = r
 		}
