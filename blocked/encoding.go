@@ -1,7 +1,6 @@
 package blocked
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -46,13 +45,11 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 // format.ErrFormat, never a panic, and no allocation beyond what the bytes
 // received justify.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	d := format.NewDecoder(r)
-	g, err := Decode(d)
-	if err != nil {
-		return d.N(), err
+	g, n, err := format.ReadFrom(r, Decode)
+	if err == nil {
+		*f = *g
 	}
-	*f = *g
-	return d.N(), nil
+	return n, err
 }
 
 // Decode reads one blocked filter from d; used by the root loader.
@@ -90,26 +87,14 @@ func Decode(d *format.Decoder) (*Filter, error) {
 }
 
 // MarshalBinary returns f in the bloomlab file format.
-func (f *Filter) MarshalBinary() ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(len(f.words)*8 + 128)
-	if _, err := f.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.words)*8+128) }
 
 // UnmarshalBinary replaces f with the filter in data, which must hold
 // exactly one file. On error f is unchanged.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	r := bytes.NewReader(data)
-	g, err := Decode(format.NewDecoder(r))
-	if err != nil {
-		return err
+	g, err := format.Unmarshal(data, "blocked", Decode)
+	if err == nil {
+		*f = *g
 	}
-	if r.Len() != 0 {
-		return fmt.Errorf("blocked: %d trailing bytes after the filter: %w", r.Len(), format.ErrFormat)
-	}
-	*f = *g
-	return nil
+	return err
 }

@@ -1,7 +1,6 @@
 package counting
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -54,13 +53,11 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 // wrapping format.ErrFormat, never a panic, and nothing is allocated beyond
 // what the bytes actually received justify.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	d := format.NewDecoder(r)
-	g, err := decode(d)
-	if err != nil {
-		return d.N(), err
+	g, n, err := format.ReadFrom(r, decode)
+	if err == nil {
+		*f = *g
 	}
-	*f = *g
-	return d.N(), nil
+	return n, err
 }
 
 func decode(d *format.Decoder) (*Filter, error) {
@@ -128,27 +125,14 @@ func decode(d *format.Decoder) (*Filter, error) {
 func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
 
 // MarshalBinary returns f in the bloomlab file format.
-func (f *Filter) MarshalBinary() ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(len(f.words)*8 + 128)
-	if _, err := f.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.words)*8+128) }
 
 // UnmarshalBinary replaces f with the filter encoded in data, which must
 // hold exactly one file. On error f is unchanged.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	r := bytes.NewReader(data)
-	d := format.NewDecoder(r)
-	g, err := decode(d)
-	if err != nil {
-		return err
+	g, err := format.Unmarshal(data, "counting", decode)
+	if err == nil {
+		*f = *g
 	}
-	if r.Len() != 0 {
-		return fmt.Errorf("counting: %d trailing bytes after the filter: %w", r.Len(), format.ErrFormat)
-	}
-	*f = *g
-	return nil
+	return err
 }

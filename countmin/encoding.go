@@ -1,7 +1,6 @@
 package countmin
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -45,13 +44,11 @@ func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
 // ReadFrom replaces s with the sketch read from r. It reads exactly one
 // file; on error s is unchanged and the error wraps format.ErrFormat.
 func (s *Sketch) ReadFrom(r io.Reader) (int64, error) {
-	d := format.NewDecoder(r)
-	g, err := decode(d)
-	if err != nil {
-		return d.N(), err
+	g, n, err := format.ReadFrom(r, decode)
+	if err == nil {
+		*s = *g
 	}
-	*s = *g
-	return d.N(), nil
+	return n, err
 }
 
 // Decode reads one sketch from d; used by the root loader.
@@ -114,27 +111,14 @@ func decode(d *format.Decoder) (*Sketch, error) {
 }
 
 // MarshalBinary returns s in the bloomlab file format.
-func (s *Sketch) MarshalBinary() ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(len(s.cells)*8 + 128)
-	if _, err := s.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (s *Sketch) MarshalBinary() ([]byte, error) { return format.Marshal(s, len(s.cells)*8+128) }
 
 // UnmarshalBinary replaces s with the sketch encoded in data, which must
 // hold exactly one file. On error s is unchanged.
 func (s *Sketch) UnmarshalBinary(data []byte) error {
-	r := bytes.NewReader(data)
-	d := format.NewDecoder(r)
-	g, err := decode(d)
-	if err != nil {
-		return err
+	g, err := format.Unmarshal(data, "countmin", decode)
+	if err == nil {
+		*s = *g
 	}
-	if r.Len() != 0 {
-		return fmt.Errorf("countmin: %d trailing bytes after the sketch: %w", r.Len(), format.ErrFormat)
-	}
-	*s = *g
-	return nil
+	return err
 }
