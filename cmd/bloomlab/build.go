@@ -11,6 +11,8 @@ import (
 	"github.com/bloomlab/bloomlab/bloom"
 	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/counting"
+	"github.com/bloomlab/bloomlab/dlcbf"
+	"github.com/bloomlab/bloomlab/dleft"
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/theory"
 )
@@ -19,13 +21,13 @@ func init() {
 	register(&command{
 		name:    "build",
 		summary: "Build a filter from keys (one per line) and write it to FILE. Without -n the key files are counted in a first pass (standard input then needs -n). -m -k give the size directly; -fpr and -bits-per-key size it for n keys.",
-		usage:   "bloomlab build -kind bloom|partitioned|counting|blocked|choices|dlcbf [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] [-counter-bits W] [-c C] [-rounds R] -o FILE [KEYFILE…]",
+		usage:   "bloomlab build -kind bloom|partitioned|counting|blocked|choices|dlcbf|dleft [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] [-counter-bits W] [-c C] [-rounds R] -o FILE [KEYFILE…]",
 		run:     runBuild,
 	})
 }
 
 // buildKinds are the kinds build can make.
-var buildKinds = []string{"bloom", "partitioned", "counting", "blocked", "choices", "dlcbf"}
+var buildKinds = []string{"bloom", "partitioned", "counting", "blocked", "choices", "dlcbf", "dleft"}
 
 func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
@@ -39,7 +41,7 @@ func isSet(fs *flag.FlagSet, name string) bool {
 
 func runBuild(e *env, args []string) error {
 	fs := flagSet("build")
-	kind := fs.String("kind", "", "filter kind: bloom, partitioned, counting, blocked, choices or dlcbf (-fpr only)")
+	kind := fs.String("kind", "", "filter kind: bloom, partitioned, counting, blocked, choices, dlcbf (-fpr only) or dleft (-fpr or -bits-per-key)")
 	n := fs.Uint64("n", 0, "number of keys to size for (default: count the keys)")
 	fpr := fs.Float64("fpr", 0, "target false-positive rate")
 	bpk := fs.Float64("bits-per-key", 0, "bits per key (m = ⌈B·n⌉, optimal k)")
@@ -117,7 +119,20 @@ func runBuild(e *env, args []string) error {
 		if *schemeName != "" || !isSet(fs, "fpr") {
 			return usagef("-kind dlcbf takes -fpr (and -n), no -scheme, -m, -k or -bits-per-key")
 		}
-		return buildDlcbf(e, files, *n, *fpr, *seed, *out)
+		return buildRefusable(e, files, *n, *out, func(n uint64) (refusable, error) {
+			return dlcbf.NewWithEstimates(n, *fpr, *seed)
+		})
+	}
+	if *kind == "dleft" {
+		if *schemeName != "" || isSet(fs, "m") {
+			return usagef("-kind dleft takes -fpr or -bits-per-key (and -n), no -scheme, -m or -k")
+		}
+		return buildRefusable(e, files, *n, *out, func(n uint64) (refusable, error) {
+			if *fpr > 0 {
+				return dleft.NewWithEstimates(n, *fpr, *seed)
+			}
+			return dleft.NewWithBitsPerKey(n, *bpk, *seed)
+		})
 	}
 
 	mm, kk := *m, *k

@@ -5,25 +5,27 @@ package main
 // filters.go (its Add can refuse a key), so it has its own paths here.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/dlcbf"
+	"github.com/bloomlab/bloomlab/dleft"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
-// buildDlcbf builds a static dlCBF sized by dlcbf.NewWithEstimates for n
-// keys (counted in a first pass when n is 0) at rate fpr, adds the keys and
-// writes it. A refused key (bucket overflow) is an error; nothing is
-// written.
-func buildDlcbf(e *env, files []string, n uint64, fpr float64, seed uint64, out string) error {
-	if fpr <= 0 {
-		return usagef("-kind dlcbf is sized with -fpr (and -n, or counted keys)")
-	}
+// refusable is a structure whose Add can refuse a key (dleft with a
+// bounded stash, dlcbf on bucket overflow).
+type refusable interface {
+	bloomlab.Filter
+	Add(key []byte) error
+}
+
+// buildRefusable builds the structure newF sizes for n keys (counted in a
+// first pass when n is 0), adds the keys and writes it. A refused key is an
+// error and nothing is written.
+func buildRefusable(e *env, files []string, n uint64, out string, newF func(n uint64) (refusable, error)) error {
+	counted := n == 0
 	if n == 0 {
 		for _, name := range files {
 			if err := rereadable(name); err != nil {
@@ -38,18 +40,23 @@ func buildDlcbf(e *env, files []string, n uint64, fpr float64, seed uint64, out 
 			return fmt.Errorf("build: no keys in %v to size the filter for; give -n", files)
 		}
 	}
-	f, err := dlcbf.NewWithEstimates(n, fpr, seed)
+	f, err := newF(n)
 	if err != nil {
 		return usagef("%v", err)
 	}
+	var added uint64
 	err = e.forEachKey(files, func(key []byte, file string, line int) error {
 		if err := f.Add(key); err != nil {
 			return fmt.Errorf("build: key %s (%s:%d): %w; nothing written (size for more keys with -n)", quoteKey(key), file, line, err)
 		}
+		added++
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if counted && added != n {
+		return fmt.Errorf("build: the key files held %d keys when counted and %d when read again; nothing written", n, added)
 	}
 	return saveFilter(out, f)
 }
@@ -77,35 +84,6 @@ func removeDlcbf(e *env, f *dlcbf.Filter, path string, keyfiles []string, ignore
 		fmt.Fprintf(e.stderr, "bloomlab: remove: skipped %d keys not in the filter\n", missing)
 	}
 	return saveFilter(path, f)
-}
-
-// loadAny reads the bloomlab file at path, of any kind the root loader
-// reads, which must hold exactly one structure.
-func loadAny(path string) (bloomlab.Filter, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		return nil, &fileError{path, errors.New("is a directory")}
-	}
-	br := bufio.NewReaderSize(f, 1<<20)
-	g, err := bloomlab.ReadFrom(br)
-	if err != nil {
-		return nil, &fileError{path, err}
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
-		if err == nil {
-			return nil, &fileError{path, fmt.Errorf("trailing bytes after the filter: %w", bloomlab.ErrFormat)}
-		}
-		return nil, &fileError{path, err}
-	}
-	return g, nil
 }
 
 // planDlcbf plans the static dlCBF of dlcbf.NewWithEstimates: d = 4
@@ -137,5 +115,30 @@ func planDlcbf(t planTarget) (planRow, error) {
 	}
 	r.BitsPerKey = float64(r.MemoryBits) / nf
 	r.Overhead = theory.Overhead(float64(r.MemoryBits), nf, fpr)
+	return r, nil
+}
+
+// planDleft plans the d-left Bloom filter of dleft.PlanFPR /
+// PlanBitsPerKey: d buckets per query, the rate of formula (1) of 002 over
+// the fluid-limit loads. M is the total number of buckets.
+func planDleft(t planTarget) (planRow, error) {
+	var p dleft.Plan
+	var err error
+	if t.fpr > 0 {
+		p, err = dleft.PlanFPR(t.n, t.fpr)
+	} else {
+		p, err = dleft.PlanBitsPerKey(t.n, t.bitsPerKey)
+	}
+	if err != nil {
+		return planRow{}, err
+	}
+	nf := float64(t.n)
+	mem := uint64(p.BitsPerKey*nf + 0.5)
+	r := planRow{
+		Kind: "dleft", Scheme: "-", M: uint64(p.D) * p.Buckets, K: p.D, CounterBits: 1,
+		MemoryBits: mem, FPR: p.FPR, Hashes: 1, Accesses: p.D, BitsPerKey: p.BitsPerKey,
+		Note: fmt.Sprintf("d-left (002 §II): %d × %d buckets of %d bits, %.3g keys per bucket", p.D, p.Buckets, p.BucketBits, p.Load),
+	}
+	r.Overhead = theory.Overhead(float64(mem), nf, p.FPR)
 	return r, nil
 }

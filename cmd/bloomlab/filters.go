@@ -42,9 +42,23 @@ func (e *fileError) Error() string {
 
 func (e *fileError) Unwrap() error { return e.err }
 
-// loadFilter reads the bloomlab file at path, which must hold exactly one
-// filter of a kind the commands support.
+// loadFilter reads the bloomlab file at path, which must hold a kind that
+// offers the filter interface.
 func loadFilter(path string) (filter, error) {
+	g, err := loadAny(path)
+	if err != nil {
+		return nil, err
+	}
+	ff, ok := g.(filter)
+	if !ok {
+		return nil, &fileError{path, fmt.Errorf("kind %s is not supported by this command", g.Kind())}
+	}
+	return ff, nil
+}
+
+// loadAny reads the bloomlab file at path, of any kind the root loader
+// reads, which must hold exactly one structure.
+func loadAny(path string) (bloomlab.Filter, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -68,11 +82,7 @@ func loadFilter(path string) (filter, error) {
 		}
 		return nil, &fileError{path, err}
 	}
-	ff, ok := g.(filter)
-	if !ok {
-		return nil, &fileError{path, fmt.Errorf("kind %s is not supported by this command", g.Kind())}
-	}
-	return ff, nil
+	return g, nil
 }
 
 // saveFilter writes f to path atomically.

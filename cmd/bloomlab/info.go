@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/bloomlab/bloomlab/choices"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/choices"
 
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/theory"
@@ -63,9 +66,13 @@ func runInfo(e *env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one FILE")
 	}
-	f, err := loadFilter(pos[0])
+	g, err := loadAny(pos[0])
 	if err != nil {
 		return err
+	}
+	f, ok := g.(filter)
+	if !ok {
+		return e.genericInfo(pos[0], g, *asJSON)
 	}
 	r := infoReport{
 		File: pos[0], Kind: f.Kind(), Scheme: f.Scheme().String(), Seed: f.Seed(),
@@ -152,4 +159,56 @@ func humanBytes(b float64) string {
 		return strconv.FormatFloat(b, 'f', -1, 64) + " B"
 	}
 	return fmt.Sprintf("%.3g %s", b, units[i])
+}
+
+// genericInfo describes a kind outside the filter interface (dleft, dlcbf,
+// countmin) with what it offers: seed, size, keys, design n, the
+// false-positive rate of its current state.
+func (e *env) genericInfo(path string, g bloomlab.Filter, asJSON bool) error {
+	type row struct {
+		Name  string `json:"name"`
+		Value any    `json:"value"`
+	}
+	rows := []row{{"file", path}, {"kind", g.Kind()}}
+	if v, ok := g.(interface{ Seed() uint64 }); ok {
+		rows = append(rows, row{"seed", v.Seed()})
+	}
+	var bitsTotal, keys uint64
+	if v, ok := g.(interface{ Bits() uint64 }); ok {
+		bitsTotal = v.Bits()
+		rows = append(rows, row{"memory_bits", bitsTotal})
+	}
+	if v, ok := g.(interface{ N() uint64 }); ok {
+		keys = v.N()
+		rows = append(rows, row{"keys_added", keys})
+	}
+	if v, ok := g.(interface{ Total() uint64 }); ok {
+		rows = append(rows, row{"total_count", v.Total()})
+	}
+	if bitsTotal > 0 && keys > 0 {
+		rows = append(rows, row{"bits_per_key", float64(bitsTotal) / float64(keys)})
+	}
+	if v, ok := g.(interface{ Capacity() uint64 }); ok {
+		rows = append(rows, row{"capacity", v.Capacity()})
+	}
+	if v, ok := g.(interface{ EstimatedFPR() float64 }); ok {
+		rows = append(rows, row{"fpr_at_current_state", v.EstimatedFPR()})
+	}
+	if asJSON {
+		m := make(map[string]any, len(rows))
+		for _, r := range rows {
+			m[r.Name] = r.Value
+		}
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s:\t%v\n", strings.ReplaceAll(r.Name, "_", " "), r.Value)
+	}
+	return tw.Flush()
 }

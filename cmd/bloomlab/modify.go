@@ -32,14 +32,29 @@ func runAdd(e *env, args []string) error {
 	if len(pos) < 1 {
 		return usagef("missing FILE")
 	}
-	f, err := loadFilter(pos[0])
+	g, err := loadAny(pos[0])
 	if err != nil {
 		return err
 	}
-	if err := e.forEachKey(keyFiles(pos[1:]), func(key []byte, _ string, _ int) error { f.Add(key); return nil }); err != nil {
+	var add func(key []byte) error
+	switch f := g.(type) {
+	case filter:
+		add = func(key []byte) error { f.Add(key); return nil }
+	case interface{ Add([]byte) error }: // dleft, dlcbf: an insert can be refused
+		add = f.Add
+	default:
+		return fmt.Errorf("add: %s holds a %s, which does not take keys one by one", pos[0], g.Kind())
+	}
+	err = e.forEachKey(keyFiles(pos[1:]), func(key []byte, file string, line int) error {
+		if err := add(key); err != nil {
+			return fmt.Errorf("add: key %s (%s:%d): %w; %s is unchanged", quoteKey(key), file, line, err, pos[0])
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	return saveFilter(pos[0], f)
+	return saveFilter(pos[0], g)
 }
 
 func runRemove(e *env, args []string) error {

@@ -66,6 +66,7 @@ var planners = []planner{
 	{"blocked", planBlocked},
 	{"choices", planChoices},
 	{"dlcbf", planDlcbf},
+	{"dleft", planDleft},
 }
 
 // planChoices plans a Bloom filter with two choices (000 §3) filled online:
@@ -144,12 +145,14 @@ func planStandard(t planTarget, kind string, scheme hashing.Scheme, w int) (plan
 }
 
 type planReport struct {
-	N              uint64    `json:"n"`
-	FPR            *float64  `json:"target_fpr"`
-	BitsPerKey     *float64  `json:"target_bits_per_key"`
-	LowerBound     *float64  `json:"lower_bound_bits_per_key"`
-	Kinds          []planRow `json:"kinds"`
-	Recommendation string    `json:"recommendation"`
+	N          uint64    `json:"n"`
+	FPR        *float64  `json:"target_fpr"`
+	BitsPerKey *float64  `json:"target_bits_per_key"`
+	LowerBound *float64  `json:"lower_bound_bits_per_key"`
+	Kinds      []planRow `json:"kinds"`
+	// Unavailable lists the kinds that cannot meet the target, and why.
+	Unavailable    []string `json:"unavailable,omitempty"`
+	Recommendation string   `json:"recommendation"`
 }
 
 func runPlan(e *env, args []string) error {
@@ -189,7 +192,10 @@ func runPlan(e *env, args []string) error {
 	for _, p := range planners {
 		r, err := p.plan(t)
 		if err != nil {
-			return fmt.Errorf("plan: %s: %w", p.kind, err)
+			// One kind that cannot meet the target (a d-left filter below
+			// its smallest bucket budget, say) does not void the others.
+			rep.Unavailable = append(rep.Unavailable, p.kind+": "+strings.TrimPrefix(err.Error(), p.kind+": "))
+			continue
 		}
 		rep.Kinds = append(rep.Kinds, r)
 	}
@@ -219,6 +225,12 @@ func runPlan(e *env, args []string) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, u := range rep.Unavailable {
+		fmt.Fprintf(e.stdout, "\nnot available: %s", u)
+	}
+	if len(rep.Unavailable) > 0 {
+		fmt.Fprintln(e.stdout)
 	}
 	_, err = fmt.Fprintf(e.stdout, "\nrecommendation: %s\n", rep.Recommendation)
 	return err

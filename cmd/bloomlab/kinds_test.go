@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestEveryKind builds each kind from a key file, then checks query (no
+// false negatives, -c, -v), info (text and JSON), add, and for the
+// removable kinds remove — through the command, in process.
+func TestEveryKind(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var keys, more strings.Builder
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&keys, "key-%d\n", i)
+		fmt.Fprintf(&more, "more-%d\n", i)
+	}
+	os.WriteFile("keys.txt", []byte(keys.String()), 0o644)
+	os.WriteFile("more.txt", []byte(more.String()), 0o644)
+	for _, c := range []struct {
+		kind   string
+		args   []string
+		remove bool
+	}{
+		{"bloom", []string{"-fpr", "0.01"}, false},
+		{"partitioned", []string{"-bits-per-key", "10"}, false},
+		{"counting", []string{"-fpr", "0.01"}, true},
+		{"blocked", []string{"-fpr", "0.01"}, false},
+		{"choices", []string{"-fpr", "0.01", "-c", "2"}, false},
+		{"dlcbf", []string{"-fpr", "0.01", "-n", "4000"}, true},
+		{"dleft", []string{"-bits-per-key", "16", "-n", "4000"}, false},
+	} {
+		file := c.kind + ".blf"
+		args := append([]string{"build", "-kind", c.kind, "-o", file}, c.args...)
+		if _, e, code := invoke(append(args, "keys.txt"), ""); code != 0 {
+			t.Fatalf("%s: build exit %d: %s", c.kind, code, e)
+		}
+		if out, e, code := invoke([]string{"query", "-c", file, "keys.txt"}, ""); code != 0 || out != "2000\n" {
+			t.Fatalf("%s: query -c = %q, exit %d, %s: false negatives", c.kind, out, code, e)
+		}
+		if out, _, code := invoke([]string{"query", "-v", "-c", file, "keys.txt"}, ""); code != 1 || out != "0\n" {
+			t.Fatalf("%s: query -v -c = %q, exit %d", c.kind, out, code)
+		}
+		if out, e, code := invoke([]string{"info", file}, ""); code != 0 || !strings.Contains(out, c.kind) {
+			t.Fatalf("%s: info exit %d: %s %s", c.kind, code, out, e)
+		}
+		if out, e, code := invoke([]string{"info", "-json", file}, ""); code != 0 || !strings.HasPrefix(out, "{") {
+			t.Fatalf("%s: info -json exit %d: %s %s", c.kind, code, out, e)
+		}
+		if _, e, code := invoke([]string{"add", file, "more.txt"}, ""); code != 0 {
+			t.Fatalf("%s: add exit %d: %s", c.kind, code, e)
+		}
+		if out, _, _ := invoke([]string{"query", "-c", file, "keys.txt", "more.txt"}, ""); out != "4000\n" {
+			t.Fatalf("%s: after add, query -c = %q", c.kind, out)
+		}
+		_, e, code := invoke([]string{"remove", file, "more.txt"}, "")
+		if c.remove {
+			if code != 0 {
+				t.Fatalf("%s: remove exit %d: %s", c.kind, code, e)
+			}
+			if out, _, _ := invoke([]string{"query", "-c", file, "keys.txt"}, ""); out != "2000\n" {
+				t.Fatalf("%s: after remove, query -c = %q: false negatives", c.kind, out)
+			}
+		} else if code != 1 {
+			t.Fatalf("%s: remove on a kind without remove: exit %d, want 1", c.kind, code)
+		}
+	}
+}
