@@ -27,6 +27,7 @@ import (
 	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/dlcbf"
+	"github.com/bloomlab/bloomlab/dleft"
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/greatroar/blobloom"
 	cuckoo "github.com/seiflotfy/cuckoofilter"
@@ -111,6 +112,10 @@ const (
 	libCounting     = "bloomlab-counting"
 	libDlcbf        = "bloomlab-dlcbf"
 	libChoices      = "bloomlab-choices"
+	libDleft        = "bloomlab-dleft"
+	libDleft16      = "bloomlab-dleft-16bpk"
+	libBloom16      = "bloomlab-bloom-16bpk"
+	libBnB16        = "bitsandblooms-16bpk"
 	libBlocked      = "bloomlab-blocked"
 	libBlockedBatch = "bloomlab-blocked-batch"
 	libBloomBatch   = "bloomlab-bloom-batch"
@@ -138,6 +143,43 @@ var Libs = []lib{
 	{name: libCounting, newF: newBloomlabCounting},
 	{name: libDlcbf, newF: newBloomlabDlcbf},
 	{name: libChoices, newF: newBloomlabChoices},
+	{name: libDleft, newF: func(n uint64, fpr float64) (*filter, error) {
+		f, err := dleft.NewWithEstimates(n, fpr, 0)
+		return wrapDleft(f), err
+	}},
+	// At 16 bits per key (002 §II's comparison): d-left against a standard
+	// filter with the same bits and k = 11, ours and bits-and-blooms'.
+	{name: libDleft16, fixedFPR: true, newF: func(n uint64, _ float64) (*filter, error) {
+		f, err := dleft.NewWithBitsPerKey(n, 16, 0)
+		return wrapDleft(f), err
+	}},
+	{name: libBloom16, fixedFPR: true, newF: func(n uint64, _ float64) (*filter, error) {
+		f, err := bloom.New(16*n, 11)
+		if err != nil {
+			return nil, err
+		}
+		return &filter{
+			addAll: func(keys [][]byte) {
+				for _, k := range keys {
+					f.Add(k)
+				}
+			},
+			countAll: func(keys [][]byte) int {
+				c := 0
+				for _, k := range keys {
+					if f.Contains(k) {
+						c++
+					}
+				}
+				return c
+			},
+			reset: f.Clear,
+			bits:  f.M,
+		}, nil
+	}},
+	{name: libBnB16, fixedFPR: true, newF: func(n uint64, _ float64) (*filter, error) {
+		return wrapBnB(bnb.New(uint(16*n), 11)), nil
+	}},
 	{name: libBlocked, newF: func(n uint64, fpr float64) (*filter, error) { return newBlocked(n, fpr, false) }},
 	{name: libBlockedBatch, newF: func(n uint64, fpr float64) (*filter, error) { return newBlocked(n, fpr, true) }},
 	{name: libBloomBatch, newF: newBloomlabBatch},
@@ -183,6 +225,36 @@ func newBloomlab(n uint64, fpr float64, opts ...bloom.Option) (*filter, error) {
 		reset: f.Clear,
 		bits:  f.M,
 	}, nil
+}
+
+// wrapDleft wraps a d-left filter; a refused insert (only with a bounded
+// stash, which these filters do not set) is counted as a failure.
+func wrapDleft(f *dleft.Filter) *filter {
+	if f == nil {
+		return nil
+	}
+	fails := 0
+	return &filter{
+		addAll: func(keys [][]byte) {
+			for _, k := range keys {
+				if f.Add(k) != nil {
+					fails++
+				}
+			}
+		},
+		countAll: func(keys [][]byte) int {
+			c := 0
+			for _, k := range keys {
+				if f.Contains(k) {
+					c++
+				}
+			}
+			return c
+		},
+		reset:    func() { f.Clear(); fails = 0 },
+		bits:     f.Bits,
+		failures: func() int { return fails },
+	}
 }
 
 // newBlocked wraps the cache-line-blocked filter; with batch, queries go

@@ -285,6 +285,8 @@ func ratioTable(w io.Writer, results map[string]result, fprs []float64) {
 		{libBlockedBatch, libBnB, 0.25},
 		{libBlocked, libBlobloom, 0},
 		{libBloomBatch, libBnBSameMK, 0},
+		{libDleft16, libBnB16, 0.5},
+		{libDleft16, libBloom16, 0},
 	}
 	fmt.Fprintln(w, "\nbloomlab ÷ peer, cpu-ns/op at the same target FPR (below 1 means bloomlab is faster):")
 	fmt.Fprintf(w, "%-7s %-46s %6s %8s %8s %7s  %s\n", "fpr", "bloomlab / peer", "add", "present", "absent", "target", "verdict")
