@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -95,6 +96,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	large := fs.Bool("large", false, "instead: the large-filter run (filters far larger than the cache, against random-load times)")
 	largeKeys := fs.Uint64("large-keys", 1<<28, "keys in each filter of the large run")
 	largeQueries := fs.Uint64("large-queries", 1<<24, "present and absent queries per filter in the large run")
+	largeOnly := fs.String("large-only", "", "regular expression: run only the large-run filters whose names match")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,7 +123,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			defer f.Close()
 			w = io.MultiWriter(stdout, f)
 		}
-		return runLarge(w, stderr, *largeKeys, *largeQueries, fprs[0])
+		only, err := regexp.Compile(*largeOnly)
+		if err != nil {
+			return fmt.Errorf("-large-only: %w", err)
+		}
+		return runLarge(w, stderr, *largeKeys, *largeQueries, fprs[0], only)
 	}
 	testing.Init()
 	if err := flag.Set("test.benchtime", *benchtime); err != nil {

@@ -348,17 +348,41 @@ func (f *Filter) containsGroup(ds []hashing.Digest, out []bool) {
 		return
 	}
 	w, m, r := f.words, f.m, f.ix.Recip()
-	for j, d := range ds {
-		t, b := f.ix.DoubleStart(d)
-		acc := uint64(1)
-		for _, o := range off {
-			x := hashing.ModSmall(t+o, m, r)
-			acc &= atomic.LoadUint64(&w[x>>6]) >> (x & 63)
-			t += b
+	// Phase 1: every position of the group, and a load of each, back to
+	// back (a software prefetch: the loads are independent, so all the
+	// group's cache misses are in flight together). Phase 2: the bits,
+	// now cached. A group is as many keys as fit 256 positions.
+	var pos [256]uint64
+	per := max(1, len(pos)/len(off))
+	for len(ds) > 0 {
+		g := min(per, len(ds))
+		p := pos[:0]
+		var sum uint64
+		for _, d := range ds[:g] {
+			t, b := f.ix.DoubleStart(d)
+			for _, o := range off {
+				x := hashing.ModSmall(t+o, m, r)
+				sum += atomic.LoadUint64(&w[x>>6])
+				p = append(p, x)
+				t += b
+			}
 		}
-		out[j] = acc&1 != 0
+		keep(sum)
+		for j := range g {
+			acc := uint64(1)
+			for _, x := range p[j*len(off) : (j+1)*len(off)] {
+				acc &= atomic.LoadUint64(&w[x>>6]) >> (x & 63)
+			}
+			out[j] = acc&1 != 0
+		}
+		ds, out = ds[g:], out[g:]
 	}
 }
+
+// keep consumes a value so the compiler cannot drop the loads behind it.
+//
+//go:noinline
+func keep(uint64) {}
 
 // Ones returns the number of bits set.
 func (f *Filter) Ones() uint64 {
