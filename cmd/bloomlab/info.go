@@ -136,7 +136,7 @@ func runInfo(e *env, args []string) error {
 	fmt.Fprintf(tw, "keys added:\t%d\n", r.Keys)
 	fmt.Fprintf(tw, "bits per key:\t%s\n", opt(r.BitsPerKey, "%.4g"))
 	fmt.Fprintf(tw, "fill ratio:\t%.6g\n", r.Fill)
-	fmt.Fprintf(tw, "fpr at current fill:\t%.6g\t(fill^k, from the bits)\n", r.FPRFill)
+	fmt.Fprintf(tw, "fpr at current fill:\t%.6g\t(%s)\n", r.FPRFill, fillMethod(r.Kind))
 	fmt.Fprintf(tw, "fpr at keys added:\t%s\t(formula, n = keys added)\n", opt(r.FPRKeys, "%.6g"))
 	fmt.Fprintf(tw, "design n:\t%d\t(%s)\n", r.DesignN, r.DesignFrom)
 	fmt.Fprintf(tw, "fpr at design n:\t%.6g\t(formula)\n", r.FPRDesign)
@@ -211,4 +211,17 @@ func (e *env) genericInfo(path string, g bloomlab.Filter, asJSON bool) error {
 		fmt.Fprintf(tw, "%s:\t%v\n", strings.ReplaceAll(r.Name, "_", " "), r.Value)
 	}
 	return tw.Flush()
+}
+
+// fillMethod says how each kind's EstimatedFPR reads its state.
+func fillMethod(kind string) string {
+	switch kind {
+	case "blocked":
+		return "mean over blocks of (block fill)^k, from the bits"
+	case "choices":
+		return "1 − (1 − fill^k)^c, from the bits"
+	case "partitioned":
+		return "product of the subarrays' fills, from the bits"
+	}
+	return "fill^k, from the bits"
 }
