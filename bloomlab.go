@@ -17,8 +17,9 @@
 //   - theory: closed forms and optimal parameters
 //
 // This package reads any bloomlab file: ReadFrom and Unmarshal return
-// whatever kind the file holds. The file format is specified in
-// docs/FORMAT.md.
+// whatever kind the file holds, as a Filter, the contract every kind
+// satisfies. The file format is specified in docs/FORMAT.md; the names the
+// kinds share (Capacity, Bits, N, Union, Merge) in docs/API.md.
 package bloomlab
 
 import (
@@ -26,66 +27,36 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/bloomlab/bloomlab/blocked"
-	"github.com/bloomlab/bloomlab/bloom"
-	"github.com/bloomlab/bloomlab/choices"
-	"github.com/bloomlab/bloomlab/counting"
-	"github.com/bloomlab/bloomlab/countmin"
-	"github.com/bloomlab/bloomlab/dlcbf"
-	"github.com/bloomlab/bloomlab/dleft"
 	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
-// Filter is what every bloomlab structure read from a file offers. Use a
-// type switch (*bloom.Filter, *counting.Filter, …) for the rest of its API.
-type Filter interface {
-	// Kind names the structure ("bloom", "partitioned", "counting", …).
-	Kind() string
-	// Contains reports whether key may have been added.
-	Contains(key []byte) bool
-	// WriteTo writes the structure in the bloomlab file format.
-	WriteTo(w io.Writer) (int64, error)
-}
+// Filter is what every bloomlab structure offers: Kind, Contains, WriteTo,
+// Capacity (the number of keys it was sized for), Bits (its memory), N (the
+// keys added), Seed and EstimatedFPR (the false-positive rate of its
+// state). Use a type assertion (*bloom.Filter, *counting.Filter, …) for the
+// rest of its API.
+type Filter = kind.Filter
 
-// ErrFormat is wrapped by every error about malformed input.
-var ErrFormat = format.ErrFormat
+// Errors. ErrFormat is wrapped by every error about malformed input,
+// ErrParam by every parameter error of every bloomlab package,
+// ErrIncompatible by every refusal to combine two structures.
+var (
+	ErrFormat       = format.ErrFormat
+	ErrParam        = kind.ErrParam
+	ErrIncompatible = kind.ErrIncompatible
+)
+
+// Kinds returns the names of the kinds this build reads and writes, in
+// listing order.
+func Kinds() []string { return kind.Names() }
 
 // ReadFrom reads one bloomlab file of any kind from r. It reads exactly the
 // file's bytes. Malformed input returns an error wrapping ErrFormat.
 func ReadFrom(r io.Reader) (Filter, error) {
-	var hdr [format.HeaderSize]byte
-	if n, err := io.ReadFull(r, hdr[:]); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, fmt.Errorf("bloomlab: file of %d bytes is shorter than a header: %w: %w", n, io.ErrUnexpectedEOF, ErrFormat)
-		}
-		return nil, fmt.Errorf("bloomlab: %w", err)
-	}
-	kind, err := format.PeekKind(hdr[:])
+	f, err := kind.Decode(format.NewDecoder(r))
 	if err != nil {
 		return nil, fmt.Errorf("bloomlab: %w", err)
-	}
-	d := format.NewDecoder(io.MultiReader(bytes.NewReader(hdr[:]), r))
-	var f Filter
-	switch kind {
-	case format.KindBloom:
-		f, err = nilIfErr(bloom.Decode(d))
-	case format.KindCounting:
-		f, err = nilIfErr(counting.Decode(d))
-	case format.KindDleft:
-		f, err = nilIfErr(dleft.Decode(d))
-	case format.KindChoices:
-		f, err = nilIfErr(choices.Decode(d))
-	case format.KindBlocked:
-		f, err = nilIfErr(blocked.Decode(d))
-	case format.KindDlcbf:
-		f, err = nilIfErr(dlcbf.Decode(d))
-	case format.KindCountMin: // Contains: estimated count > 0
-		f, err = nilIfErr(countmin.Decode(d))
-	default:
-		err = fmt.Errorf("bloomlab: file holds kind %v, which this build cannot read: %w", kind, ErrFormat)
-	}
-	if err != nil {
-		return nil, err
 	}
 	return f, nil
 }
@@ -100,15 +71,6 @@ func Unmarshal(data []byte) (Filter, error) {
 	}
 	if r.Len() != 0 {
 		return nil, fmt.Errorf("bloomlab: %d trailing bytes after the file: %w", r.Len(), ErrFormat)
-	}
-	return f, nil
-}
-
-// nilIfErr converts a concrete (pointer, error) result to (Filter, error)
-// without turning a nil pointer into a non-nil interface.
-func nilIfErr[T Filter](f T, err error) (Filter, error) {
-	if err != nil {
-		return nil, err
 	}
 	return f, nil
 }

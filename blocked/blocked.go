@@ -28,8 +28,8 @@
 package blocked
 
 import (
-	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 	"sync/atomic"
@@ -49,8 +49,8 @@ const MaxBlocks = hashing.MaxM / BlockBits
 
 // Errors returned by this package wrap these values.
 var (
-	ErrParam        = errors.New("invalid parameter")
-	ErrIncompatible = errors.New("incompatible filters")
+	ErrParam        = kind.ErrParam
+	ErrIncompatible = kind.ErrIncompatible
 )
 
 // Filter is a blocked Bloom filter. Create one with New or NewWithEstimates.

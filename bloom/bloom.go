@@ -24,8 +24,8 @@
 package bloom
 
 import (
-	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 	"sync/atomic"
@@ -37,9 +37,9 @@ import (
 // Errors returned by this package wrap these values.
 var (
 	// ErrParam: a parameter is out of range.
-	ErrParam = errors.New("invalid parameter")
+	ErrParam = kind.ErrParam
 	// ErrIncompatible: two filters cannot be combined.
-	ErrIncompatible = errors.New("incompatible filters")
+	ErrIncompatible = kind.ErrIncompatible
 )
 
 // Filter is a standard or partitioned Bloom filter. The zero value is not

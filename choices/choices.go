@@ -35,8 +35,8 @@
 // groups double the chances of a false positive but the greedy choice sets
 // fewer ones; the online gain is nil at 8 bits per key, small at 16 and
 // about a factor of two at 32 (000 Table 1), the offline gain larger (Table
-// 3). theory.ChoicesFill solves the differential equation (3.2) that
-// predicts the online fill; theory.ChoicesOptimalK gives the best k, which
+// 3). theory.FillChoices solves the differential equation (3.2) that
+// predicts the online fill; theory.OptimalKChoices gives the best k, which
 // grows with c.
 //
 // Cost: Add hashes the key once (xxh3-128), derives c group digests and
@@ -60,8 +60,8 @@
 package choices
 
 import (
-	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 	"sync/atomic"
@@ -76,7 +76,7 @@ const MaxC = 8
 // Errors returned by this package wrap these values.
 var (
 	// ErrParam: a parameter is out of range.
-	ErrParam = errors.New("invalid parameter")
+	ErrParam = kind.ErrParam
 )
 
 // Config describes a c-choice filter.
@@ -169,8 +169,8 @@ func New(cfg Config) (*Filter, error) {
 
 // NewWithEstimates returns a filter with c groups sized for n keys at
 // false-positive rate fpr under online insertion: the smallest m for which
-// some k ≤ 64 gives theory.ChoicesFP(m/n, k, c) ≤ fpr, and that k
-// (theory.ChoicesSize; the prediction is asymptotic in m). The other
+// some k ≤ 64 gives theory.FPChoices(m/n, k, c) ≤ fpr, and that k
+// (theory.SizeChoices; the prediction is asymptotic in m). The other
 // fields of cfg (Scheme, Seed, TieSeed) are used as given; its M and K are
 // ignored.
 func NewWithEstimates(n uint64, fpr float64, c int, cfg Config) (*Filter, error) {
@@ -183,7 +183,7 @@ func NewWithEstimates(n uint64, fpr float64, c int, cfg Config) (*Filter, error)
 	if c < 1 || c > MaxC {
 		return nil, fmt.Errorf("choices: c = %d out of range [1, %d]: %w", c, MaxC, ErrParam)
 	}
-	m, k, err := theory.ChoicesSize(n, fpr, c, hashing.MaxK)
+	m, k, err := theory.SizeChoices(n, fpr, c, hashing.MaxK)
 	if err != nil {
 		return nil, fmt.Errorf("choices: %w: %w", err, ErrParam)
 	}
@@ -429,18 +429,18 @@ func (f *Filter) Ones() uint64 {
 func (f *Filter) FillRatio() float64 { return float64(f.Ones()) / float64(f.m) }
 
 // EstimatedFPR returns the false-positive rate implied by the current fill
-// z: 1 − (1 − z^k)^c (000 §3; theory.ChoicesFPFromFill), the probability
+// z: 1 − (1 − z^k)^c (000 §3; theory.FPFromFillChoices), the probability
 // that one of a random query's c groups lands on k ones.
 func (f *Filter) EstimatedFPR() float64 {
-	return theory.ChoicesFPFromFill(f.FillRatio(), f.k, f.c)
+	return theory.FPFromFillChoices(f.FillRatio(), f.k, f.c)
 }
 
 // ApproxCount estimates the number of keys added online from the fill by
-// inverting the differential equation (3.2) (theory.ChoicesCountFromFill).
+// inverting the differential equation (3.2) (theory.CountFromFillChoices).
 // A filter built offline holds more keys than this estimate. It returns
 // +Inf when every bit is set.
 func (f *Filter) ApproxCount() float64 {
-	return theory.ChoicesCountFromFill(float64(f.m), f.k, f.c, f.FillRatio())
+	return theory.CountFromFillChoices(float64(f.m), f.k, f.c, f.FillRatio())
 }
 
 // Clear removes every key (the tie-breaking generator keeps its state).

@@ -194,7 +194,7 @@ func TestFalsePositiveRate(t *testing.T) {
 		for _, d := range digests(n, 10) {
 			f.AddHash(d)
 		}
-		z := theory.ChoicesFill(tc.bpk, tc.k, tc.c)
+		z := theory.FillChoices(tc.bpk, tc.k, tc.c)
 		lo, hi := stats.BinomialQuantileBounds(m, z, 1e-6)
 		if ones := f.Ones(); ones < lo || ones > hi {
 			t.Errorf("%+v: %d ones, ODE fill %.5f gives [%d, %d]", tc, ones, z, lo, hi)
@@ -222,7 +222,7 @@ func TestDoubleHashingFill(t *testing.T) {
 		for _, d := range digests(n, 12) {
 			f.AddHash(d)
 		}
-		z := theory.ChoicesFill(16, 13, 2)
+		z := theory.FillChoices(16, 13, 2)
 		lo, hi := stats.BinomialQuantileBounds(16*n, z, 1e-6)
 		if ones := f.Ones(); ones < lo || ones > hi {
 			t.Errorf("%v: %d ones, ODE fill %.5f gives [%d, %d]", s, ones, z, lo, hi)
@@ -276,10 +276,10 @@ func TestNewWithEstimates(t *testing.T) {
 		t.Fatalf("c = %d, capacity %d", f.C(), f.Capacity())
 	}
 	bpk := float64(f.M()) / 100000
-	if fp := theory.ChoicesFP(bpk, f.K(), 2); fp > 0.001 {
+	if fp := theory.FPChoices(bpk, f.K(), 2); fp > 0.001 {
 		t.Errorf("m = %d, k = %d: predicted %v > 0.001", f.M(), f.K(), fp)
 	}
-	if fp := theory.ChoicesFP((float64(f.M())-1)/100000, f.K(), 2); fp <= 0.001 {
+	if fp := theory.FPChoices((float64(f.M())-1)/100000, f.K(), 2); fp <= 0.001 {
 		t.Errorf("m − 1 also reaches the rate: %v", fp)
 	}
 	for _, d := range digests(100000, 1) {

@@ -19,7 +19,7 @@ func Example() {
 		f.AddString(fmt.Sprint("key-", i))
 	}
 	fmt.Println(f.ContainsString("key-7"))
-	fmt.Printf("predicted fill %.4f\n", theory.ChoicesFill(16, 13, 2))
+	fmt.Printf("predicted fill %.4f\n", theory.FillChoices(16, 13, 2))
 	// Output:
 	// true
 	// predicted fill 0.5187

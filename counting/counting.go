@@ -55,6 +55,7 @@ package counting
 import (
 	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 
@@ -66,9 +67,9 @@ import (
 // Errors returned by this package wrap these values.
 var (
 	// ErrParam: a parameter is out of range.
-	ErrParam = errors.New("invalid parameter")
+	ErrParam = kind.ErrParam
 	// ErrIncompatible: two filters cannot be combined.
-	ErrIncompatible = errors.New("incompatible filters")
+	ErrIncompatible = kind.ErrIncompatible
 	// ErrNotPresent: Remove was asked to remove a key the filter proves
 	// absent.
 	ErrNotPresent = errors.New("counting: key not present")

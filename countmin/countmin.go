@@ -41,8 +41,8 @@
 package countmin
 
 import (
-	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 
@@ -52,9 +52,9 @@ import (
 // Errors returned by this package wrap these values.
 var (
 	// ErrParam: a parameter is out of range.
-	ErrParam = errors.New("invalid parameter")
+	ErrParam = kind.ErrParam
 	// ErrIncompatible: two sketches cannot be merged.
-	ErrIncompatible = errors.New("incompatible sketches")
+	ErrIncompatible = kind.ErrIncompatible
 )
 
 // Limits.

@@ -49,7 +49,7 @@
 // Σ_cells 2^−ℓ: d·(n/(dB))·2^−r for the Static variant (4·6·2^−14 = 1.46e-3
 // at the 002 §III-C design point) and less for the dynamic ones, whose cells
 // are longer while their buckets have had few keys. EstimatedFPR computes it
-// from the state; theory.DlcbfFP from the d-left load distribution.
+// from the state; theory.FPDlcbf from the d-left load distribution.
 //
 // # Variants and space
 //
@@ -81,6 +81,7 @@ package dlcbf
 import (
 	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 
@@ -90,7 +91,7 @@ import (
 // Errors returned by this package wrap these values.
 var (
 	// ErrParam: a configuration field is out of range.
-	ErrParam = errors.New("invalid parameter")
+	ErrParam = kind.ErrParam
 	// ErrNotPresent: Remove was asked to remove a key the filter proves
 	// absent.
 	ErrNotPresent = errors.New("dlcbf: key not present")

@@ -120,7 +120,7 @@ type Plan struct {
 	Load float64
 	// BitsPerKey is D·Buckets·BucketBits / n.
 	BitsPerKey float64
-	// FPR is formula (1) over the fluid-limit loads (theory.DleftFP) at n
+	// FPR is formula (1) over the fluid-limit loads (theory.FPDleft) at n
 	// keys.
 	FPR float64
 }
@@ -131,7 +131,7 @@ const maxOverflowMass = 1e-12
 
 // PredictFPR returns formula (1) of 002 for cfg (defaults filled in,
 // Group 1 or more) at average load per bucket load, over the fluid-limit
-// load distribution of theory.DleftLoads, with the filter's own
+// load distribution of theory.LoadsDleft, with the filter's own
 // fingerprint lengths; and the fraction of buckets the fluid limit puts
 // beyond the largest load a bucket can hold (the overflow mass).
 func PredictFPR(cfg Config, load float64) (fpr, overflow float64, err error) {
@@ -142,7 +142,7 @@ func PredictFPR(cfg Config, load float64) (fpr, overflow float64, err error) {
 	cfg = cfg.withDefaults()
 	f := &Filter{cfg: cfg}
 	f.init()
-	q, err := theory.DleftLoads(cfg.D, load)
+	q, err := theory.LoadsDleft(cfg.D, load)
 	if err != nil {
 		return 0, 0, fmt.Errorf("dleft: %w: %w", err, ErrParam)
 	}
@@ -158,9 +158,9 @@ func PredictFPR(cfg Config, load float64) (fpr, overflow float64, err error) {
 		return f.fb[a][A]
 	}
 	if cfg.Group == 1 {
-		fpr = theory.DleftFP(q, func(a int) int { return bits(a, a) })
+		fpr = theory.FPDleft(q, func(a int) int { return bits(a, a) })
 	} else {
-		fpr = theory.DleftFPGrouped(q, cfg.Group, bits)
+		fpr = theory.FPDleftGrouped(q, cfg.Group, bits)
 	}
 	return fpr, overflow, nil
 }
@@ -217,7 +217,7 @@ func PlanBitsPerKey(n uint64, bitsPerKey float64) (Plan, error) {
 
 // planAt sizes c for n keys at average load, if that load is safe.
 func planAt(c Config, n uint64, load float64) (Plan, bool) {
-	if load > float64(theory.DleftMaxLoad/2) {
+	if load > float64(theory.MaxLoadDleft/2) {
 		return Plan{}, false
 	}
 	fpr, over, err := PredictFPR(c, load)

@@ -44,7 +44,7 @@
 //
 // False positives: formula (1) of 002, F = Σ_i Σ_a Q_ia · a · 2^{−f(a)},
 // Q_ia being the fraction of subtable i's buckets with load a
-// (theory.DleftLoads gives its fluid limit, theory.DleftFP the sum);
+// (theory.LoadsDleft gives its fluid limit, theory.FPDleft the sum);
 // EstimatedFPR evaluates it exactly on the filter's own buckets. At 16 bits
 // per key (64-bit buckets, average load 4) it is 0.0004477 against the
 // standard filter's 0.0004587; with groups of four, 0.0003520; with 128-bit
@@ -67,6 +67,7 @@ package dleft
 import (
 	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 	"slices"
@@ -78,7 +79,7 @@ import (
 // Errors returned by this package wrap these values.
 var (
 	// ErrParam: a parameter is out of range.
-	ErrParam = errors.New("invalid parameter")
+	ErrParam = kind.ErrParam
 	// ErrFull: the stash is full (Config.StashLimit) and none of the key's
 	// buckets can take its fingerprint.
 	ErrFull = errors.New("dleft: filter full")

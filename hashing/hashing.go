@@ -42,8 +42,8 @@
 package hashing
 
 import (
-	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math/bits"
 
 	"github.com/zeebo/xxh3"
@@ -178,7 +178,7 @@ type Indexer struct {
 }
 
 // ErrParam is wrapped by every parameter error of this package.
-var ErrParam = errors.New("invalid parameter")
+var ErrParam = kind.ErrParam
 
 // PartitionSize returns the smallest number of positions m' ≥ m that scheme s
 // accepts with k hash functions: a multiple of k for Partition and

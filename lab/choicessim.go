@@ -68,14 +68,14 @@ func (pt choicesPoint) row() (RowSpec, error) {
 	// The ODE predicts the online algorithm only (000 §3.2: "the
 	// differential equations approach does not apply" offline).
 	var predFill, predFP *float64
-	z := theory.ChoicesFill(b, pt.K, pt.C)
+	z := theory.FillChoices(b, pt.K, pt.C)
 	if pt.Rounds <= 1 || pt.C == 1 {
-		predFill, predFP = F(z), F(theory.ChoicesFPFromFill(z, pt.K, pt.C))
+		predFill, predFP = F(z), F(theory.FPFromFillChoices(z, pt.K, pt.C))
 	}
 	q := pt.Queries
 	if q < 0 {
 		// ⌈10/p⌉ at the online rate, an upper bound on the offline one.
-		p := theory.ChoicesFPFromFill(z, pt.K, pt.C)
+		p := theory.FPFromFillChoices(z, pt.K, pt.C)
 		q = 0
 		if p > 0 && 10/p <= MaxChoicesQueries {
 			q = int(math.Ceil(10 / p))
@@ -270,7 +270,7 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 				for _, c := range cl {
 					kk := kl
 					if kk == nil {
-						k, _ := theory.ChoicesOptimalK(float64(m)/float64(n), c, hashing.MaxK)
+						k, _ := theory.OptimalKChoices(float64(m)/float64(n), c, hashing.MaxK)
 						kk = []int{max(k, 1)}
 					}
 					for _, k := range kk {

@@ -168,7 +168,7 @@ func runDlcbfChurn(ctx context.Context, cfg Config) (*Result, error) {
 		pt := churnPoint{Cfg: churnConfig(p.v), N: n, Churn: churn, Queries: queries, Trials: trials,
 			Paper: F(p.paper), PaperTol: 0.00000005}
 		if p.v == dlcbf.Static {
-			pt.Pred = F(theory.DlcbfStaticFP(4, 6, 14))
+			pt.Pred = F(theory.FPDlcbfStatic(4, 6, 14))
 		}
 		s, err := pt.row()
 		if err != nil {
@@ -195,7 +195,7 @@ func runDlcbfChurn(ctx context.Context, cfg Config) (*Result, error) {
 	res.Notes = []string{
 		fmt.Sprintf("each trial inserts n = %d random keys, then %d times removes a random present key and inserts a new one, then queries %d keys never inserted (fpr); fpr_state is the rate computed from the buckets' cells (1 − Π_i(1 − p_i), p_i = mean over subtable i's buckets of Σ_cells 2^−ℓ).", n, churn, queries),
 		"structure (002 §III-C): d = 4 subtables × 2048 buckets, 120 bits of cells per bucket: static = 8 cells of a 14-bit remainder and a 1-bit counter (0 = empty); dynamic = cells of ⌊120/M⌋ bits (1-bit counter storing count − 1, remainder with its first bit implied by semi-sorting: ⌊120/M⌋ effective bits) for a bucket whose largest load so far is M, plus a 12-bit bucket header; two-sizes = cells of at most two widths, new cells taking the free bits, no semi-sorting, 22-bit header.",
-		"predicted (static): 1 − Π_i Σ_j Q_ij (1 − 2^−14)^j with Q the d-left load distribution at average load 6 (theory.DleftLoads, theory.DlcbfFP).",
+		"predicted (static): 1 − Π_i Σ_j Q_ij (1 − 2^−14)^j with Q the d-left load distribution at average load 6 (theory.LoadsDleft, theory.FPDlcbf).",
 		"maxload_M is the fraction of buckets whose largest load so far is M (dynamic only): the distribution that sets the dynamic remainder lengths, 17 effective bits at M = 7 and 15 at M = 8.",
 		"placement is d-left with ties to the leftmost subtable (ties = left, shared/notes/dlcbf.md). 002 does not state its tie rule; the last two rows repeat the dynamic variants with ties broken by the key's hash (ties = hash), which leaves more buckets with largest load 8 instead of 7; each row carries its variant's paper value. See docs/LAB.md.",
 		"a row is flagged when |paper − measured| exceeds both the CI half-width and the paper's rounding (5e-8: 002 prints 7 decimals).",
@@ -223,13 +223,13 @@ type spacePoint struct {
 // cells, 2-bit counters (ESA 2006) and average load L ∈ {0.5, 0.75, …}
 // small enough that the d-left fraction of buckets above h keys is below
 // 1e-12, for the one with the fewest bits per key whose theoretical rate
-// (theory.DlcbfFP) is at most target.
+// (theory.FPDlcbf) is at most target.
 func dlcbfSmallest(target float64) (spacePoint, error) {
 	const d, c = 4, 2
 	best := spacePoint{bpk: math.Inf(1)}
 	spaceLoadsOnce.Do(func() {
 		for l4 := 2; l4 <= 4*14; l4++ {
-			q, err := theory.DleftLoads(d, float64(l4)/4)
+			q, err := theory.LoadsDleft(d, float64(l4)/4)
 			if err != nil {
 				spaceLoadsErr = err
 				return
@@ -242,7 +242,7 @@ func dlcbfSmallest(target float64) (spacePoint, error) {
 	}
 	for x, q := range spaceLoads {
 		L := float64(x+2) / 4
-		all := theory.DleftTableLoads(q)
+		all := theory.TableLoadsDleft(q)
 		for h := 4; h <= dlcbf.MaxCells; h++ {
 			tail := 0.0
 			for a := h + 1; a < len(all); a++ {
@@ -252,11 +252,11 @@ func dlcbfSmallest(target float64) (spacePoint, error) {
 				continue
 			}
 			for r := 1; r <= dlcbf.MaxRemainder; r++ {
-				fp := theory.DlcbfFP(q, func(int) float64 { return float64(r) })
+				fp := theory.FPDlcbf(q, func(int) float64 { return float64(r) })
 				if fp > target {
 					continue
 				}
-				if bpk := theory.DlcbfBitsPerKey(h, r, c, L); bpk < best.bpk {
+				if bpk := theory.BitsPerKeyDlcbf(h, r, c, L); bpk < best.bpk {
 					best = spacePoint{h: h, r: r, c: c, load: L, bpk: bpk, fp: fp}
 				}
 				break
@@ -354,7 +354,7 @@ func runDlcbfSpace(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res.Notes = append(notes,
-		fmt.Sprintf("dlCBF: the static variant (ESA 2006, 2-bit counters) with d = 4 whose bits per key h·(r+c)/L is smallest among h ∈ [4, 15], average loads L in steps of 1/4 with a d-left overflow fraction below 1e-12, and r the smallest remainder with theory.DlcbfFP ≤ target; B = ⌈n/(4L)⌉, so the measured bits per key include the rounding of B."),
+		fmt.Sprintf("dlCBF: the static variant (ESA 2006, 2-bit counters) with d = 4 whose bits per key h·(r+c)/L is smallest among h ∈ [4, 15], average loads L in steps of 1/4 with a d-left overflow fraction below 1e-12, and r the smallest remainder with theory.FPDlcbf ≤ target; B = ⌈n/(4L)⌉, so the measured bits per key include the rounding of B."),
 		"counting: counting.NewWithEstimates(n, target) (the smallest m reaching the rate exactly, optimal k), 4-bit counters, bits = 4m.",
 		"ratio = counting bits / dlCBF bits at equal target rate; the earlier paper (cited in 002 §I) claims a factor of 2 or more for rates of 1% or less. Both rates are measured with ⌈100/target⌉ absent keys per trial (quick: ⌈20/target⌉).",
 	)

@@ -49,7 +49,7 @@ func runDleftTable(ctx context.Context, cfg Config, name string, load float64, p
 		return nil, err
 	}
 	res.Notes = append(res.Notes,
-		"frac_load=a: the fraction of all buckets holding a keys; predicted: the fluid limit of 3-left hashing with ties to the left (theory.DleftLoads, RK4), measured: a dleft.Filter (128-bit buckets without semi-sorting, so no bucket overflows) after n online inserts.",
+		"frac_load=a: the fraction of all buckets holding a keys; predicted: the fluid limit of 3-left hashing with ties to the left (theory.LoadsDleft, RK4), measured: a dleft.Filter (128-bit buckets without semi-sorting, so no bucket overflows) after n online inserts.",
 		"paper: the table's two significant digits (rounding tolerance half a unit of the second digit). Fractions below ~1/buckets cannot be observed by a finite table: their measured value is 0, and a flag there is about resolution, not a disagreement.",
 	)
 	return res, nil
@@ -95,9 +95,9 @@ func runDleftFP(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	q3, _ := theory.DleftLoads(3, 6.4)
-	paperF1 := theory.DleftFP(q3, func(a int) int { return 120/a + 1 })
-	paperF2 := theory.DleftFP(q3, func(a int) int {
+	q3, _ := theory.LoadsDleft(3, 6.4)
+	paperF1 := theory.FPDleft(q3, func(a int) int { return 120/a + 1 })
+	paperF2 := theory.FPDleft(q3, func(a int) int {
 		switch a {
 		case 6:
 			return 22
@@ -131,9 +131,9 @@ func runDleftGrouping(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	q4, _ := theory.DleftLoads(3, 4)
-	q6, _ := theory.DleftLoads(3, 6.4)
-	p64 := theory.DleftFPGrouped(q4, 4, func(a, A int) int {
+	q4, _ := theory.LoadsDleft(3, 4)
+	q6, _ := theory.LoadsDleft(3, 6.4)
+	p64 := theory.FPDleftGrouped(q4, 4, func(a, A int) int {
 		if a > 6 {
 			return -1
 		}
@@ -143,7 +143,7 @@ func runDleftGrouping(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return w
 	})
-	p128 := theory.DleftFPGrouped(q6, 4, func(a, A int) int {
+	p128 := theory.FPDleftGrouped(q6, 4, func(a, A int) int {
 		w := 480 / A
 		if a == 6 || a == 7 {
 			return w + 2
@@ -193,9 +193,9 @@ func runDleftSimulation(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	q6, _ := theory.DleftLoads(3, 6)
+	q6, _ := theory.LoadsDleft(3, 6)
 	res.Notes = append(res.Notes,
-		"002 §II-B: \"1000 trials ... 49152 balls and 8192 bins\", 100,000 queries per trial. 49152/8192 is an average load of 6, at which 64-bit buckets overflow massively (formula (1) at load 6: "+fmt.Sprintf("%.3g", theory.DleftFP(q6, func(a int) int {
+		"002 §II-B: \"1000 trials ... 49152 balls and 8192 bins\", 100,000 queries per trial. 49152/8192 is an average load of 6, at which 64-bit buckets overflow massively (formula (1) at load 6: "+fmt.Sprintf("%.3g", theory.FPDleft(q6, func(a int) int {
 			if a > 6 {
 				return -1
 			}

@@ -39,8 +39,8 @@ func (pt dleftPoint) buckets() uint64 {
 }
 
 func (pt dleftPoint) row() (RowSpec, error) {
-	if pt.N < 1 || !(pt.Load > 0) || pt.Load > theory.DleftMaxLoad/2 {
-		return RowSpec{}, fmt.Errorf("lab: dleft: n = %d, load = %v: want n ≥ 1, 0 < load ≤ %d: %w", pt.N, pt.Load, theory.DleftMaxLoad/2, ErrParam)
+	if pt.N < 1 || !(pt.Load > 0) || pt.Load > theory.MaxLoadDleft/2 {
+		return RowSpec{}, fmt.Errorf("lab: dleft: n = %d, load = %v: want n ≥ 1, 0 < load ≤ %d: %w", pt.N, pt.Load, theory.MaxLoadDleft/2, ErrParam)
 	}
 	cfg := pt.Cfg
 	cfg.Buckets = pt.buckets()
@@ -80,11 +80,11 @@ func (pt dleftPoint) row() (RowSpec, error) {
 	}
 	var tl []float64
 	if pt.LoadMetrics > 0 {
-		q, err := theory.DleftLoads(cfg.D, realLoad)
+		q, err := theory.LoadsDleft(cfg.D, realLoad)
 		if err != nil {
 			return RowSpec{}, err
 		}
-		tl = theory.DleftTableLoads(q)
+		tl = theory.TableLoadsDleft(q)
 		for a := 0; a <= pt.LoadMetrics; a++ {
 			ms := MetricSpec{Name: fmt.Sprintf("frac_load=%d", a), Predicted: F(tl[a]), Method: MethodCount}
 			if a < len(pt.TablePaper) {

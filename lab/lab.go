@@ -40,6 +40,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"sort"
 	"sync"
 )
@@ -148,7 +149,7 @@ type Simulator interface {
 }
 
 // ErrParam is wrapped by errors about invalid experiment parameters.
-var ErrParam = errors.New("invalid parameter")
+var ErrParam = kind.ErrParam
 
 // RegisterSimulator adds s to the simulate kinds; it panics on a duplicate.
 func RegisterSimulator(s Simulator) {

@@ -88,7 +88,7 @@ var table3Rows = []struct {
 var choicesNotes = []string{
 	"each trial inserts n = 10,000 random keys (lab.KeyDigest) into m = (m/n)·n bits with c groups of k hash functions (choices.Filter); ties between groups are broken by the filter's seeded generator.",
 	"the paper computes its rates from the number of ones (000 §3.1), so its values sit on fpr_state = 1 − (1 − z^k)^c of each trial's fill z; fpr is measured by querying ⌈10/p⌉ absent keys where p ≥ 1e-5, and equals fpr_state (method state) below that.",
-	"predicted: the differential equation (3.2) generalised to c choices, solved numerically (theory.ChoicesFill, theory.ChoicesFP); it describes the online algorithm only.",
+	"predicted: the differential equation (3.2) generalised to c choices, solved numerically (theory.FillChoices, theory.FPChoices); it describes the online algorithm only.",
 	"a metric is flagged when |paper − measured| exceeds both the 95% CI half-width and the paper's rounding (half a unit of its last printed digit).",
 }
 
@@ -103,7 +103,7 @@ func runChoicesTable1(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	return runChoices(ctx, cfg, "two-choices/table1", pts, []string{
 		"000 Table 1: online greedy insertion (§3.1), independent hash functions, 1000 trials per row, the best k of each (m/n, c); c = 1 is the standard filter.",
-		"the rows' k are the paper's; theory.ChoicesOptimalK finds the same k from the ODE for all nine rows.",
+		"the rows' k are the paper's; theory.OptimalKChoices finds the same k from the ODE for all nine rows.",
 	})
 }
 

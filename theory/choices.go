@@ -4,20 +4,20 @@ package theory
 // Power of Two Choices to Improve Bloom Filters" (000 §3): c groups of k hash
 // functions, each key covered by the group that needs the fewest new ones.
 //
-//   - [ChoicesFill]: the fraction of ones z(1) after n keys in m bits under
+//   - [FillChoices]: the fraction of ones z(1) after n keys in m bits under
 //     the online greedy algorithm, from the differential equation (3.2)
 //     generalised to c choices, dz/dt = E[min of c iid Bin(k, 1 − z)] / (m/n),
 //     z(0) = 0, t ∈ [0, 1] (Theorem 3.3: the real fill converges to it).
-//   - [ChoicesFPFromFill]: 1 − (1 − z^k)^c, the false-positive rate given a
+//   - [FPFromFillChoices]: 1 − (1 − z^k)^c, the false-positive rate given a
 //     fraction of ones z (a query is positive if any of its c groups is
 //     covered; 000 §3).
-//   - [ChoicesFP]: the two combined, the predicted online rate.
-//   - [ChoicesOptimalK], [ChoicesSize]: the k minimising [ChoicesFP] and the
+//   - [FPChoices]: the two combined, the predicted online rate.
+//   - [OptimalKChoices], [SizeChoices]: the k minimising [FPChoices] and the
 //     smallest m reaching a rate.
 //
 // For c = 1 the equation is dz/dt = k(1 − z)/(m/n), whose solution
 // 1 − e^{−kn/m} is the standard filter's asymptotic fill (000 §3.1), so
-// ChoicesFP(b, k, 1) = FPAsymptotic(b, 1, k).
+// FPChoices(b, k, 1) = FPAsymptotic(b, 1, k).
 
 import (
 	"fmt"
@@ -105,7 +105,7 @@ func powInt(x float64, n int) float64 {
 	return r
 }
 
-// ChoicesFill returns the fraction of ones predicted by 000 eq. (3.2),
+// FillChoices returns the fraction of ones predicted by 000 eq. (3.2),
 // generalised to c choices, after the online greedy insertion of n keys
 // into m = b·n bits with c groups of k hash functions: z(1), where
 // z(0) = 0 and dz/dt = E[min of c iid Bin(k, 1 − z)] / b. The equation is
@@ -114,7 +114,7 @@ func powInt(x float64, n int) float64 {
 // Theorem 3.3 states that the fill of a real filter converges to it as m
 // grows. Domain: b = m/n finite and > 0, 1 ≤ k ≤ MaxChoicesK,
 // 1 ≤ c ≤ MaxChoicesC; otherwise NaN.
-func ChoicesFill(b float64, k, c int) float64 {
+func FillChoices(b float64, k, c int) float64 {
 	if !validChoices(b, k, c) {
 		return math.NaN()
 	}
@@ -181,13 +181,13 @@ func solveDP45(f func(float64) float64, y0, tEnd float64) float64 {
 	return y
 }
 
-// ChoicesFPFromFill returns 1 − (1 − fill^k)^c, the false-positive rate of a
+// FPFromFillChoices returns 1 − (1 − fill^k)^c, the false-positive rate of a
 // c-choice filter whose fraction of ones is fill (000 §3: a query is
 // positive when any of its c groups of k positions is all ones, each group
 // independently with probability fill^k). It is computed as
 // −expm1(c·log1p(−fill^k)), accurate for tiny rates. Domain: fill ∈ [0, 1],
 // 1 ≤ k, 1 ≤ c; otherwise NaN.
-func ChoicesFPFromFill(fill float64, k, c int) float64 {
+func FPFromFillChoices(fill float64, k, c int) float64 {
 	if !(fill >= 0 && fill <= 1) || k < 1 || c < 1 {
 		return math.NaN()
 	}
@@ -195,25 +195,25 @@ func ChoicesFPFromFill(fill float64, k, c int) float64 {
 	return -math.Expm1(float64(c) * math.Log1p(-p))
 }
 
-// ChoicesFP returns the predicted false-positive rate of a c-choice filter
+// FPChoices returns the predicted false-positive rate of a c-choice filter
 // built by the online greedy algorithm (000 §3.1) with m/n = b bits per key
-// and k hash functions per group: ChoicesFPFromFill(ChoicesFill(b, k, c), k,
-// c). For c = 1 it equals FPAsymptotic(b, 1, k). Domain as ChoicesFill.
-func ChoicesFP(b float64, k, c int) float64 {
-	z := ChoicesFill(b, k, c)
+// and k hash functions per group: FPFromFillChoices(FillChoices(b, k, c), k,
+// c). For c = 1 it equals FPAsymptotic(b, 1, k). Domain as FillChoices.
+func FPChoices(b float64, k, c int) float64 {
+	z := FillChoices(b, k, c)
 	if math.IsNaN(z) {
 		return z
 	}
-	return ChoicesFPFromFill(z, k, c)
+	return FPFromFillChoices(z, k, c)
 }
 
-// ChoicesOptimalK returns the k in [1, min(kmax, MaxChoicesK)] minimising
-// ChoicesFP(b, k, c), and that rate; of equal rates the smaller k. kmax ≤ 0
+// OptimalKChoices returns the k in [1, min(kmax, MaxChoicesK)] minimising
+// FPChoices(b, k, c), and that rate; of equal rates the smaller k. kmax ≤ 0
 // means MaxChoicesK. The scan stops once the rate has risen above twice the
 // best (the rate is unimodal in k for every (b, c) we have checked, and
 // rises at least geometrically beyond its minimum). It returns (0, NaN)
-// outside the domain of ChoicesFill.
-func ChoicesOptimalK(b float64, c, kmax int) (int, float64) {
+// outside the domain of FillChoices.
+func OptimalKChoices(b float64, c, kmax int) (int, float64) {
 	if kmax <= 0 || kmax > MaxChoicesK {
 		kmax = MaxChoicesK
 	}
@@ -222,7 +222,7 @@ func ChoicesOptimalK(b float64, c, kmax int) (int, float64) {
 	}
 	bestK, best := 0, math.Inf(1)
 	for k := 1; k <= kmax; k++ {
-		fp := ChoicesFP(b, k, c)
+		fp := FPChoices(b, k, c)
 		if fp < best {
 			bestK, best = k, fp
 		} else if fp > 2*best && k > bestK+2 {
@@ -232,14 +232,14 @@ func ChoicesOptimalK(b float64, c, kmax int) (int, float64) {
 	return bestK, best
 }
 
-// ChoicesSize returns the smallest number of bits m, for n keys, such that
-// some k ≤ kmax gives ChoicesFP(m/n, k, c) ≤ eps, and the best such k
-// (ChoicesOptimalK at that m). kmax ≤ 0 means MaxChoicesK; the filter of
+// SizeChoices returns the smallest number of bits m, for n keys, such that
+// some k ≤ kmax gives FPChoices(m/n, k, c) ≤ eps, and the best such k
+// (OptimalKChoices at that m). kmax ≤ 0 means MaxChoicesK; the filter of
 // package choices accepts k ≤ 64. The rate is the asymptotic (large-m)
 // prediction of the online greedy algorithm; the offline algorithm (000
 // §3.2) does better. Errors wrap ErrInvalid for n = 0, eps outside (0, 1) or
 // c outside [1, MaxChoicesC], and ErrTooLarge past MaxBits.
-func ChoicesSize(n uint64, eps float64, c, kmax int) (m uint64, k int, err error) {
+func SizeChoices(n uint64, eps float64, c, kmax int) (m uint64, k int, err error) {
 	if err := checkSizeArgs(n, eps); err != nil {
 		return 0, 0, err
 	}
@@ -248,7 +248,7 @@ func ChoicesSize(n uint64, eps float64, c, kmax int) (m uint64, k int, err error
 	}
 	nf := float64(n)
 	fits := func(m uint64) bool {
-		_, fp := ChoicesOptimalK(float64(m)/nf, c, kmax)
+		_, fp := OptimalKChoices(float64(m)/nf, c, kmax)
 		return fp <= eps
 	}
 	// A c-choice filter never needs fewer bits than half the lower bound
@@ -261,17 +261,17 @@ func ChoicesSize(n uint64, eps float64, c, kmax int) (m uint64, k int, err error
 	if !ok {
 		return 0, 0, tooLarge(n, eps)
 	}
-	k, _ = ChoicesOptimalK(float64(m)/nf, c, kmax)
+	k, _ = OptimalKChoices(float64(m)/nf, c, kmax)
 	return m, k, nil
 }
 
-// ChoicesCountFromFill returns the number of keys n whose predicted fill
-// ChoicesFill(m/n, k, c) equals fill: the inverse of the ODE,
+// CountFromFillChoices returns the number of keys n whose predicted fill
+// FillChoices(m/n, k, c) equals fill: the inverse of the ODE,
 // n = m·∫_0^fill dz / E[min of c iid Bin(k, 1 − z)], by composite Simpson
 // quadrature on 4096 intervals (the integrand is smooth and increasing on
 // [0, fill]). It returns +Inf for fill = 1 and NaN outside the domain
 // (m > 0 finite, fill ∈ [0, 1], 1 ≤ k ≤ MaxChoicesK, 1 ≤ c ≤ MaxChoicesC).
-func ChoicesCountFromFill(m float64, k, c int, fill float64) float64 {
+func CountFromFillChoices(m float64, k, c int, fill float64) float64 {
 	if !validChoices(m, k, c) || !(fill >= 0 && fill <= 1) {
 		return math.NaN()
 	}

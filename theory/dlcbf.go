@@ -3,10 +3,10 @@ package theory
 import "math"
 
 // The d-left counting Bloom filter (002 §III, package dlcbf), on top of the
-// d-left load distribution of dleft.go (DleftLoads).
+// d-left load distribution of dleft.go (LoadsDleft).
 
-// DlcbfFP returns the false-positive rate of a d-left counting Bloom filter
-// whose subtables have the load distributions q (from DleftLoads) and whose
+// FPDlcbf returns the false-positive rate of a d-left counting Bloom filter
+// whose subtables have the load distributions q (from LoadsDleft) and whose
 // cells hold remainders of bits(j) bits in a bucket of load j: a cell
 // matches an absent key with probability 2^−bits, so the rate is
 //
@@ -15,7 +15,7 @@ import "math"
 // (002 §II-A equation (1) without its union bound). For the static dlCBF
 // bits(j) = r for every j, and the rate is close to d·L·2^−r at average
 // load L (the note's 4·6·2^−14 = 1.46e-3). It returns NaN for empty q.
-func DlcbfFP(q [][]float64, bits func(load int) float64) float64 {
+func FPDlcbf(q [][]float64, bits func(load int) float64) float64 {
 	if len(q) == 0 || bits == nil {
 		return math.NaN()
 	}
@@ -30,20 +30,20 @@ func DlcbfFP(q [][]float64, bits func(load int) float64) float64 {
 	return 1 - keep
 }
 
-// DlcbfStaticFP is DlcbfFP for the static dlCBF: d subtables at average
+// FPDlcbfStatic is FPDlcbf for the static dlCBF: d subtables at average
 // load avgLoad, remainders of r bits.
-// It returns NaN where DleftLoads returns an error.
-func DlcbfStaticFP(d int, avgLoad float64, r int) float64 {
-	q, err := DleftLoads(d, avgLoad)
+// It returns NaN where LoadsDleft returns an error.
+func FPDlcbfStatic(d int, avgLoad float64, r int) float64 {
+	q, err := LoadsDleft(d, avgLoad)
 	if err != nil {
 		return math.NaN()
 	}
-	return DlcbfFP(q, func(int) float64 { return float64(r) })
+	return FPDlcbf(q, func(int) float64 { return float64(r) })
 }
 
-// DlcbfBitsPerKey returns the bits per key of a static dlCBF with h cells
+// BitsPerKeyDlcbf returns the bits per key of a static dlCBF with h cells
 // of r remainder bits and c counter bits per bucket at average load
 // avgLoad keys per bucket: h·(r + c)/avgLoad.
-func DlcbfBitsPerKey(h, r, c int, avgLoad float64) float64 {
+func BitsPerKeyDlcbf(h, r, c int, avgLoad float64) float64 {
 	return float64(h*(r+c)) / avgLoad
 }

@@ -9,19 +9,19 @@ import (
 	"math"
 )
 
-// DleftMaxLoad is the highest load whose fraction DleftLoads tracks. Tails
+// MaxLoadDleft is the highest load whose fraction LoadsDleft tracks. Tails
 // of d-left hashing fall doubly exponentially, so for average loads up to
-// DleftMaxLoad/2 the mass beyond it is far below 1e-300.
-const DleftMaxLoad = 64
+// MaxLoadDleft/2 the mass beyond it is far below 1e-300.
+const MaxLoadDleft = 64
 
-// DleftLoads returns the fluid limit (n → ∞) of the load distribution of
+// LoadsDleft returns the fluid limit (n → ∞) of the load distribution of
 // d-left hashing with ties broken towards the left (Vöcking's "always go
 // left"; 002 §II-A, [4], [11]): n balls are placed one at a time, each in
 // the least loaded of d buckets, one chosen uniformly from each of d equal
 // subtables, the leftmost on a tie; the table has n/load buckets in all.
 //
 // q[i][a] is the fraction of subtable i's buckets (i = 0 … d−1, left to
-// right) holding exactly a balls, for a = 0 … DleftMaxLoad. Averaging over
+// right) holding exactly a balls, for a = 0 … MaxLoadDleft. Averaging over
 // i gives the whole table's distribution (002 Tables I and II).
 //
 // With s_i(j) the fraction of subtable i's buckets holding at least j
@@ -35,18 +35,18 @@ const DleftMaxLoad = 64
 // Runge-Kutta method from τ = 0 to load in steps of at most 1/2048, which
 // gives the tails of Tables I and II to all printed digits.
 //
-// d must be in [1, 16] and load in [0, DleftMaxLoad/2]; otherwise it
+// d must be in [1, 16] and load in [0, MaxLoadDleft/2]; otherwise it
 // returns an error wrapping ErrInvalid.
-func DleftLoads(d int, load float64) ([][]float64, error) {
+func LoadsDleft(d int, load float64) ([][]float64, error) {
 	if d < 1 || d > 16 {
 		return nil, fmt.Errorf("theory: d = %d out of range [1, 16]: %w", d, ErrInvalid)
 	}
-	if !nonNeg(load) || load > DleftMaxLoad/2 {
-		return nil, fmt.Errorf("theory: load = %v out of range [0, %d]: %w", load, DleftMaxLoad/2, ErrInvalid)
+	if !nonNeg(load) || load > MaxLoadDleft/2 {
+		return nil, fmt.Errorf("theory: load = %v out of range [0, %d]: %w", load, MaxLoadDleft/2, ErrInvalid)
 	}
 	// s[i][j] for j = 0 … J. Tails fall doubly exponentially: 24 levels
 	// above the average load carry no mass a float64 can hold.
-	J := min(DleftMaxLoad+1, int(math.Ceil(load))+24)
+	J := min(MaxLoadDleft+1, int(math.Ceil(load))+24)
 	dim := d * (J + 1)
 	s := make([]float64, dim)
 	for i := 0; i < d; i++ {
@@ -95,7 +95,7 @@ func DleftLoads(d int, load float64) ([][]float64, error) {
 	}
 	q := make([][]float64, d)
 	for i := range q {
-		q[i] = make([]float64, DleftMaxLoad+1)
+		q[i] = make([]float64, MaxLoadDleft+1)
 		for a := 0; a < J; a++ {
 			q[i][a] = math.Max(0, s[i*(J+1)+a]-s[i*(J+1)+a+1])
 		}
@@ -103,9 +103,9 @@ func DleftLoads(d int, load float64) ([][]float64, error) {
 	return q, nil
 }
 
-// DleftTableLoads averages DleftLoads over the subtables: the fraction of
+// TableLoadsDleft averages LoadsDleft over the subtables: the fraction of
 // all buckets with load a (002 Tables I and II).
-func DleftTableLoads(q [][]float64) []float64 {
+func TableLoadsDleft(q [][]float64) []float64 {
 	if len(q) == 0 {
 		return nil
 	}
@@ -118,7 +118,7 @@ func DleftTableLoads(q [][]float64) []float64 {
 	return out
 }
 
-// DleftFP is formula (1) of 002 §II-A: the false-positive probability of a
+// FPDleft is formula (1) of 002 §II-A: the false-positive probability of a
 // d-left Bloom filter whose subtable i has load distribution q[i] and whose
 // fingerprints in a bucket of load a have bits(a) bits,
 //
@@ -131,7 +131,7 @@ func DleftTableLoads(q [][]float64) []float64 {
 // contributes a, as if every fingerprint matched, so that a configuration
 // that overflows is never reported as better than it is. Buckets of load
 // a with q[i][a] = 0 are skipped, so bits need not be defined there.
-func DleftFP(q [][]float64, bits func(a int) int) float64 {
+func FPDleft(q [][]float64, bits func(a int) int) float64 {
 	f := 0.0
 	for _, qi := range q {
 		for a := 1; a < len(qi); a++ {
@@ -151,7 +151,7 @@ func matchProb(b int) float64 {
 	return math.Ldexp(1, -b)
 }
 
-// DleftFPGrouped is formula (1) for grouped buckets (002 §II-C): the g
+// FPDleftGrouped is formula (1) for grouped buckets (002 §II-C): the g
 // buckets of a group in the same subtable share their bits, so the length
 // of a fingerprint depends on the load a of its bucket and the total load
 // A of its group, bits(a, A). In the fluid limit the loads of a fixed
@@ -160,8 +160,8 @@ func matchProb(b int) float64 {
 //	F = Σ_i Σ_a Σ_A q[i][a] · P_i(A − a) · a · 2^{−bits(a, A)},
 //
 // P_i being the (g−1)-fold convolution of q[i]. bits < 0 marks overflow as
-// in DleftFP. g = 1 is DleftFP. g must be in [1, 64], otherwise NaN.
-func DleftFPGrouped(q [][]float64, g int, bits func(a, A int) int) float64 {
+// in FPDleft. g = 1 is FPDleft. g must be in [1, 64], otherwise NaN.
+func FPDleftGrouped(q [][]float64, g int, bits func(a, A int) int) float64 {
 	if g < 1 || g > 64 {
 		return math.NaN()
 	}

@@ -10,11 +10,11 @@ import (
 // to their two printed digits and formula (1) its rates (the two 128-bit
 // values 0.04% and 0.09% below the printed ones: shared/notes/errata.md).
 func TestDleftPaperNumbers(t *testing.T) {
-	q4, err := DleftLoads(3, 4)
+	q4, err := LoadsDleft(3, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q64, _ := DleftLoads(3, 6.4)
+	q64, _ := LoadsDleft(3, 6.4)
 	for _, c := range []struct {
 		q     [][]float64
 		paper []float64
@@ -22,7 +22,7 @@ func TestDleftPaperNumbers(t *testing.T) {
 		{q4, []float64{2.3e-05, 6.0e-04, 1.1e-02, 1.5e-01, 6.6e-01, 1.8e-01, 2.3e-05, 5.6e-31}},
 		{q64, []float64{1.7e-08, 5.6e-07, 1.2e-05, 2.1e-04, 3.5e-03, 5.6e-02, 4.8e-01, 4.5e-01, 6.2e-03, 4.8e-15}},
 	} {
-		tl := DleftTableLoads(c.q)
+		tl := TableLoadsDleft(c.q)
 		sum := 0.0
 		for _, x := range tl {
 			sum += x
@@ -67,11 +67,11 @@ func TestDleftPaperNumbers(t *testing.T) {
 		got, want float64
 		rel       float64
 	}{
-		{"64-bit", DleftFP(q4, func(a int) int { return 60 / a }), 0.0008937, 1e-4},
-		{"64-bit semi-sort", DleftFP(q4, semi), 0.0004477, 1e-4},
-		{"128-bit 1-bit", DleftFP(q64, func(a int) int { return 120/a + 1 }), 0.00004257461, 1e-5},
-		{"128-bit 2-bit", DleftFP(q64, semi2), 0.00002243044, 1e-5},
-		{"grouped 64", DleftFPGrouped(q4, 4, func(a, A int) int {
+		{"64-bit", FPDleft(q4, func(a int) int { return 60 / a }), 0.0008937, 1e-4},
+		{"64-bit semi-sort", FPDleft(q4, semi), 0.0004477, 1e-4},
+		{"128-bit 1-bit", FPDleft(q64, func(a int) int { return 120/a + 1 }), 0.00004257461, 1e-5},
+		{"128-bit 2-bit", FPDleft(q64, semi2), 0.00002243044, 1e-5},
+		{"grouped 64", FPDleftGrouped(q4, 4, func(a, A int) int {
 			if a > 6 {
 				return -1
 			}
@@ -85,13 +85,13 @@ func TestDleftPaperNumbers(t *testing.T) {
 			t.Errorf("%s: %.7g, want %.7g", c.name, c.got, c.want)
 		}
 	}
-	if g := DleftFPGrouped(q4, 1, func(a, _ int) int { return semi(a) }); math.Abs(g-DleftFP(q4, semi)) > 1e-15 {
-		t.Errorf("group 1 differs from DleftFP: %v", g)
+	if g := FPDleftGrouped(q4, 1, func(a, _ int) int { return semi(a) }); math.Abs(g-FPDleft(q4, semi)) > 1e-15 {
+		t.Errorf("group 1 differs from FPDleft: %v", g)
 	}
-	if _, err := DleftLoads(0, 4); !errors.Is(err, ErrInvalid) {
+	if _, err := LoadsDleft(0, 4); !errors.Is(err, ErrInvalid) {
 		t.Error("d = 0 accepted")
 	}
-	if _, err := DleftLoads(3, math.NaN()); !errors.Is(err, ErrInvalid) {
+	if _, err := LoadsDleft(3, math.NaN()); !errors.Is(err, ErrInvalid) {
 		t.Error("NaN load accepted")
 	}
 }

@@ -42,8 +42,8 @@
 package theory
 
 import (
-	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 )
 
@@ -58,10 +58,10 @@ const maxK = min(1<<53, math.MaxInt)
 var (
 	// ErrInvalid is wrapped by the errors that [Size] and [SizePartitioned]
 	// return for an argument outside their domain.
-	ErrInvalid = errors.New("theory: invalid argument")
+	ErrInvalid = fmt.Errorf("theory: invalid argument: %w", kind.ErrParam)
 	// ErrTooLarge is wrapped by the errors that [Size] and [SizePartitioned]
 	// return when the filter would need more than [MaxBits] bits.
-	ErrTooLarge = errors.New("theory: filter larger than 2^48 bits")
+	ErrTooLarge = fmt.Errorf("theory: filter larger than 2^48 bits: %w", kind.ErrParam)
 )
 
 // finite reports whether x is neither NaN nor ±Inf.

@@ -216,18 +216,18 @@ func runBuild(e *env, args []string) error {
 	return saveFilter(*out, f)
 }
 
-// sizeChoices returns m and k for a c-choice filter: theory.ChoicesSize for
-// a rate, or m = ⌈B·n⌉ and the k minimising theory.ChoicesFP (the online
+// sizeChoices returns m and k for a c-choice filter: theory.SizeChoices for
+// a rate, or m = ⌈B·n⌉ and the k minimising theory.FPChoices (the online
 // greedy prediction of 000 eq. 3.2; an offline build does better).
 func sizeChoices(c int, n uint64, fpr, bpk float64) (uint64, int, error) {
 	if fpr > 0 {
-		return theory.ChoicesSize(n, fpr, c, hashing.MaxK)
+		return theory.SizeChoices(n, fpr, c, hashing.MaxK)
 	}
 	mf := math.Ceil(bpk * float64(n))
 	if mf > float64(hashing.MaxM) {
 		return 0, 0, fmt.Errorf("%v bits per key for %d keys exceeds 2^48 bits", bpk, n)
 	}
-	k, _ := theory.ChoicesOptimalK(mf/float64(n), c, hashing.MaxK)
+	k, _ := theory.OptimalKChoices(mf/float64(n), c, hashing.MaxK)
 	return uint64(mf), max(k, 1), nil
 }
 

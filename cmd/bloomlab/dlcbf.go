@@ -107,7 +107,7 @@ func planDlcbf(t planTarget) (planRow, error) {
 	}
 	cfg := f.Config()
 	nf := float64(t.n)
-	fpr := theory.DlcbfStaticFP(cfg.Subtables, nf/float64(uint64(cfg.Subtables)*cfg.Buckets), cfg.RemainderBits)
+	fpr := theory.FPDlcbfStatic(cfg.Subtables, nf/float64(uint64(cfg.Subtables)*cfg.Buckets), cfg.RemainderBits)
 	r := planRow{
 		Kind: "dlcbf", Scheme: "-", M: f.Capacity(), K: cfg.Subtables, CounterBits: cfg.CounterBits,
 		MemoryBits: f.Bits(), FPR: fpr, Hashes: 1, Accesses: cfg.Subtables, Removes: true,

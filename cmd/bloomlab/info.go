@@ -95,7 +95,7 @@ func runInfo(e *env, args []string) error {
 	}
 	if cf, ok := f.(*choices.Filter); ok {
 		c := cf.C() // online greedy prediction (000 eq. 3.2); an offline build does better
-		fp = func(m, n float64, k int) float64 { return theory.ChoicesFP(m/n, k, c) }
+		fp = func(m, n float64, k int) float64 { return theory.FPChoices(m/n, k, c) }
 	}
 	if r.Keys > 0 {
 		r.BitsPerKey = fptr(float64(r.MemoryBits) / float64(r.Keys))

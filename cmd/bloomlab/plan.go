@@ -70,8 +70,8 @@ var planners = []planner{
 }
 
 // planChoices plans a Bloom filter with two choices (000 §3) filled online:
-// m and k from theory.ChoicesSize (or m = ⌈B·n⌉ and the k minimising
-// theory.ChoicesFP), its rate the ODE's prediction; one hash per query,
+// m and k from theory.SizeChoices (or m = ⌈B·n⌉ and the k minimising
+// theory.FPChoices), its rate the ODE's prediction; one hash per query,
 // c·k bit reads in the worst case.
 func planChoices(t planTarget) (planRow, error) {
 	const c = 2
@@ -80,7 +80,7 @@ func planChoices(t planTarget) (planRow, error) {
 		return planRow{}, err
 	}
 	nf := float64(t.n)
-	fpr := theory.ChoicesFP(float64(m)/nf, k, c)
+	fpr := theory.FPChoices(float64(m)/nf, k, c)
 	r := planRow{
 		Kind: "choices", Scheme: hashing.DefaultScheme.String(), M: m, K: k, CounterBits: 1,
 		MemoryBits: m, FPR: fpr, Hashes: 1, Accesses: c * k,

@@ -37,11 +37,11 @@ type Kind uint8
 const (
 	KindBloom    Kind = 1 // bloom.Filter (standard and partitioned)
 	KindCounting Kind = 2 // counting.Filter
-	KindBlocked  Kind = 3 // reserved: cache-line-blocked Bloom filter
-	KindChoices  Kind = 4 // reserved: Bloom filter with c choices
-	KindDleft    Kind = 5 // reserved: d-left Bloom filter
-	KindDlcbf    Kind = 6 // reserved: d-left counting Bloom filter
-	KindCountMin Kind = 7 // reserved: Count-Min sketch
+	KindBlocked  Kind = 3 // blocked.Filter
+	KindChoices  Kind = 4 // choices.Filter
+	KindDleft    Kind = 5 // dleft.Filter
+	KindDlcbf    Kind = 6 // dlcbf.Filter
+	KindCountMin Kind = 7 // countmin.Sketch
 )
 
 var kindNames = map[Kind]string{
@@ -170,6 +170,10 @@ type Decoder struct {
 	n       int64
 	payload uint64 // payload bytes still to read
 	Header  Header
+	// hdr holds the header once PeekKind has read it; Begin then uses it
+	// instead of reading again.
+	hdr    [HeaderSize]byte
+	peeked bool
 }
 
 // NewDecoder returns a Decoder reading from r. It reads exactly the bytes of
@@ -192,13 +196,31 @@ func (d *Decoder) read(p []byte, what string) error {
 	return nil
 }
 
+// PeekKind reads the header, if Begin has not, and returns the kind it
+// names after checking the magic; Begin validates the rest.
+func (d *Decoder) PeekKind() (Kind, error) {
+	if !d.peeked {
+		if err := d.read(d.hdr[:], "header"); err != nil {
+			return 0, err
+		}
+		d.peeked = true
+	}
+	if string(d.hdr[0:4]) != Magic {
+		return 0, fmt.Errorf("format: bad magic %q, not a bloomlab file: %w", d.hdr[0:4], ErrFormat)
+	}
+	return Kind(d.hdr[6]), nil
+}
+
 // Begin reads and validates the header and returns the parameter block.
 // want is the kind the caller expects (0: any).
 func (d *Decoder) Begin(want Kind) ([]byte, error) {
-	var b [HeaderSize]byte
-	if err := d.read(b[:], "header"); err != nil {
-		return nil, err
+	if !d.peeked {
+		if err := d.read(d.hdr[:], "header"); err != nil {
+			return nil, err
+		}
+		d.peeked = true
 	}
+	b := d.hdr
 	if string(b[0:4]) != Magic {
 		return nil, fmt.Errorf("format: bad magic %q, not a bloomlab file: %w", b[0:4], ErrFormat)
 	}
@@ -314,13 +336,4 @@ func (r *ParamReader) Err() error {
 		return fmt.Errorf("format: %d unexpected bytes in parameter block: %w", len(r.b), ErrFormat)
 	}
 	return r.err
-}
-
-// PeekKind reads the kind from the first HeaderSize bytes of a file without
-// validating anything else.
-func PeekKind(hdr []byte) (Kind, error) {
-	if len(hdr) < HeaderSize || string(hdr[:4]) != Magic {
-		return 0, fmt.Errorf("format: not a bloomlab file (bad magic): %w", ErrFormat)
-	}
-	return Kind(hdr[6]), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -142,7 +143,8 @@ func TestKindNames(t *testing.T) {
 	if KindBloom.String() != "bloom" || Kind(200).String() != "kind(200)" {
 		t.Error("kind names")
 	}
-	if _, err := PeekKind([]byte("nope")); err == nil {
+	d := NewDecoder(strings.NewReader(strings.Repeat("nope", 8)))
+	if _, err := d.PeekKind(); err == nil {
 		t.Error("PeekKind accepted garbage")
 	}
 }
