@@ -2,18 +2,115 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 )
+
+// Temporary files in flight, removed if the process is interrupted.
+var (
+	tmpMu    sync.Mutex
+	tmpFiles = map[string]bool{}
+)
+
+func trackTemp(name string, on bool) {
+	tmpMu.Lock()
+	defer tmpMu.Unlock()
+	if on {
+		tmpFiles[name] = true
+	} else {
+		delete(tmpFiles, name)
+	}
+}
+
+// removeTemps removes every temporary file still in flight.
+func removeTemps() {
+	tmpMu.Lock()
+	defer tmpMu.Unlock()
+	for name := range tmpFiles {
+		os.Remove(name)
+		delete(tmpFiles, name)
+	}
+}
+
+// cleanupOnSignal makes SIGINT, SIGTERM and SIGHUP remove the temporary
+// files in flight before the process ends with the conventional status
+// (128 + signal). The target files are untouched: a write is complete
+// only at its rename. It returns a function that stops watching.
+func cleanupOnSignal() (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			removeTemps()
+			code := 1
+			if s, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(s)
+			}
+			fmt.Fprintf(os.Stderr, "bloomlab: interrupted by %v; nothing written\n", sig)
+			os.Exit(code)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }
+}
+
+// beforeRename, when set (by tests only), runs between the temporary
+// file's sync and its rename: the window an interruption must not spoil.
+var beforeRename func()
+
+// staleAge is how old a temporary file of another process must be before
+// a writer removes it; it is removed only if no process holds its lock.
+const staleAge = time.Minute
+
+// sweepStale removes the temporary files that writers of path killed
+// before they could clean up (kill -9, power loss): files named
+// ".BASE.tmp-*" in path's directory, older than staleAge, whose lock no
+// live process holds (every writer locks its temporary file while it
+// writes, so a lockable one has no writer).
+func sweepStale(path string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+".tmp-*"))
+	for _, name := range matches {
+		st, err := os.Lstat(name)
+		if err != nil || !st.Mode().IsRegular() || time.Since(st.ModTime()) < staleAge {
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		if tryLock(f) {
+			os.Remove(name)
+		}
+		f.Close()
+	}
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(s)
+}
 
 // writeFileAtomic replaces path with what write produces, so that a crash
 // at any moment leaves either the old file or the new one: it writes a
-// temporary file in the same directory, syncs and closes it, renames it
-// over path and syncs the directory. On error the temporary file is removed
-// and path is untouched. A new file gets mode 0644, a replaced one keeps
-// its mode.
+// temporary file in the same directory (locked while written, removed on
+// error or interruption), syncs and closes it, renames it over path and
+// syncs the directory. On error path is untouched and the error names
+// path, not the temporary file. A new file gets mode 0666 less the umask,
+// a replaced one keeps its mode.
 func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	// Write through a symbolic link to its target, as a plain write would:
 	// renaming over the link would replace the link and leave the target
@@ -36,34 +133,44 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 		}
 		mode = st.Mode().Perm()
 	}
+	sweepStale(path)
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
 	}
+	trackTemp(tmp.Name(), true)
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
 		}
+		trackTemp(tmp.Name(), false)
 	}()
+	lock(tmp) // marks it live for sweepStale; released when tmp is closed
+	fail := func(what string, err error) error {
+		return fmt.Errorf("write %s: %s%w", path, what, unwrapPath(err))
+	}
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	if err := write(bw); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fail("", err)
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fail("", err)
 	}
 	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fail("", err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: sync: %w", path, err)
+		return fail("sync: ", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fail("", err)
+	}
+	if beforeRename != nil {
+		beforeRename()
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fail("", err)
 	}
 	// The rename is durable once the directory is synced. Some file systems
 	// cannot sync a directory; the file itself is complete either way.
@@ -72,4 +179,18 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// unwrapPath drops the temporary file's name from an *os.PathError or
+// *os.LinkError, so that messages name the target only.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }

@@ -1,329 +1,242 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
-	"math"
-	"slices"
+	"io"
 	"strings"
 
-	"github.com/bloomlab/bloomlab/blocked"
-	"github.com/bloomlab/bloomlab/bloom"
-	"github.com/bloomlab/bloomlab/choices"
-	"github.com/bloomlab/bloomlab/counting"
-	"github.com/bloomlab/bloomlab/dlcbf"
-	"github.com/bloomlab/bloomlab/dleft"
-	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/theory"
+	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/internal/flagx"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 func init() {
 	register(&command{
-		name:    "build",
-		summary: "Build a filter from keys (one per line) and write it to FILE. Without -n the key files are counted in a first pass (standard input then needs -n). -m -k give the size directly; -fpr and -bits-per-key size it for n keys.",
-		usage:   "bloomlab build -kind bloom|partitioned|counting|blocked|choices|dlcbf|dleft [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] [-counter-bits W] [-c C] [-rounds R] -o FILE [KEYFILE…]",
-		run:     runBuild,
+		name: "build",
+		summary: "Build a filter of the given kind from keys (one per line) and write it to FILE (\"-\": standard output). " +
+			"Size it for -n keys at a false-positive rate (-fpr) or with a number of bits per key (-bits-per-key), " +
+			"or give the size (-m with -k). Without -n the key files are counted in a first pass (keys from standard input then need -n), " +
+			"except for kinds that grow. Each kind takes its own options, listed below. " +
+			"FILE is written atomically; an existing FILE is replaced, and FILE may not be one of the key files. " + keyRules,
+		usage: "bloomlab build -kind KIND [-n N] (-fpr P | -bits-per-key B | -m M -k K) [kind options] [-seed S] -o FILE [KEYFILE…]",
+		run:   runBuild,
 	})
 }
 
-// buildKinds are the kinds build can make.
-var buildKinds = []string{"bloom", "partitioned", "counting", "blocked", "choices", "dlcbf", "dleft"}
+// sizeFlags are the sizing flags every kind takes.
+type sizeFlags struct {
+	n    *flagx.Count
+	fpr  *float64
+	bpk  *float64
+	m    *flagx.Count
+	k    *int
+	seed *uint64
+}
 
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == name {
-			set = true
+func addSizeFlags(fs *flag.FlagSet) sizeFlags {
+	return sizeFlags{
+		n:    flagx.NewCount(fs, "n", 0, 0, "number of keys to size for (default: count the keys; 1e9 notation accepted)"),
+		fpr:  fs.Float64("fpr", 0, "target false-positive rate, in (0, 1)"),
+		bpk:  fs.Float64("bits-per-key", 0, "bits of memory per key"),
+		m:    flagx.NewCount(fs, "m", 0, 0, "size in the kind's units (bits, counters, …); with -k"),
+		k:    fs.Int("k", 0, "number of hash functions (probes per key); with -m"),
+		seed: fs.Uint64("seed", 0, "seed of the base hash"),
+	}
+}
+
+func (s sizeFlags) target() kind.Target {
+	return kind.Target{N: s.n.V, FPR: *s.fpr, BitsPerKey: *s.bpk, M: s.m.V, K: *s.k, Seed: *s.seed}
+}
+
+// kindArg returns the value of -kind in args, if any (before the flags are
+// parsed: the kind decides which options the flag set has).
+func kindArg(args []string) (string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			break
 		}
-	})
-	return set
+		for _, p := range []string{"-kind", "--kind"} {
+			if a == p && i+1 < len(args) {
+				return args[i+1], true
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				return v, true
+			}
+		}
+	}
+	return "", false
+}
+
+// kindOptionsHelp lists every kind with its summary and options, for the
+// help of the commands that take -kind.
+func kindOptionsHelp(w io.Writer) {
+	fmt.Fprintln(w, "\nkinds and their options:")
+	for _, s := range kind.All() {
+		fmt.Fprintf(w, "\n  -kind %s: %s\n", s.Name, s.Summary)
+		fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
+		s.Options(fs)
+		if hasFlags(fs) {
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+		}
+	}
+}
+
+// lookupKind returns the spec of -kind name, or a usage error listing the
+// kinds.
+func lookupKind(name string) (*kind.Spec, error) {
+	if name == "" {
+		return nil, usagef("-kind is required (one of %s)", strings.Join(kind.Names(), ", "))
+	}
+	s, ok := kind.Lookup(name)
+	if !ok {
+		return nil, usagef("unknown -kind %q (want one of %s)", name, strings.Join(kind.Names(), ", "))
+	}
+	return s, nil
+}
+
+// paramError turns a kind's parameter error into a usage error (exit 2)
+// and leaves other errors alone.
+func paramError(err error) error {
+	if errors.Is(err, kind.ErrParam) {
+		return usagef("%s", strings.TrimSuffix(err.Error(), ": "+kind.ErrParam.Error()))
+	}
+	return err
 }
 
 func runBuild(e *env, args []string) error {
 	fs := flagSet("build")
-	kind := fs.String("kind", "", "filter kind: bloom, partitioned, counting, blocked, choices, dlcbf (-fpr only) or dleft (-fpr or -bits-per-key)")
-	n := fs.Uint64("n", 0, "number of keys to size for (default: count the keys)")
-	fpr := fs.Float64("fpr", 0, "target false-positive rate")
-	bpk := fs.Float64("bits-per-key", 0, "bits per key (m = ⌈B·n⌉, optimal k)")
-	m := fs.Uint64("m", 0, "number of bits (counters)")
-	k := fs.Int("k", 0, "number of hash functions")
-	schemeName := fs.String("scheme", "", "index scheme (default enhanced; partition for -kind partitioned)")
-	seed := fs.Uint64("seed", 0, "seed of the base hash")
-	cbits := fs.Int("counter-bits", counting.DefaultCounterBits, "counter width for -kind counting: 2, 4, 8, 16 or 32")
-	nc := fs.Int("c", 2, "groups of hash functions (choices) for -kind choices: 1 … 8")
-	rounds := fs.Int("rounds", 0, "for -kind choices: 0 adds the keys online (000 §3.1); R ≥ 1 builds offline, each key inserted R times (000 §3.2; keys held in memory)")
-	out := fs.String("o", "", "output file")
+	fs.String("kind", "", "filter kind: "+strings.Join(kind.Names(), ", "))
+	sf := addSizeFlags(fs)
+	out := fs.String("o", "", "output file (\"-\": standard output)")
+	name, _ := kindArg(args)
+	var spec *kind.Spec
+	var planner kind.Planner
+	if s, ok := kind.Lookup(name); ok {
+		spec, planner = s, s.Options(fs)
+	}
 	files, err := parseFlags(fs, args)
 	if err != nil {
+		var he *helpRequest
+		if errors.As(err, &he) {
+			he.extra = kindOptionsHelp
+		} else if spec == nil && name != "" {
+			_, err = lookupKind(name) // an unknown kind explains an unknown option
+		}
 		return err
 	}
-	if !slices.Contains(buildKinds, *kind) {
-		if *kind == "" {
-			return usagef("-kind is required")
-		}
-		return usagef("unknown -kind %q (want one of %s)", *kind, strings.Join(buildKinds, ", "))
+	if spec == nil {
+		_, err := lookupKind(name)
+		return err
 	}
 	if *out == "" {
 		return usagef("-o FILE is required")
 	}
-	modes := 0
-	for _, name := range []string{"fpr", "bits-per-key"} {
-		if isSet(fs, name) {
-			modes++
-		}
-	}
-	if isSet(fs, "m") || isSet(fs, "k") {
-		if !isSet(fs, "m") || !isSet(fs, "k") {
-			return usagef("-m and -k go together")
-		}
-		modes++
-	}
-	if modes != 1 {
-		return usagef("give exactly one of -fpr, -bits-per-key, or -m with -k")
-	}
-	if isSet(fs, "fpr") && !(*fpr > 0 && *fpr < 1) {
-		return usagef("-fpr %v out of range (0, 1)", *fpr)
-	}
-	if isSet(fs, "bits-per-key") && !(*bpk > 0 && *bpk <= 1<<20) {
-		return usagef("-bits-per-key %v out of range (0, 2^20]", *bpk)
-	}
-	if isSet(fs, "m") && (*m < 1 || *m > hashing.MaxM || *k < 1 || *k > hashing.MaxK) {
-		return usagef("-m %d -k %d out of range (1 ≤ m ≤ 2^48, 1 ≤ k ≤ %d)", *m, *k, hashing.MaxK)
-	}
-	if isSet(fs, "counter-bits") && *kind != "counting" {
-		return usagef("-counter-bits is for -kind counting")
-	}
-	if (isSet(fs, "c") || isSet(fs, "rounds")) && *kind != "choices" {
-		return usagef("-c and -rounds are for -kind choices")
-	}
-	if *kind == "choices" && (*nc < 1 || *nc > choices.MaxC || *rounds < 0 || *rounds > choices.MaxRounds) {
-		return usagef("-c %d -rounds %d out of range (1 ≤ c ≤ %d, 0 ≤ rounds ≤ %d)", *nc, *rounds, choices.MaxC, choices.MaxRounds)
-	}
-	scheme := hashing.DefaultScheme
-	if *kind == "partitioned" {
-		scheme = hashing.Partition
-	}
-	if *schemeName != "" {
-		if scheme, err = hashing.ParseScheme(*schemeName); err != nil {
-			return usagef("unknown -scheme %q (want one of %s)", *schemeName, schemeNames())
-		}
-	}
-	switch {
-	case *kind == "bloom" && scheme.Partitioned():
-		return usagef("-scheme %v is partitioned: use -kind partitioned", scheme)
-	case *kind == "partitioned" && !scheme.Partitioned():
-		return usagef("-kind partitioned needs a partitioned -scheme (partition, prime-partition, partition-independent)")
-	}
 	files = keyFiles(files)
-	if *kind == "dlcbf" {
-		if *schemeName != "" || !isSet(fs, "fpr") {
-			return usagef("-kind dlcbf takes -fpr (and -n), no -scheme, -m, -k or -bits-per-key")
-		}
-		return buildRefusable(e, files, *n, *out, func(n uint64) (refusable, error) {
-			return dlcbf.NewWithEstimates(n, *fpr, *seed)
-		})
+	if err := checkKeyFiles(files); err != nil {
+		return err
 	}
-	if *kind == "dleft" {
-		if *schemeName != "" || isSet(fs, "m") {
-			return usagef("-kind dleft takes -fpr or -bits-per-key (and -n), no -scheme, -m or -k")
-		}
-		return buildRefusable(e, files, *n, *out, func(n uint64) (refusable, error) {
-			if *fpr > 0 {
-				return dleft.NewWithEstimates(n, *fpr, *seed)
-			}
-			return dleft.NewWithBitsPerKey(n, *bpk, *seed)
-		})
+	if err := checkNotInput(*out, files); err != nil {
+		return err
 	}
-
-	mm, kk := *m, *k
-	var capacity uint64 // the design n, when the filter is sized for one
-	counted := false    // capacity came from counting the key files
-	if !isSet(fs, "m") {
-		nn := *n
-		if !isSet(fs, "n") {
-			for _, name := range files {
-				if err := rereadable(name); err != nil {
-					return err
-				}
-			}
-			if nn, err = e.countKeys(files); err != nil {
+	t := sf.target()
+	if sf.n.Given && t.N == 0 {
+		return usagef("-n must be at least 1")
+	}
+	counted := !t.Explicit() && !sf.n.Given && !spec.Growing
+	// Check the options before a counting pass reads the keys.
+	dry := t
+	if counted {
+		dry.N = 1
+	}
+	if _, err := planner(dry); err != nil {
+		return paramError(err)
+	}
+	if counted {
+		for _, name := range files {
+			if err := rereadable(name); err != nil {
 				return err
 			}
-			if nn == 0 {
-				return fmt.Errorf("build: no keys in %v to size the filter for; give -n", files)
-			}
-			counted = true
-		} else if nn == 0 {
-			return usagef("-n must be at least 1")
 		}
-		size := sizeFor
-		if *kind == "blocked" {
-			size = sizeBlocked
+		if t.N, err = e.countKeys(files); err != nil {
+			return err
 		}
-		if *kind == "choices" {
-			size = func(_ hashing.Scheme, n uint64, fpr, bpk float64) (uint64, int, error) {
-				return sizeChoices(*nc, n, fpr, bpk)
-			}
+		if t.N == 0 {
+			return fmt.Errorf("build: no keys in %v to size the filter for; give -n", files)
 		}
-		if mm, kk, err = size(scheme, nn, *fpr, *bpk); err != nil {
-			return fmt.Errorf("build: %w", err)
-		}
-		capacity = nn
 	}
-	if err := checkMemory(mm, *kind, *cbits); err != nil {
-		return err
-	}
-	var f filter
-	if *kind == "blocked" {
-		if *schemeName != "" {
-			return usagef("-kind blocked has one scheme (independent positions in a 512-bit block); drop -scheme")
-		}
-		f, err = blocked.New(mm, kk, blocked.WithSeed(*seed))
-	} else if *kind == "choices" {
-		f, err = choices.New(choices.Config{M: mm, K: kk, C: *nc, Scheme: scheme, Seed: *seed})
-	} else if *kind == "counting" {
-		f, err = counting.New(mm, kk, counting.WithScheme(scheme), counting.WithSeed(*seed), counting.WithCounterBits(*cbits))
-	} else {
-		f, err = bloom.New(mm, kk, bloom.WithScheme(scheme), bloom.WithSeed(*seed))
-	}
+	p, err := planner(t)
 	if err != nil {
-		return usagef("%v", err)
+		return paramError(err)
 	}
-	if capacity == 0 && isSet(fs, "n") {
-		capacity = *n
+	for _, n := range p.Notices {
+		fmt.Fprintf(e.stderr, "bloomlab: build: note: %s\n", n)
 	}
-	f.SetCapacity(capacity)
-	var added uint64
-	add := f.Add
-	var digests []hashing.Digest // -kind choices -rounds R: the keys, for the offline build
-	if cf, ok := f.(*choices.Filter); ok && *rounds > 0 {
-		add = func(key []byte) { digests = append(digests, cf.Digest(key)) }
-	}
-	if err := e.forEachKey(files, func(key []byte, _ string, _ int) error { add(key); added++; return nil }); err != nil {
+	if err := checkMemory("build", p.Bits); err != nil {
 		return err
 	}
-	if cf, ok := f.(*choices.Filter); ok && *rounds > 0 {
-		var b choices.Builder
-		if err := b.Build(cf, digests, *rounds); err != nil {
-			return fmt.Errorf("build: %w", err)
-		}
+	b, err := p.New()
+	if err != nil {
+		return paramError(err)
 	}
-	if counted && added != capacity {
+	var added uint64
+	err = e.forEachKey(files, func(key []byte, file string, line int) error {
+		if err := b.Add(key); err != nil {
+			return fmt.Errorf("build: key %s (%s:%d): %w; nothing written (size for more keys with -n)", quoteKey(key), sourceName(file), line, err)
+		}
+		added++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	f, err := b.Finish()
+	if err != nil {
+		return fmt.Errorf("build: %w; nothing written", err)
+	}
+	if counted && added != t.N {
 		// The files changed between the counting pass and this one; a
 		// filter missing keys would be a false negative waiting to happen.
-		return fmt.Errorf("build: the key files held %d keys when counted and %d when read again; nothing written", capacity, added)
+		return fmt.Errorf("build: the key files held %d keys when counted and %d when read again; nothing written", t.N, added)
 	}
-	return saveFilter(*out, f)
+	e.warnState("build", *out, f)
+	return e.writeOutput(*out, f)
 }
 
-// sizeChoices returns m and k for a c-choice filter: theory.SizeChoices for
-// a rate, or m = ⌈B·n⌉ and the k minimising theory.FPChoices (the online
-// greedy prediction of 000 eq. 3.2; an offline build does better).
-func sizeChoices(c int, n uint64, fpr, bpk float64) (uint64, int, error) {
-	if fpr > 0 {
-		return theory.SizeChoices(n, fpr, c, hashing.MaxK)
-	}
-	mf := math.Ceil(bpk * float64(n))
-	if mf > float64(hashing.MaxM) {
-		return 0, 0, fmt.Errorf("%v bits per key for %d keys exceeds 2^48 bits", bpk, n)
-	}
-	k, _ := theory.OptimalKChoices(mf/float64(n), c, hashing.MaxK)
-	return uint64(mf), max(k, 1), nil
-}
-
-// checkMemory refuses a filter larger than the machine's memory: the
+// checkMemory refuses a structure larger than the machine's memory: the
 // allocation would end the process with a fatal out-of-memory error
 // instead of a message.
-func checkMemory(m uint64, kind string, counterBits int) error {
-	bits := float64(m)
-	if kind == "counting" {
-		bits *= float64(counterBits)
-	}
-	need := bits / 8
+func checkMemory(cmd string, bits uint64) error {
+	need := float64(bits) / 8
 	if have := physicalMemory(); have > 0 && need > float64(have) {
-		return fmt.Errorf("build: the filter needs %s of memory, more than this machine's %s", humanBytes(need), humanBytes(float64(have)))
+		return fmt.Errorf("%s: the filter needs %s of memory, more than this machine's %s", cmd, humanBytes(need), humanBytes(float64(have)))
 	}
 	return nil
 }
 
-// roundDownPartition returns the largest size ≤ m that a partitioned
-// scheme accepts with k subarrays (at least one position per subarray, a
-// prime per subarray for PrimePartition), so that a bits-per-key budget is
-// never exceeded; other schemes take m as it is.
-func roundDownPartition(scheme hashing.Scheme, m uint64, k int) uint64 {
-	kk := uint64(k)
-	switch scheme {
-	case hashing.Partition, hashing.PartitionIndependent:
-		return max(m/kk, 1) * kk
-	case hashing.PrimePartition:
-		p := m / kk
-		for p > 2 && !hashing.IsPrime(p) {
-			p--
-		}
-		return max(p, 2) * kk
+// warnState tells the user, on stderr, what a build or an add left that
+// needs attention: more keys than the filter was sized for (its rate is
+// then above the target), and whatever the kind's description marks as a
+// warning (a d-left filter's stash, say).
+func (e *env) warnState(cmd, path string, f bloomlab.Filter) {
+	if c := f.Capacity(); c > 0 && f.N() > c {
+		fmt.Fprintf(e.stderr, "bloomlab: %s: warning: %s holds %d keys, more than the %d it was sized for; its false-positive rate is now %s (bloomlab info %s)\n",
+			cmd, path, f.N(), c, formatValue(f.EstimatedFPR()), path)
 	}
-	return m
+	if s, ok := kind.Lookup(f.Kind()); ok {
+		for _, fd := range s.Describe(f) {
+			if fd.Warn {
+				fmt.Fprintf(e.stderr, "bloomlab: %s: warning: %s: %s = %s%s\n", cmd, path, fd.Name, formatValue(fd.Value), noteSuffix(fd.Note))
+			}
+		}
+	}
 }
 
-// sizeBlocked returns m and k for a blocked filter: theory.SizeBlocked for
-// a rate, or m = ⌈B·n⌉ rounded up to whole blocks and the k minimising
-// theory.FPBlocked.
-func sizeBlocked(_ hashing.Scheme, n uint64, fpr, bpk float64) (uint64, int, error) {
-	if fpr > 0 {
-		b, k, err := theory.SizeBlocked(n, fpr)
-		return b * theory.BlockBits, k, err
+func noteSuffix(note string) string {
+	if note == "" {
+		return ""
 	}
-	// Whole blocks within the budget (at least one block).
-	mf := math.Max(1, math.Floor(math.Ceil(bpk*float64(n))/theory.BlockBits)) * theory.BlockBits
-	if mf > float64(hashing.MaxM) {
-		return 0, 0, fmt.Errorf("%v bits per key for %d keys exceeds 2^48 bits", bpk, n)
-	}
-	return uint64(mf), max(1, theory.OptimalKBlocked(float64(n), mf/theory.BlockBits, theory.BlockBits)), nil
-}
-
-// sizeFor returns m and k for n keys at rate fpr (if fpr > 0) or with bpk
-// bits per key, for a standard or partitioned layout.
-func sizeFor(scheme hashing.Scheme, n uint64, fpr, bpk float64) (uint64, int, error) {
-	var m uint64
-	var k int
-	if fpr > 0 {
-		var err error
-		size := theory.Size
-		if scheme.Partitioned() {
-			size = theory.SizePartitioned
-		}
-		if m, k, err = size(n, fpr); err != nil {
-			return 0, 0, err
-		}
-	} else {
-		mf := math.Ceil(bpk * float64(n))
-		if mf > float64(hashing.MaxM) {
-			return 0, 0, fmt.Errorf("%v bits per key for %d keys exceeds 2^48 bits", bpk, n)
-		}
-		m = uint64(mf)
-		if scheme.Partitioned() {
-			k = theory.OptimalKPartitioned(float64(m), float64(n))
-		} else {
-			k = theory.OptimalK(float64(m), float64(n))
-		}
-		// More than MaxK hash functions only lowers the rate further
-		// below what MaxK achieves at these bits per key.
-		k = min(max(k, 1), hashing.MaxK)
-		m = roundDownPartition(scheme, m, k)
-	}
-	if k > hashing.MaxK {
-		return 0, 0, fmt.Errorf("the rate needs k = %d hash functions, more than %d", k, hashing.MaxK)
-	}
-	return m, k, nil
-}
-
-func schemeNames() string {
-	s := ""
-	for i, sc := range hashing.Schemes() {
-		if i > 0 {
-			s += ", "
-		}
-		s += sc.String()
-	}
-	return s
+	return " (" + note + ")"
 }

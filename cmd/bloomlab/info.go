@@ -9,18 +9,16 @@ import (
 	"text/tabwriter"
 
 	"github.com/bloomlab/bloomlab"
-	"github.com/bloomlab/bloomlab/choices"
-
-	"github.com/bloomlab/bloomlab/counting"
-	"github.com/bloomlab/bloomlab/theory"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 func init() {
 	register(&command{
 		name: "info",
-		summary: "Describe the filter in FILE: kind, scheme, seed, m, k, keys added, bits per key, fill ratio, " +
-			"false-positive rate predicted from the current fill (fill^k) and at the design n " +
-			"(the n for which k is optimal, ln2·m/k), and the approximate number of distinct keys.",
+		summary: "Describe the filter in FILE: its kind, seed, memory, the keys added and the number it was sized for (capacity), " +
+			"the false-positive rate of its current state and how it is computed, then the kind's own structure " +
+			"(scheme, m, k, counters, buckets, stash, …) and its rate by formula at the keys added and at the design n. " +
+			"Warnings (more keys than the capacity, keys in a stash) are marked. -json prints the same as JSON.",
 		usage: "bloomlab info [-json] FILE",
 		run:   runInfo,
 	})
@@ -28,27 +26,20 @@ func init() {
 
 // infoReport is info's output; its JSON form is documented in docs/LAB.md.
 type infoReport struct {
-	File         string   `json:"file"`
-	Kind         string   `json:"kind"`
-	Scheme       string   `json:"scheme"`
-	Seed         uint64   `json:"seed"`
-	M            uint64   `json:"m"`
-	K            int      `json:"k"`
-	CounterBits  int      `json:"counter_bits"`
-	MemoryBits   uint64   `json:"memory_bits"`
-	Keys         uint64   `json:"keys_added"`
-	BitsPerKey   *float64 `json:"bits_per_key"`
-	Fill         float64  `json:"fill_ratio"`
-	FPRFill      float64  `json:"fpr_at_fill"`
-	FPRKeys      *float64 `json:"fpr_at_keys_added"`
-	DesignN      uint64   `json:"design_n"`
-	DesignFrom   string   `json:"design_n_source"`
-	FPRDesign    float64  `json:"fpr_at_design_n"`
-	ApproxCount  *float64 `json:"approx_count"`
-	Saturated    *uint64  `json:"saturated_counters,omitempty"`
-	CounterLimit *uint64  `json:"counter_max,omitempty"`
+	File       string       `json:"file"`
+	Kind       string       `json:"kind"`
+	Seed       uint64       `json:"seed"`
+	Bits       uint64       `json:"bits"`
+	Keys       uint64       `json:"keys_added"`
+	Capacity   uint64       `json:"capacity"`
+	BitsPerKey *float64     `json:"bits_per_key"`
+	FPR        *float64     `json:"fpr"`
+	FPRMethod  string       `json:"fpr_method"`
+	Fields     []kind.Field `json:"fields"`
+	Warnings   []string     `json:"warnings,omitempty"`
 }
 
+// fptr returns &x, or nil for NaN and infinities (which JSON cannot hold).
 func fptr(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
@@ -66,48 +57,21 @@ func runInfo(e *env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one FILE")
 	}
-	g, err := loadAny(pos[0])
+	f, err := loadFile(pos[0])
 	if err != nil {
 		return err
 	}
-	f, ok := g.(filter)
-	if !ok {
-		return e.genericInfo(pos[0], g, *asJSON)
-	}
-	r := infoReport{
-		File: pos[0], Kind: f.Kind(), Scheme: f.Scheme().String(), Seed: f.Seed(),
-		M: f.M(), K: f.K(), CounterBits: 1, Keys: f.N(), Fill: f.FillRatio(),
-		FPRFill: f.EstimatedFPR(), ApproxCount: fptr(f.ApproxCount()),
-	}
-	if cf, ok := f.(*counting.Filter); ok {
-		r.CounterBits = cf.CounterBits()
-		sat, lim := cf.Saturated(), cf.CounterMax()
-		r.Saturated, r.CounterLimit = &sat, &lim
-	}
-	r.MemoryBits = r.M * uint64(r.CounterBits)
-	mf, kf := float64(r.M), r.K
-	fp := theory.FPExact
-	if f.Scheme().Partitioned() {
-		fp = theory.FPPartitioned
-	}
-	if f.Kind() == "blocked" {
-		fp = func(m, n float64, k int) float64 { return theory.FPBlocked(n, m/theory.BlockBits, theory.BlockBits, k) }
-	}
-	if cf, ok := f.(*choices.Filter); ok {
-		c := cf.C() // online greedy prediction (000 eq. 3.2); an offline build does better
-		fp = func(m, n float64, k int) float64 { return theory.FPChoices(m/n, k, c) }
-	}
-	if r.Keys > 0 {
-		r.BitsPerKey = fptr(float64(r.MemoryBits) / float64(r.Keys))
-		r.FPRKeys = fptr(fp(mf, float64(r.Keys), kf))
-	}
-	r.DesignN, r.DesignFrom = f.Capacity(), "recorded when built"
-	if r.DesignN == 0 {
-		r.DesignN = uint64(math.Max(1, math.Round(math.Ln2*mf/float64(kf))))
-		r.DesignFrom = "not recorded; the n for which k is optimal, ln2·m/k"
-	}
-	r.FPRDesign = fp(mf, float64(r.DesignN), kf)
+	r := describeFilter(pos[0], f)
 	if *asJSON {
+		for i, fd := range r.Fields {
+			if x, ok := fd.Value.(float64); ok {
+				if p := fptr(x); p != nil {
+					r.Fields[i].Value = *p
+				} else {
+					r.Fields[i].Value = nil
+				}
+			}
+		}
 		b, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
 			return err
@@ -115,41 +79,85 @@ func runInfo(e *env, args []string) error {
 		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
 		return err
 	}
-	opt := func(p *float64, format string) string {
-		if p == nil {
-			return "-"
-		}
-		return fmt.Sprintf(format, *p)
-	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	capacity := "unknown (not recorded)"
+	if r.Capacity > 0 {
+		capacity = fmt.Sprintf("%d\t(keys it was sized for)", r.Capacity)
+	}
 	fmt.Fprintf(tw, "file:\t%s\n", r.File)
 	fmt.Fprintf(tw, "kind:\t%s\n", r.Kind)
-	fmt.Fprintf(tw, "scheme:\t%s\n", r.Scheme)
 	fmt.Fprintf(tw, "seed:\t%d\n", r.Seed)
-	unit := "bits"
-	if r.Kind == "counting" {
-		unit = fmt.Sprintf("counters of %d bits", r.CounterBits)
-	}
-	fmt.Fprintf(tw, "m:\t%d %s\n", r.M, unit)
-	fmt.Fprintf(tw, "k:\t%d\n", r.K)
-	fmt.Fprintf(tw, "memory:\t%d bits (%s)\n", r.MemoryBits, humanBytes(float64(r.MemoryBits)/8))
+	fmt.Fprintf(tw, "memory:\t%d bits (%s)\n", r.Bits, humanBytes(math.Ceil(float64(r.Bits)/8)))
 	fmt.Fprintf(tw, "keys added:\t%d\n", r.Keys)
-	fmt.Fprintf(tw, "bits per key:\t%s\n", opt(r.BitsPerKey, "%.4g"))
-	fmt.Fprintf(tw, "fill ratio:\t%.6g\n", r.Fill)
-	fmt.Fprintf(tw, "fpr at current fill:\t%.6g\t(%s)\n", r.FPRFill, fillMethod(r.Kind))
-	fmt.Fprintf(tw, "fpr at keys added:\t%s\t(formula, n = keys added)\n", opt(r.FPRKeys, "%.6g"))
-	fmt.Fprintf(tw, "design n:\t%d\t(%s)\n", r.DesignN, r.DesignFrom)
-	fmt.Fprintf(tw, "fpr at design n:\t%.6g\t(formula)\n", r.FPRDesign)
-	fmt.Fprintf(tw, "approx count:\t%s\t(distinct keys, from the fill)\n", opt(r.ApproxCount, "%.1f"))
-	if r.Saturated != nil {
-		fmt.Fprintf(tw, "saturated counters:\t%d\t(counter max %d)\n", *r.Saturated, *r.CounterLimit)
+	fmt.Fprintf(tw, "capacity:\t%s\n", capacity)
+	fmt.Fprintf(tw, "bits per key:\t%s\n", formatPtr(r.BitsPerKey))
+	fmt.Fprintf(tw, "fpr of the state:\t%s\t(%s)\n", formatPtr(r.FPR), r.FPRMethod)
+	for _, fd := range r.Fields {
+		mark := ""
+		if fd.Warn {
+			mark = "warning: "
+		}
+		fmt.Fprintf(tw, "%s:\t%s%s", fd.Name, mark, formatValue(fd.Value))
+		if fd.Note != "" {
+			fmt.Fprintf(tw, "\t(%s)", fd.Note)
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(tw, "warning:\t%s\n", w)
 	}
 	return tw.Flush()
 }
 
+// describeFilter collects what info shows: the contract's numbers and the
+// kind's own description.
+func describeFilter(path string, f bloomlab.Filter) infoReport {
+	r := infoReport{
+		File: path, Kind: f.Kind(), Seed: f.Seed(), Bits: f.Bits(), Keys: f.N(),
+		Capacity: f.Capacity(), FPR: fptr(f.EstimatedFPR()), FPRMethod: "from the state",
+	}
+	if r.Keys > 0 {
+		r.BitsPerKey = fptr(float64(r.Bits) / float64(r.Keys))
+	}
+	if s, ok := kind.Lookup(f.Kind()); ok {
+		if s.FPRMethod != "" {
+			r.FPRMethod = s.FPRMethod
+		}
+		r.Fields = s.Describe(f)
+	}
+	if r.Capacity > 0 && r.Keys > r.Capacity {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d keys added, more than the %d the filter was sized for: its rate is above the target it was built for", r.Keys, r.Capacity))
+	}
+	return r
+}
+
+// formatValue renders a description value: floats with 4 significant
+// digits, everything else as Go prints it.
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "-"
+		}
+		return strconv.FormatFloat(x, 'g', 4, 64)
+	case float32:
+		return formatValue(float64(x))
+	case nil:
+		return "-"
+	}
+	return fmt.Sprint(v)
+}
+
+func formatPtr(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return formatValue(*p)
+}
+
 // humanBytes renders a byte count with a binary unit.
 func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	i := 0
 	for b >= 1024 && i < len(units)-1 {
 		b /= 1024
@@ -161,67 +169,5 @@ func humanBytes(b float64) string {
 	return fmt.Sprintf("%.3g %s", b, units[i])
 }
 
-// genericInfo describes a kind outside the filter interface (dleft, dlcbf,
-// countmin) with what it offers: seed, size, keys, design n, the
-// false-positive rate of its current state.
-func (e *env) genericInfo(path string, g bloomlab.Filter, asJSON bool) error {
-	type row struct {
-		Name  string `json:"name"`
-		Value any    `json:"value"`
-	}
-	rows := []row{{"file", path}, {"kind", g.Kind()}}
-	if v, ok := g.(interface{ Seed() uint64 }); ok {
-		rows = append(rows, row{"seed", v.Seed()})
-	}
-	var bitsTotal, keys uint64
-	if v, ok := g.(interface{ Bits() uint64 }); ok {
-		bitsTotal = v.Bits()
-		rows = append(rows, row{"memory_bits", bitsTotal})
-	}
-	if v, ok := g.(interface{ N() uint64 }); ok {
-		keys = v.N()
-		rows = append(rows, row{"keys_added", keys})
-	}
-	if v, ok := g.(interface{ Total() uint64 }); ok {
-		rows = append(rows, row{"total_count", v.Total()})
-	}
-	if bitsTotal > 0 && keys > 0 {
-		rows = append(rows, row{"bits_per_key", float64(bitsTotal) / float64(keys)})
-	}
-	if v, ok := g.(interface{ Capacity() uint64 }); ok {
-		rows = append(rows, row{"capacity", v.Capacity()})
-	}
-	if v, ok := g.(interface{ EstimatedFPR() float64 }); ok {
-		rows = append(rows, row{"fpr_at_current_state", v.EstimatedFPR()})
-	}
-	if asJSON {
-		m := make(map[string]any, len(rows))
-		for _, r := range rows {
-			m[r.Name] = r.Value
-		}
-		b, err := json.MarshalIndent(m, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
-		return err
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s:\t%v\n", strings.ReplaceAll(r.Name, "_", " "), r.Value)
-	}
-	return tw.Flush()
-}
-
-// fillMethod says how each kind's EstimatedFPR reads its state.
-func fillMethod(kind string) string {
-	switch kind {
-	case "blocked":
-		return "mean over blocks of (block fill)^k, from the bits"
-	case "choices":
-		return "1 − (1 − fill^k)^c, from the bits"
-	case "partitioned":
-		return "product of the subarrays' fills, from the bits"
-	}
-	return "fill^k, from the bits"
-}
+// joinNames joins kind names for messages.
+func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,15 @@ import (
 
 // maxKeyLen is the longest key line accepted.
 const maxKeyLen = 1 << 20
+
+// utf8BOM is the byte-order mark some editors put at the start of a text
+// file; it is not part of the first key.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// keyRules says how key files are read, for help texts.
+const keyRules = "Keys are read one per line from the KEYFILEs, or from standard input when there is none or the name is \"-\". " +
+	"A trailing CR is stripped (CRLF files work), a UTF-8 byte-order mark at the start of a file is stripped, empty lines are skipped, " +
+	"and lines may be up to 1 MiB long; any other bytes, binary included, are part of the key."
 
 // keyFiles returns the key sources named on the command line: "-" (standard
 // input) when there is none.
@@ -28,7 +38,8 @@ func sourceName(name string) string {
 }
 
 // forEachKey calls fn with every key of the files in order: one key per
-// line, a trailing "\r" stripped, empty lines skipped. The key slice is only
+// line, a trailing "\r" stripped, a UTF-8 byte-order mark at the start of
+// each file stripped, empty lines skipped. The key slice is only
 // valid during the call. Lines longer than maxKeyLen are an error naming
 // the file and line. Standard input ("-") may be named once.
 func (e *env) forEachKey(files []string, fn func(key []byte, file string, line int) error) error {
@@ -94,6 +105,9 @@ func scanKeys(r io.Reader, name string, fn func(key []byte, file string, line in
 	for sc.Scan() {
 		line++
 		key := sc.Bytes() // ScanLines has dropped "\n" and a trailing "\r"
+		if line == 1 {
+			key = bytes.TrimPrefix(key, utf8BOM)
+		}
 		if len(key) == 0 {
 			continue
 		}

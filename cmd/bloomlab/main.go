@@ -3,21 +3,36 @@
 //
 // Usage:
 //
-//	bloomlab build -kind KIND [-n N] (-fpr P | -bits-per-key B | -m M -k K) [-scheme S] [-seed S] -o FILE [KEYFILE…]
+//	bloomlab build -kind KIND [-n N] (-fpr P | -bits-per-key B | -m M -k K) [kind options] [-seed S] -o FILE [KEYFILE…]
 //	bloomlab add FILE [KEYFILE…]
 //	bloomlab remove [-ignore-missing] FILE [KEYFILE…]
 //	bloomlab query [-v] [-c] FILE [KEYFILE…]
 //	bloomlab info [-json] FILE
 //	bloomlab merge -o OUT A B…
+//	bloomlab export -format F -o OUT FILE
+//	bloomlab import -format F [-kind K] -o FILE IN
 //	bloomlab plan -n N (-fpr P | -bits-per-key B) [-json]
 //	bloomlab experiments
 //	bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]
 //	bloomlab simulate KIND [parameters] [-trials T] [-seed S] [-format text|csv|json]
 //
+// The commands that take a kind (build, plan, info, merge, export, import)
+// read what they need from the table of kinds (internal/kind): a kind's
+// sizing, options, description and formats come with its package.
+//
 // Keys are read one per line from the KEYFILEs, or from standard input when
-// there is none or the name is "-". A trailing "\r" is stripped and empty
-// lines are skipped; any other bytes, binary included, form the key. Lines
-// may be up to 1 MiB long.
+// there is none or the name is "-". A trailing "\r" is stripped, a UTF-8
+// byte-order mark at the start of a file is stripped, and empty lines are
+// skipped; any other bytes, binary included, form the key. Lines may be up
+// to 1 MiB long.
+//
+// Files are written atomically (a temporary file in the same directory,
+// synced, renamed over the target, directory synced), and commands that
+// rewrite a file (add, remove, merge -o onto an existing file, build -o
+// onto one) hold an advisory lock on it from the read to the rename, so
+// concurrent writers of one file run one after the other and none loses
+// another's keys. An interrupted write leaves no temporary file behind;
+// one left by a killed process is removed by the next writer.
 //
 // Exit status: 0 on success, 1 on a runtime error ("bloomlab: …" on
 // stderr), 2 on a usage error (a one-line hint on stderr). query exits 0 if
@@ -35,7 +50,10 @@ import (
 )
 
 func main() {
-	os.Exit(exitCode(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)))
+	stop := cleanupOnSignal()
+	code := exitCode(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	stop()
+	os.Exit(code)
 }
 
 // usageError is a mistake on the command line: exit status 2.
@@ -118,14 +136,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	name := args[0]
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
 		if len(args) > 1 {
-			c := lookup(args[1])
-			if c == nil {
+			if lookup(args[1]) == nil {
 				err = usagef("no command %q", args[1])
 				fmt.Fprintf(stderr, "bloomlab: %v (run 'bloomlab help' for the list)\n", err)
 				return err
 			}
-			_, err = fmt.Fprintf(stdout, "usage: %s\n\n%s\n", c.usage, c.summary)
-			return err
+			// "help X" is "X -h".
+			return run([]string{args[1], "-h"}, stdin, stdout, stderr)
 		}
 		printUsage(stdout)
 		return nil
@@ -140,8 +157,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	err = c.run(e, args[1:])
 	var ue *usageError
 	var ee *exitError
+	var he *helpRequest
 	switch {
 	case err == nil:
+	case errors.As(err, &he):
+		// -h: the command's usage, summary and flags on stdout, exit 0.
+		fmt.Fprintf(stdout, "usage: %s\n\n%s\n", c.usage, wrap(c.summary, 78))
+		he.print(stdout)
+		return nil
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "bloomlab %s: %s (see 'bloomlab help %s')\n", c.name, ue.msg, c.name)
 	case errors.As(err, &ee):
@@ -154,7 +177,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	return err
 }
 
-var commandOrder = []string{"build", "add", "remove", "query", "info", "merge", "plan", "experiments", "reproduce", "simulate"}
+var commandOrder = []string{"build", "add", "remove", "query", "info", "merge", "export", "import", "plan", "experiments", "reproduce", "simulate"}
 
 func order(name string) int {
 	for i, n := range commandOrder {
@@ -173,9 +196,56 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %s\n", c.usage)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Keys are read one per line from KEYFILEs or standard input (\"-\"); empty lines are skipped.")
+	fmt.Fprintln(w, "Keys are read one per line from KEYFILEs or standard input (\"-\"): a trailing CR and a leading UTF-8")
+	fmt.Fprintln(w, "byte-order mark are stripped, empty lines skipped, lines up to 1 MiB; any other bytes form the key.")
 	fmt.Fprintln(w, "Exit status: 0 ok, 1 runtime error, 2 usage error (query: 0 matched, 1 nothing matched, 2 error).")
-	fmt.Fprintln(w, "Run 'bloomlab help COMMAND' for one command.")
+	fmt.Fprintln(w, "Run 'bloomlab help COMMAND' (or 'bloomlab COMMAND -h') for one command and its flags.")
+}
+
+// helpRequest is returned by parseFlags for -h: run prints the command's
+// help and exits 0.
+type helpRequest struct {
+	fs    *flag.FlagSet
+	extra func(w io.Writer) // more help after the flags (build: each kind's options)
+}
+
+func (h *helpRequest) Error() string { return "help requested" }
+
+func (h *helpRequest) print(w io.Writer) {
+	if hasFlags(h.fs) {
+		fmt.Fprintln(w, "\nflags:")
+		h.fs.SetOutput(w)
+		h.fs.PrintDefaults()
+	}
+	if h.extra != nil {
+		h.extra(w)
+	}
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// wrap breaks s into lines of at most width bytes at spaces.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(s) {
+		if i > 0 {
+			if line+1+len(word) > width {
+				b.WriteByte('\n')
+				line = 0
+			} else {
+				b.WriteByte(' ')
+				line++
+			}
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	return b.String()
 }
 
 // parseFlags parses args with fs, allowing flags and positional arguments
@@ -195,7 +265,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, usagef("help requested")
+				return nil, &helpRequest{fs: fs}
 			}
 			return nil, usagef("%s", strings.TrimSpace(err.Error()))
 		}
@@ -211,4 +281,15 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 // flagSet returns a new flag set for a subcommand.
 func flagSet(name string) *flag.FlagSet {
 	return flag.NewFlagSet("bloomlab "+name, flag.ContinueOnError)
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }

@@ -3,15 +3,16 @@ package main
 import (
 	"fmt"
 
-	"github.com/bloomlab/bloomlab/bloom"
-	"github.com/bloomlab/bloomlab/counting"
+	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 func init() {
 	register(&command{
 		name: "merge",
-		summary: "Write to OUT the union of the filters A B…, which must be of the same kind with the same m, k, scheme and seed " +
-			"(and counter width). Counting filters add their counters (the multiset union). OUT is written atomically and may be one of the inputs.",
+		summary: "Write to OUT the combination of the filters A B…, which must be of one kind with the same parameters and seed: " +
+			"the union for set kinds (bits ORed: bloom, partitioned, blocked, choices), the merge for multiset kinds (counts added: " +
+			"counting, countmin). OUT is written atomically, under a lock if it exists, and may be one of the inputs.",
 		usage: "bloomlab merge -o OUT A B…",
 		run:   runMerge,
 	})
@@ -19,7 +20,7 @@ func init() {
 
 func runMerge(e *env, args []string) error {
 	fs := flagSet("merge")
-	out := fs.String("o", "", "output file")
+	out := fs.String("o", "", "output file (\"-\": standard output)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -30,29 +31,41 @@ func runMerge(e *env, args []string) error {
 	if len(pos) < 2 {
 		return usagef("want at least two filters to merge")
 	}
-	first, err := loadFilter(pos[0])
-	if err != nil {
-		return err
+	// Take OUT's lock before reading the inputs: if OUT is one of them, no
+	// other writer may change it between our read and our rename.
+	var l *lockedFile
+	if *out != "-" {
+		if l, err = lockPath(*out, false); err != nil {
+			return err
+		}
+		defer l.unlock()
 	}
-	for _, name := range pos[1:] {
-		g, err := loadFilter(name)
+	var first bloomlab.Filter
+	var spec *kind.Spec
+	for i, name := range pos {
+		g, err := loadFile(name)
 		if err != nil {
 			return err
+		}
+		if i == 0 {
+			first = g
+			s, ok := kind.Lookup(g.Kind())
+			if !ok || s.Combine == nil {
+				return fmt.Errorf("merge: %s holds a %s, which cannot be combined", name, g.Kind())
+			}
+			spec = s
+			continue
 		}
 		if g.Kind() != first.Kind() {
 			return fmt.Errorf("merge: %s is a %s filter and %s a %s filter; only filters of one kind merge", pos[0], first.Kind(), name, g.Kind())
 		}
-		switch a := first.(type) {
-		case *bloom.Filter:
-			err = a.Union(g.(*bloom.Filter))
-		case *counting.Filter:
-			err = a.Merge(g.(*counting.Filter))
-		default:
-			err = fmt.Errorf("kind %s cannot be merged", first.Kind())
-		}
-		if err != nil {
+		if err := spec.Combine(first, g); err != nil {
 			return fmt.Errorf("merge: %s into %s: %w", name, pos[0], err)
 		}
+	}
+	e.warnState("merge", *out, first)
+	if *out == "-" {
+		return e.writeOutput(*out, first)
 	}
 	return saveFilter(*out, first)
 }

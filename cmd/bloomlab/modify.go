@@ -4,22 +4,29 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bloomlab/bloomlab/counting"
-	"github.com/bloomlab/bloomlab/dlcbf"
+	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 func init() {
 	register(&command{
-		name:    "add",
-		summary: "Add keys (one per line) to the filter in FILE, which is rewritten atomically.",
-		usage:   "bloomlab add FILE [KEYFILE…]",
-		run:     runAdd,
+		name: "add",
+		summary: "Add keys (one per line) to the filter in FILE, which is rewritten atomically under a lock (concurrent adds to one " +
+			"file run one after the other; none loses keys). A key the filter cannot take (a full d-left bucket) is an error and " +
+			"FILE is unchanged. Warns when the filter holds more keys than it was sized for. " + keyRules,
+		usage: "bloomlab add FILE [KEYFILE…]",
+		run:   runAdd,
 	})
 	register(&command{
-		name:    "remove",
-		summary: "Remove keys from the counting or dlcbf filter in FILE, rewritten atomically. A key the filter proves absent is an error and nothing is written, unless -ignore-missing (then such keys are skipped and counted on stderr).",
-		usage:   "bloomlab remove [-ignore-missing] FILE [KEYFILE…]",
-		run:     runRemove,
+		name: "remove",
+		summary: "Remove keys from FILE (kinds that support it: counting, dlcbf), rewritten atomically under a lock. " +
+			"Give only keys that were added: a key that was never added but is a false positive cannot be told apart from an " +
+			"added one, and removing it takes away counts that belong to other keys, which can make them false negatives. " +
+			"A key the filter proves absent is therefore an error and nothing is written, unless -ignore-missing: then such keys " +
+			"are skipped and a warning says how many, because a key list holding keys that were never added is exactly the " +
+			"mistake that causes false negatives. " + keyRules,
+		usage: "bloomlab remove [-ignore-missing] FILE [KEYFILE…]",
+		run:   runRemove,
 	})
 }
 
@@ -32,34 +39,31 @@ func runAdd(e *env, args []string) error {
 	if len(pos) < 1 {
 		return usagef("missing FILE")
 	}
-	g, err := loadAny(pos[0])
-	if err != nil {
+	path, files := pos[0], keyFiles(pos[1:])
+	if err := checkKeyFiles(files); err != nil {
 		return err
 	}
-	var add func(key []byte) error
-	switch f := g.(type) {
-	case filter:
-		add = func(key []byte) error { f.Add(key); return nil }
-	case interface{ Add([]byte) error }: // dleft, dlcbf: an insert can be refused
-		add = f.Add
-	default:
-		return fmt.Errorf("add: %s holds a %s, which does not take keys one by one", pos[0], g.Kind())
-	}
-	err = e.forEachKey(keyFiles(pos[1:]), func(key []byte, file string, line int) error {
-		if err := add(key); err != nil {
-			return fmt.Errorf("add: key %s (%s:%d): %w; %s is unchanged", quoteKey(key), file, line, err, pos[0])
+	return modifyFile(path, func(f bloomlab.Filter) error {
+		add, ok := kind.Adder(f)
+		if !ok {
+			return fmt.Errorf("add: %s holds a %s, which does not take keys one at a time", path, f.Kind())
 		}
-		return nil
-	})
-	if err != nil {
+		err := e.forEachKey(files, func(key []byte, file string, line int) error {
+			if err := add(key); err != nil {
+				return fmt.Errorf("add: key %s (%s:%d): %w; %s is unchanged", quoteKey(key), sourceName(file), line, err, path)
+			}
+			return nil
+		})
+		if err == nil {
+			e.warnState("add", path, f)
+		}
 		return err
-	}
-	return saveFilter(pos[0], g)
+	})
 }
 
 func runRemove(e *env, args []string) error {
 	fs := flagSet("remove")
-	ignore := fs.Bool("ignore-missing", false, "skip keys the filter proves absent")
+	ignore := fs.Bool("ignore-missing", false, "skip (and count, with a warning) keys the filter proves absent instead of failing")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -67,34 +71,38 @@ func runRemove(e *env, args []string) error {
 	if len(pos) < 1 {
 		return usagef("missing FILE")
 	}
-	f, err := loadAny(pos[0])
-	if err != nil {
+	path, files := pos[0], keyFiles(pos[1:])
+	if err := checkKeyFiles(files); err != nil {
 		return err
 	}
-	if df, ok := f.(*dlcbf.Filter); ok {
-		return removeDlcbf(e, df, pos[0], pos[1:], *ignore)
-	}
-	cf, ok := f.(*counting.Filter)
-	if !ok {
-		return fmt.Errorf("remove: %s holds a %s filter; only counting and dlcbf filters support remove", pos[0], f.Kind())
-	}
-	missing := 0
-	err = e.forEachKey(keyFiles(pos[1:]), func(key []byte, file string, line int) error {
-		err := cf.Remove(key)
-		if errors.Is(err, counting.ErrNotPresent) {
-			if *ignore {
-				missing++
-				return nil
-			}
-			return fmt.Errorf("remove: key %s (%s:%d) is not in the filter; %s is unchanged (use -ignore-missing to skip such keys)", quoteKey(key), file, line, pos[0])
+	return modifyFile(path, func(f bloomlab.Filter) error {
+		r, ok := f.(kind.Remover)
+		if !ok {
+			return fmt.Errorf("remove: %s holds a %s filter, which cannot remove keys", path, f.Kind())
 		}
-		return err
+		missing := 0
+		err := e.forEachKey(files, func(key []byte, file string, line int) error {
+			err := r.Remove(key)
+			if errors.Is(err, kind.ErrNotPresent) {
+				if *ignore {
+					missing++
+					return nil
+				}
+				return fmt.Errorf("remove: key %s (%s:%d) is not in the filter; %s is unchanged (a key that was never added must not be removed)", quoteKey(key), sourceName(file), line, path)
+			}
+			if err != nil {
+				return fmt.Errorf("remove: key %s (%s:%d): %w; %s is unchanged", quoteKey(key), sourceName(file), line, err, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if missing > 0 {
+			fmt.Fprintf(e.stderr, "bloomlab: remove: WARNING: skipped %d keys that %s proves were never added. The key list holds keys that were not added; "+
+				"any such key the filter could not tell from an added one (a false positive) WAS removed, and that can make added keys answer "+
+				"absent (false negatives). Remove only keys you added.\n", missing, path)
+		}
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if missing > 0 {
-		fmt.Fprintf(e.stderr, "bloomlab: remove: skipped %d keys not in the filter\n", missing)
-	}
-	return saveFilter(pos[0], cf)
 }

@@ -39,7 +39,7 @@ func query(e *env, args []string) error {
 	if len(pos) < 1 {
 		return usagef("missing FILE")
 	}
-	f, err := loadAny(pos[0]) // every kind answers Contains
+	f, err := loadFile(pos[0]) // every kind answers Contains
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 )
 
 // Magic is the first four bytes of every bloomlab file.
@@ -174,11 +175,47 @@ type Decoder struct {
 	// instead of reading again.
 	hdr    [HeaderSize]byte
 	peeked bool
+	// avail is the number of bytes the reader had left when the decoder
+	// was made, or -1 if unknown.
+	avail int64
 }
 
 // NewDecoder returns a Decoder reading from r. It reads exactly the bytes of
 // one file and no more.
-func NewDecoder(r io.Reader) *Decoder { return &Decoder{r: r} }
+//
+// If r can say how many bytes remain — a Len() int method (bytes.Reader,
+// strings.Reader), or a Size() int64 or Stat method with Seek
+// (io.SectionReader, *os.File) — the decoder uses it to allocate each
+// payload once at its final size (see Words).
+func NewDecoder(r io.Reader) *Decoder { return &Decoder{r: r, avail: remaining(r)} }
+
+// remaining returns the number of bytes r has left, or -1 if it cannot tell.
+func remaining(r io.Reader) int64 {
+	if l, ok := r.(interface{ Len() int }); ok {
+		return int64(l.Len())
+	}
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return -1
+	}
+	var size int64 = -1
+	switch v := r.(type) {
+	case interface{ Size() int64 }:
+		size = v.Size()
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+	}
+	if size < 0 {
+		return -1
+	}
+	cur, err := s.Seek(0, io.SeekCurrent)
+	if err != nil || cur > size {
+		return -1
+	}
+	return size - cur
+}
 
 // N returns the number of bytes read so far.
 func (d *Decoder) N() int64 { return d.n }
@@ -257,25 +294,45 @@ func (d *Decoder) Begin(want Kind) ([]byte, error) {
 
 // Words reads n payload words. The caller must already have checked that n
 // agrees with the parameters; Words checks it against the declared payload
-// length and grows its result only as data arrives.
+// length.
+//
+// Memory: when the reader says how many bytes remain (a file, a
+// bytes.Reader, a section: see NewDecoder) and they cover the n words, the
+// result is allocated once, at its final size, and filled in place: a
+// structure of S bytes costs S bytes plus a 1 MiB buffer. Otherwise (a pipe,
+// or a stream shorter than its header claims) the result grows only as data
+// arrives, so a hostile length in a short stream never makes the decoder
+// allocate more than about twice what it has received.
 func (d *Decoder) Words(n uint64) ([]uint64, error) {
 	if n > d.payload/8 {
 		return nil, fmt.Errorf("format: %d payload words needed, %d declared: %w", n, d.payload/8, ErrFormat)
 	}
 	const chunk = 1 << 17 // words per read (1 MiB)
-	out := make([]uint64, 0, min(n, chunk))
+	var out []uint64
+	if d.avail >= d.n && n <= uint64(d.avail-d.n)/8 {
+		out = make([]uint64, 0, n)
+	} else {
+		out = make([]uint64, 0, min(n, chunk))
+	}
 	buf := make([]byte, 8*min(n, chunk))
 	for uint64(len(out)) < n {
 		c := min(n-uint64(len(out)), chunk)
 		if err := d.read(buf[:8*c], "payload"); err != nil {
 			return nil, err
 		}
-		for i := uint64(0); i < c; i++ {
-			out = append(out, binary.LittleEndian.Uint64(buf[8*i:]))
-		}
+		out = appendWords(out, buf[:8*c])
 	}
 	d.payload -= 8 * n
 	return out, nil
+}
+
+// appendWords appends the little-endian words of b to out.
+func appendWords(out []uint64, b []byte) []uint64 {
+	for len(b) >= 8 {
+		out = append(out, binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	return out
 }
 
 // End checks that the whole payload was consumed and verifies the trailer.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -136,6 +138,59 @@ func TestHostilePayloadLength(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if a := after.TotalAlloc - before.TotalAlloc; a > 8<<20 {
 		t.Errorf("allocated %d bytes for a 1 KB stream", a)
+	}
+}
+
+// A payload of S bytes from a reader that knows its length (a file, a
+// bytes.Reader) is allocated once: S bytes plus the 1 MiB read buffer, not
+// the doubling growth that costs several times S (the load of a 114 MiB
+// filter once peaked at 433-466 MiB of RSS).
+func TestPayloadAllocatedOnce(t *testing.T) {
+	const words = 8 << 20 // 64 MiB
+	var b bytes.Buffer
+	e := NewEncoder(&b)
+	e.Begin(Header{Kind: KindBloom, PayloadLen: words * 8}, nil)
+	e.Words(make([]uint64, words))
+	if _, err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]func() io.Reader{
+		"bytes.Reader":  func() io.Reader { return bytes.NewReader(b.Bytes()) },
+		"SectionReader": func() io.Reader { return io.NewSectionReader(bytes.NewReader(b.Bytes()), 0, int64(b.Len())) },
+		"file": func() io.Reader {
+			path := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			return f
+		},
+	} {
+		rd := r()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d := NewDecoder(rd)
+		if _, err := d.Begin(KindBloom); err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Words(words)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.End(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if a, limit := after.TotalAlloc-before.TotalAlloc, uint64(words*8+(2<<20)); a > limit {
+			t.Errorf("%s: allocated %d bytes for a %d-byte payload (limit %d)", name, a, words*8, limit)
+		}
+		if len(got) != words {
+			t.Errorf("%s: %d words", name, len(got))
+		}
 	}
 }
 

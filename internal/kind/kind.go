@@ -65,6 +65,9 @@ type Remover interface {
 var (
 	ErrParam        = errors.New("invalid parameter")
 	ErrIncompatible = errors.New("incompatible filters")
+	// ErrNotPresent: Remove was given a key the structure proves absent;
+	// nothing was changed. Each kind's ErrNotPresent wraps it.
+	ErrNotPresent = errors.New("key not present")
 	// ErrNeedN: the kind must be sized for a number of keys and none was
 	// given.
 	ErrNeedN = fmt.Errorf("a number of keys (n) is needed to size this kind: %w", ErrParam)

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/internal/kind"
+)
+
+func init() {
+	register(&command{
+		name: "export",
+		summary: "Write the filter in FILE to OUT (\"-\": standard output) in a foreign format its kind offers " +
+			"(see 'bloomlab help import' for the formats of every kind).",
+		usage: "bloomlab export -format F -o OUT FILE",
+		run:   runExport,
+	})
+	register(&command{
+		name:    "import",
+		summary: "Read a filter in a foreign format from IN (\"-\": standard input) and write it to FILE in the bloomlab format.",
+		usage:   "bloomlab import -format F [-kind K] -o FILE IN",
+		run:     runImport,
+	})
+}
+
+// formatsHelp lists the foreign formats of every kind.
+func formatsHelp(w io.Writer) {
+	fmt.Fprintln(w, "\nformats:")
+	any := false
+	for _, s := range kind.All() {
+		for _, x := range s.Exports {
+			fmt.Fprintf(w, "  -kind %s -format %s: %s\n", s.Name, x.Name, x.Summary)
+			any = true
+		}
+	}
+	if !any {
+		fmt.Fprintln(w, "  (no kind of this build offers a foreign format)")
+	}
+}
+
+func formatNames() []string {
+	var names []string
+	for _, s := range kind.All() {
+		for _, x := range s.Exports {
+			names = append(names, s.Name+":"+x.Name)
+		}
+	}
+	if len(names) == 0 {
+		return []string{"none in this build"}
+	}
+	return names
+}
+
+func runExport(e *env, args []string) error {
+	fs := flagSet("export")
+	format := fs.String("format", "", "foreign format")
+	out := fs.String("o", "", "output file (\"-\": standard output)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		if he, ok := err.(*helpRequest); ok {
+			he.extra = formatsHelp
+		}
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one FILE")
+	}
+	if *format == "" || *out == "" {
+		return usagef("-format F and -o OUT are required")
+	}
+	f, err := loadFile(pos[0])
+	if err != nil {
+		return err
+	}
+	s, _ := kind.Lookup(f.Kind())
+	var x *kind.Export
+	for i := range s.Exports {
+		if s.Exports[i].Name == *format {
+			x = &s.Exports[i]
+		}
+	}
+	if x == nil {
+		return fmt.Errorf("export: %s holds a %s, which has no format %q (formats: %s)", pos[0], f.Kind(), *format, strings.Join(formatNames(), ", "))
+	}
+	write := func(w io.Writer) error { return x.Write(f, w) }
+	if *out == "-" {
+		bw := bufio.NewWriter(e.stdout)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	l, err := lockPath(*out, false)
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	return writeFileAtomic(*out, write)
+}
+
+func runImport(e *env, args []string) error {
+	fs := flagSet("import")
+	format := fs.String("format", "", "foreign format")
+	kindName := fs.String("kind", "", "the kind to import as, when several kinds offer the format")
+	out := fs.String("o", "", "output file (\"-\": standard output)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		if he, ok := err.(*helpRequest); ok {
+			he.extra = formatsHelp
+		}
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one IN (\"-\": standard input)")
+	}
+	if *format == "" || *out == "" {
+		return usagef("-format F and -o FILE are required")
+	}
+	var found []*kind.Export
+	var kinds []string
+	for _, s := range kind.All() {
+		if *kindName != "" && s.Name != *kindName {
+			continue
+		}
+		for i := range s.Exports {
+			if s.Exports[i].Name == *format {
+				found = append(found, &s.Exports[i])
+				kinds = append(kinds, s.Name)
+			}
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return usagef("no kind offers format %q (formats: %s)", *format, strings.Join(formatNames(), ", "))
+	case len(found) > 1:
+		return usagef("format %q is offered by kinds %s: give -kind", *format, strings.Join(kinds, ", "))
+	}
+	var in io.Reader = e.stdin
+	if pos[0] != "-" {
+		fh, err := os.Open(pos[0])
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		in = fh
+	}
+	f, err := found[0].Read(in)
+	if err != nil {
+		return &fileError{sourceName(pos[0]), err}
+	}
+	return e.writeOutput(*out, bloomlab.Filter(f))
+}
