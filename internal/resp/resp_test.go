@@ -1,0 +1,201 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func readAll(t *testing.T, in string, lim Limits) ([][]string, error) {
+	t.Helper()
+	r := NewReader(strings.NewReader(in), lim)
+	var out [][]string
+	for {
+		args, err := r.ReadCommand()
+		if err != nil {
+			if err == io.EOF {
+				return out, nil
+			}
+			return out, err
+		}
+		var s []string
+		for _, a := range args {
+			s = append(s, string(a))
+		}
+		out = append(out, s)
+	}
+}
+
+func TestReadCommands(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string // commands joined by "|", args by ","
+	}{
+		{"*1\r\n$4\r\nPING\r\n", "PING"},
+		{"*3\r\n$6\r\nBF.ADD\r\n$1\r\nf\r\n$0\r\n\r\n", "BF.ADD,f,"},
+		{"*2\r\n$4\r\nECHO\r\n$5\r\na\r\nb\x00\r\n*1\r\n$4\r\nPING\r\n", "ECHO,a\r\nb\x00|PING"},
+		{"PING\r\n", "PING"},
+		{"PING\n", "PING"},
+		{"  set  a   b \r\n", "set,a,b"},
+		{"\r\n\r\nPING\r\n", "PING"},
+		{"*0\r\n*-1\r\nPING\r\n", "PING"},
+		{`ECHO "a b" 'c d' "\x41\n" "q\"" 'it\'s'` + "\r\n", "ECHO,a b,c d,A\n,q\",it's"},
+		{`ECHO ""` + "\r\n", "ECHO,"},
+		{`ECHO a"b"` + "\r\n", `ECHO,a"b"`},
+	} {
+		got, err := readAll(t, c.in, Limits{})
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		var parts []string
+		for _, args := range got {
+			parts = append(parts, strings.Join(args, ","))
+		}
+		if s := strings.Join(parts, "|"); s != c.want {
+			t.Errorf("%q: got %q, want %q", c.in, s, c.want)
+		}
+	}
+}
+
+func TestProtocolErrors(t *testing.T) {
+	lim := Limits{MaxArgs: 10, MaxBulk: 100, MaxInline: 50, MaxCommand: 150}
+	for _, c := range []struct{ in, msg string }{
+		{"*x\r\n", "Protocol error: invalid multibulk length"},
+		{"*11\r\n", "Protocol error: invalid multibulk length"},
+		{"*1\r\n+PING\r\n", "Protocol error: expected '$', got '+'"},
+		{"*1\r\n$-2\r\n", "Protocol error: invalid bulk length"},
+		{"*1\r\n$101\r\n", "Protocol error: invalid bulk length"},
+		{"*1\r\n$abc\r\n", "Protocol error: invalid bulk length"},
+		{"*2\r\n$100\r\n" + strings.Repeat("a", 100) + "\r\n$100\r\n", "Protocol error: command of more than 150 bytes"},
+		{"*1\r\n$2\r\nabcd\r\n", "Protocol error: expected CRLF after a bulk string"},
+		{strings.Repeat("a", 60) + "\r\n", "Protocol error: too big inline request"},
+		{`ECHO "abc` + "\r\n", "Protocol error: unbalanced quotes in request"},
+		{`ECHO "abc"d` + "\r\n", "Protocol error: unbalanced quotes in request"},
+		{"*" + strings.Repeat("1", 40) + "\r\n", "Protocol error: too big mbulk count string"},
+	} {
+		_, err := readAll(t, c.in, lim)
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || err.Error() != c.msg {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.msg)
+		}
+	}
+	for _, in := range []string{"*2\r\n$4\r\nPING\r\n", "*1\r\n$4\r\nPI", "*1\r\n"} {
+		if _, err := readAll(t, in, lim); err != io.ErrUnexpectedEOF {
+			t.Errorf("%q: got %v, want unexpected EOF", in, err)
+		}
+	}
+}
+
+// A client announcing a huge argument makes the reader allocate only as
+// the bytes arrive.
+func TestAnnouncedLengthNotAllocated(t *testing.T) {
+	in := "*1000000\r\n$536870000\r\nabc"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := readAll(t, in, Limits{})
+	runtime.ReadMemStats(&after)
+	if err != io.ErrUnexpectedEOF {
+		t.Fatalf("got %v", err)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 1<<20 {
+		t.Errorf("allocated %d bytes for a 30-byte request", a)
+	}
+}
+
+func TestWriterRoundTrip(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		var b bytes.Buffer
+		w := NewWriter(&b)
+		w.Proto = proto
+		w.Simple("OK")
+		w.Error("ERR nope")
+		w.Int(-42)
+		w.BulkString("a\r\nb")
+		w.Null()
+		w.NullArray()
+		w.Array(2)
+		w.Int(1)
+		w.Bulk(nil)
+		w.Map(1)
+		w.Simple("k")
+		w.Int(7)
+		w.Bool(true)
+		w.Double(1.5)
+		w.Double(math.Inf(1))
+		w.Set(1)
+		w.Int(3)
+		w.Verbatim("x")
+		w.Flush()
+		r := NewReplyReader(&b, 0)
+		var got []string
+		for {
+			v, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, v.String())
+		}
+		want := map[int]string{
+			2: `+OK|-ERR nope|:-42|$"a\r\nb"|$-1|*-1|*[:1, $""]|*[+k, :7]|:1|$"1.5"|$"inf"|*[:3]|$"x"`,
+			3: `+OK|-ERR nope|:-42|$"a\r\nb"|_|_|*[:1, $""]|%[+k, :7]|#true|,"1.5"|,"inf"|~[:3]|="txt:x"`,
+		}[proto]
+		if s := strings.Join(got, "|"); s != want {
+			t.Errorf("RESP%d:\n got %s\nwant %s", proto, s, want)
+		}
+	}
+}
+
+func FuzzReadCommand(f *testing.F) {
+	for _, s := range []string{
+		"*1\r\n$4\r\nPING\r\n", "PING\r\n", `ECHO "a\x41" 'b'` + "\r\n", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+		"*-1\r\n", "*1\r\n$-1\r\n", "\r\n", "*3\r\n$1\r\na\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lim := Limits{MaxArgs: 64, MaxBulk: 1 << 12, MaxInline: 1 << 10, MaxCommand: 1 << 14}
+		r := NewReader(bytes.NewReader(data), lim)
+		for i := 0; i < 1000; i++ {
+			args, err := r.ReadCommand()
+			if err != nil {
+				var pe *ProtocolError
+				if err != io.EOF && err != io.ErrUnexpectedEOF && !errors.As(err, &pe) {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if len(args) == 0 || len(args) > lim.MaxArgs {
+				t.Fatalf("%d args", len(args))
+			}
+			total := 0
+			for _, a := range args {
+				total += len(a)
+			}
+			if total > len(data) {
+				t.Fatalf("%d argument bytes from %d input bytes", total, len(data))
+			}
+		}
+	})
+}
+
+func FuzzReadReply(f *testing.F) {
+	for _, s := range []string{"+OK\r\n", "*2\r\n:1\r\n$1\r\na\r\n", "%1\r\n+a\r\n#t\r\n", "$-1\r\n", "_\r\n", ",1.5\r\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := NewReplyReader(bytes.NewReader(data), 1<<12)
+		for i := 0; i < 100; i++ {
+			if _, err := r.Read(); err != nil {
+				return
+			}
+		}
+	})
+}

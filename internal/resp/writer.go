@@ -1,0 +1,156 @@
+package resp
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Writer writes replies in RESP2 or RESP3 (Proto).
+type Writer struct {
+	bw    *bufio.Writer
+	Proto int // 2 or 3
+	num   []byte
+}
+
+// NewWriter returns a RESP2 Writer over w.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{bw: bufio.NewWriterSize(w, 16<<10), Proto: 2}
+}
+
+// Buffered returns the number of bytes written but not yet flushed.
+func (w *Writer) Buffered() int { return w.bw.Buffered() }
+
+// Flush sends what was written.
+func (w *Writer) Flush() error { return w.bw.Flush() }
+
+func (w *Writer) head(c byte, n int64) {
+	w.bw.WriteByte(c)
+	w.num = strconv.AppendInt(w.num[:0], n, 10)
+	w.bw.Write(w.num)
+	w.bw.WriteString("\r\n")
+}
+
+// Simple writes a simple string (+OK).
+func (w *Writer) Simple(s string) {
+	w.bw.WriteByte('+')
+	w.bw.WriteString(s)
+	w.bw.WriteString("\r\n")
+}
+
+// Error writes an error reply; s is the whole text after '-', its code
+// included ("ERR unknown command", "WRONGTYPE …").
+func (w *Writer) Error(s string) {
+	w.bw.WriteByte('-')
+	w.bw.WriteString(s)
+	w.bw.WriteString("\r\n")
+}
+
+// Int writes an integer.
+func (w *Writer) Int(n int64) { w.head(':', n) }
+
+// Bulk writes a bulk string.
+func (w *Writer) Bulk(b []byte) {
+	w.head('$', int64(len(b)))
+	w.bw.Write(b)
+	w.bw.WriteString("\r\n")
+}
+
+// BulkString writes a bulk string.
+func (w *Writer) BulkString(s string) {
+	w.head('$', int64(len(s)))
+	w.bw.WriteString(s)
+	w.bw.WriteString("\r\n")
+}
+
+// Null writes a null (RESP2: the null bulk string $-1).
+func (w *Writer) Null() {
+	if w.Proto >= 3 {
+		w.bw.WriteString("_\r\n")
+		return
+	}
+	w.bw.WriteString("$-1\r\n")
+}
+
+// NullArray writes a null array (RESP2: *-1).
+func (w *Writer) NullArray() {
+	if w.Proto >= 3 {
+		w.bw.WriteString("_\r\n")
+		return
+	}
+	w.bw.WriteString("*-1\r\n")
+}
+
+// Array starts an array of n elements.
+func (w *Writer) Array(n int) { w.head('*', int64(n)) }
+
+// Set starts a set of n elements (RESP2: an array).
+func (w *Writer) Set(n int) {
+	if w.Proto >= 3 {
+		w.head('~', int64(n))
+		return
+	}
+	w.Array(n)
+}
+
+// Map starts a map of n pairs (RESP2: an array of 2n elements).
+func (w *Writer) Map(n int) {
+	if w.Proto >= 3 {
+		w.head('%', int64(n))
+		return
+	}
+	w.Array(2 * n)
+}
+
+// Bool writes a boolean (RESP2: the integer 1 or 0).
+func (w *Writer) Bool(b bool) {
+	if w.Proto >= 3 {
+		if b {
+			w.bw.WriteString("#t\r\n")
+		} else {
+			w.bw.WriteString("#f\r\n")
+		}
+		return
+	}
+	if b {
+		w.Int(1)
+	} else {
+		w.Int(0)
+	}
+}
+
+// Double writes a floating-point number (RESP2: a bulk string).
+func (w *Writer) Double(f float64) {
+	var s string
+	switch {
+	case math.IsInf(f, 1):
+		s = "inf"
+	case math.IsInf(f, -1):
+		s = "-inf"
+	case math.IsNaN(f):
+		s = "nan"
+	default:
+		s = strconv.FormatFloat(f, 'g', 17, 64)
+	}
+	if w.Proto >= 3 {
+		w.bw.WriteByte(',')
+		w.bw.WriteString(s)
+		w.bw.WriteString("\r\n")
+		return
+	}
+	w.BulkString(s)
+}
+
+// Verbatim writes a verbatim string of format "txt" (RESP2: a bulk string),
+// as INFO replies under RESP3.
+func (w *Writer) Verbatim(s string) {
+	if w.Proto >= 3 {
+		w.head('=', int64(len(s)+4))
+		w.bw.WriteString("txt:")
+		w.bw.WriteString(s)
+		w.bw.WriteString("\r\n")
+		return
+	}
+	w.BulkString(s)
+}
