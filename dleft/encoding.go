@@ -31,8 +31,12 @@ import (
 
 const paramsLen = 44
 
-// WriteTo writes f in the bloomlab file format.
+// WriteTo writes f in the bloomlab file format. The zero Filter is not
+// written: WriteTo returns an error wrapping ErrParam.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	if f.words == nil {
+		return 0, errZero("WriteTo")
+	}
 	var p format.Params
 	c := f.cfg
 	p.U8(uint8(c.D))
@@ -65,9 +69,6 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	}
 	return n, err
 }
-
-// Decode reads one dleft filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
 
 func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindDleft)
