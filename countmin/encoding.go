@@ -62,10 +62,7 @@ func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
 // file; on error s is unchanged and the error wraps format.ErrFormat.
 func (s *Sketch) ReadFrom(r io.Reader) (int64, error) {
 	g, n, err := format.ReadFrom(r, decode)
-	if err == nil {
-		*s = *g
-	}
-	return n, err
+	return n, s.set(g, err)
 }
 
 func decode(d *format.Decoder) (*Sketch, error) {
@@ -137,7 +134,11 @@ func (s *Sketch) MarshalBinary() ([]byte, error) { return format.Marshal(s, len(
 // UnmarshalBinary replaces s with the sketch encoded in data, which must
 // hold exactly one file. On error s is unchanged.
 func (s *Sketch) UnmarshalBinary(data []byte) error {
-	g, err := format.Unmarshal(data, "countmin", decode)
+	return s.set(format.Unmarshal(data, "countmin", decode))
+}
+
+// set replaces s with g, unless err is not nil.
+func (s *Sketch) set(g *Sketch, err error) error {
 	if err == nil {
 		*s = *g
 	}

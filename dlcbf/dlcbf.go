@@ -714,10 +714,10 @@ func (f *Filter) Clone() *Filter {
 	return &g
 }
 
-// Equal reports whether f and g have the same configuration, capacity and
-// contents.
+// Equal reports whether f and g have the same configuration and contents
+// (their capacities, informational, may differ).
 func (f *Filter) Equal(g *Filter) bool {
-	return f.cfg == g.cfg && f.capacity == g.capacity && f.n == g.n && slices.Equal(f.words, g.words)
+	return f.cfg == g.cfg && f.n == g.n && slices.Equal(f.words, g.words)
 }
 
 // EstimatedFPR returns the false-positive rate implied by the state: with

@@ -70,10 +70,7 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 // what the bytes actually received justify.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	g, n, err := format.ReadFrom(r, decode)
-	if err == nil {
-		*f = *g
-	}
-	return n, err
+	return n, f.set(g, err)
 }
 
 func decode(d *format.Decoder) (*Filter, error) {
@@ -215,7 +212,11 @@ func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(
 // UnmarshalBinary replaces f with the filter encoded in data, which must
 // hold exactly one file. On error f is unchanged.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	g, err := format.Unmarshal(data, "dlcbf", decode)
+	return f.set(format.Unmarshal(data, "dlcbf", decode))
+}
+
+// set replaces f with g, unless err is not nil.
+func (f *Filter) set(g *Filter, err error) error {
 	if err == nil {
 		*f = *g
 	}

@@ -3,6 +3,7 @@ package dlcbf
 import (
 	"flag"
 	"fmt"
+	"math"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
@@ -38,19 +39,7 @@ func options(fs *flag.FlagSet) kind.Planner {
 
 // planKind sizes variant v for t: PlanFPR or PlanBitsPerKey.
 func planKind(v Variant, t kind.Target) (kind.Plan, error) {
-	if t.M != 0 || t.K != 0 {
-		return kind.Plan{}, fmt.Errorf("dlcbf: sized by a false-positive rate or by bits per key, with n (d = 4 subtables of buckets of 8 cells, 6 keys per bucket on average); m and k do not apply: %w", kind.ErrParam)
-	}
-	if err := sizing.Check("dlcbf", t); err != nil {
-		return kind.Plan{}, err
-	}
-	var p Plan
-	var err error
-	if t.FPR > 0 {
-		p, err = PlanFPR(v, t.N, t.FPR)
-	} else {
-		p, err = PlanBitsPerKey(v, t.N, t.BitsPerKey)
-	}
+	p, err := sizeFor(v, t)
 	if err != nil {
 		return kind.Plan{}, err
 	}
@@ -80,6 +69,20 @@ func planKind(v Variant, t kind.Target) (kind.Plan, error) {
 		return kind.FilterBuilder(f)
 	}
 	return kp, nil
+}
+
+// sizeFor returns PlanFPR or PlanBitsPerKey for t; an explicit size is an
+// error.
+func sizeFor(v Variant, t kind.Target) (Plan, error) {
+	switch err := sizing.Check("dlcbf", t); {
+	case t.M != 0 || t.K != 0:
+		return Plan{}, fmt.Errorf("dlcbf: sized by a false-positive rate or by bits per key, with n (d = 4 subtables of buckets of 8 cells, 6 keys per bucket on average); m and k do not apply: %w", kind.ErrParam)
+	case err != nil:
+		return Plan{}, err
+	case t.FPR > 0:
+		return PlanFPR(v, t.N, t.FPR)
+	}
+	return PlanBitsPerKey(v, t.N, t.BitsPerKey)
 }
 
 func remainderNote(v Variant) string {
@@ -131,12 +134,21 @@ func describe(g kind.Filter) []kind.Field {
 	}
 	buckets := float64(uint64(f.d) * f.nb)
 	fpr, _, _ := Predict(f.cfg, float64(f.n)/buckets)
-	out = append(out, kind.Field{Name: "fpr at keys added", Value: fpr, Note: "formula (Predict), n = keys in the filter, no removals"})
+	out = append(out, rate("fpr at keys added", fpr, "formula (Predict), n = keys in the filter, no removals"))
 	if f.capacity > 0 {
 		fpr, worst, _ := Predict(f.cfg, float64(f.capacity)/buckets)
 		out = append(out,
-			kind.Field{Name: "fpr at design n", Value: fpr, Note: "formula (Predict), no removals"},
-			kind.Field{Name: "fpr after removals at design n", Value: worst, Note: "bound: every cell at its shortest remainder"})
+			rate("fpr at design n", fpr, "formula (Predict), no removals"),
+			rate("fpr after removals at design n", worst, "bound: every cell at its shortest remainder"))
 	}
 	return out
+}
+
+// rate is a field holding a predicted rate, "unknown" where the formula
+// does not reach (a NaN would not survive JSON).
+func rate(name string, fpr float64, note string) kind.Field {
+	if math.IsNaN(fpr) {
+		return kind.Field{Name: name, Value: "unknown", Note: "more keys per bucket than the formula covers"}
+	}
+	return kind.Field{Name: name, Value: fpr, Note: note}
 }

@@ -76,8 +76,8 @@ package dleft
 import (
 	"errors"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"math/bits"
 	"slices"
 

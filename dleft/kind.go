@@ -58,19 +58,7 @@ func options(fs *flag.FlagSet) kind.Planner {
 
 // planKind sizes a filter for t among configs (PlanFPR, PlanBitsPerKey).
 func planKind(configs []Config, stashLimit, rounds int, t kind.Target) (kind.Plan, error) {
-	if t.M != 0 || t.K != 0 {
-		return kind.Plan{}, fmt.Errorf("dleft: sized by a false-positive rate or by bits per key, with n (formula (1) of 002 chooses the buckets and their load); m and k do not apply: %w", kind.ErrParam)
-	}
-	if err := sizing.Check("dleft", t); err != nil {
-		return kind.Plan{}, err
-	}
-	var p Plan
-	var err error
-	if t.FPR > 0 {
-		p, err = planFPR(configs, t.N, t.FPR)
-	} else {
-		p, err = planBitsPerKey(configs, t.N, t.BitsPerKey)
-	}
+	p, err := sizeFor(configs, t)
 	if err != nil {
 		return kind.Plan{}, err
 	}
@@ -109,6 +97,20 @@ func planKind(configs []Config, stashLimit, rounds int, t kind.Target) (kind.Pla
 		return kind.FilterBuilder(f)
 	}
 	return kp, nil
+}
+
+// sizeFor returns PlanFPR or PlanBitsPerKey for t among configs; an
+// explicit size is an error.
+func sizeFor(configs []Config, t kind.Target) (Plan, error) {
+	switch err := sizing.Check("dleft", t); {
+	case t.M != 0 || t.K != 0:
+		return Plan{}, fmt.Errorf("dleft: sized by a false-positive rate or by bits per key, with n (formula (1) of 002 chooses the buckets and their load); m and k do not apply: %w", kind.ErrParam)
+	case err != nil:
+		return Plan{}, err
+	case t.FPR > 0:
+		return planFPR(configs, t.N, t.FPR)
+	}
+	return planBitsPerKey(configs, t.N, t.BitsPerKey)
 }
 
 // offline is the builder of -rounds R: it holds the keys' digests and
