@@ -241,7 +241,9 @@ func (s *Sketch) AddString(key string, count uint64) {
 // AddHash adds count to the key with digest d. It panics on the zero
 // Sketch.
 func (s *Sketch) AddHash(d hashing.Digest, count uint64) {
-	s.mustBeMade("Add")
+	if s.ix == nil {
+		s.mustBeMade("Add")
+	}
 	var buf [MaxDepth]uint64
 	ps := s.ix.Positions(d, buf[:])
 	w, c := s.cfg.Width, s.cells

@@ -88,8 +88,9 @@
 // ⌈d·B·bucketBits/64⌉ + 1 words (Bits reports d·B·bucketBits).
 //
 // Concurrency: the read methods (Contains*, Count*, EstimatedFPR, the
-// histograms, WriteTo, …) may run concurrently; Add*, Remove*, Clear and
-// ReadFrom must not run concurrently with anything else.
+// histograms, WriteTo, …) may run concurrently; Add*, Remove*, Clear,
+// SetCapacity and ReadFrom (and UnmarshalBinary) must not run concurrently
+// with anything else.
 package dlcbf
 
 import (

@@ -69,8 +69,9 @@
 // d · buckets · bucket bits, plus 64 bits per stashed key (Bits).
 //
 // Concurrency: any number of goroutines may call the read methods
-// (Contains*, EstimatedFPR, Loads, WriteTo, …) at once. Add*, Build and
-// ReadFrom must not run concurrently with anything else.
+// (Contains*, EstimatedFPR, Loads, WriteTo, …) at once. Add*, Clear,
+// SetCapacity and ReadFrom (and UnmarshalBinary) must not run concurrently
+// with anything else on the same filter.
 package dleft
 
 import (
