@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -93,7 +94,7 @@ func decode(d *format.Decoder) (*Sketch, error) {
 	}
 	cfg, err := normalize(Config{Width: w, Depth: int(depth), Scheme: hashing.Scheme(d.Header.Scheme), Conservative: flags == 1, Seed: d.Header.Seed})
 	if err != nil || d.Header.Scheme == 0 {
-		return nil, bad("parameters: %v (scheme %d)", err, d.Header.Scheme)
+		return nil, bad("parameters: %s (scheme %d)", strings.TrimPrefix(fmt.Sprint(err), "countmin: "), d.Header.Scheme)
 	}
 	n := w * uint64(depth)
 	if d.Header.PayloadLen != n*8 {
@@ -122,7 +123,7 @@ func decode(d *format.Decoder) (*Sketch, error) {
 	}
 	s, err := build(cfg, cells)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%s", strings.TrimPrefix(err.Error(), "countmin: "))
 	}
 	s.total, s.capacity = total, capacity
 	return s, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 )
@@ -110,7 +111,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 	}
 	norm, err := normalize(cfg)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%s", strings.TrimPrefix(err.Error(), "dlcbf: "))
 	}
 	if norm != cfg {
 		return nil, bad("R = %d, want %d for the static variant", R, norm.BucketBits)

@@ -3,6 +3,7 @@ package dleft
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 )
@@ -96,7 +97,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 		return nil, bad("zero D, bucket bits, group or minimum fingerprint bits")
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%s", strings.TrimPrefix(err.Error(), "dleft: "))
 	}
 	nw := uint64(cfg.D) * buckets * uint64(bucketBits) / 64
 	if nstash > d.Header.PayloadLen/8 || d.Header.PayloadLen/8 != nw+nstash {
