@@ -81,7 +81,7 @@ func planKind(configs []Config, stashLimit, rounds int, t kind.Target) (kind.Pla
 		},
 	}
 	if rounds > 0 {
-		kp.Notices = append(kp.Notices, fmt.Sprintf("fpr %.3g is for online inserts; offline placement (-rounds %d) evens the loads and lowers it (002 §II-D)", p.FPR, rounds))
+		kp.Notices = append(kp.Notices, fmt.Sprintf("fpr %.3g is for online inserts; offline placement (-rounds %d) evens the loads and lowers it (002 §II-D); the build holds every key's 16-byte digest, and about 40 bytes per key more while placing", p.FPR, rounds))
 	}
 	kp.New = func() (kind.Builder, error) {
 		if rounds > 0 {
