@@ -27,26 +27,45 @@
 // larger than without it; such a sketch only supports additions
 // (positive counts) and merging by summation.
 //
-// Count-Min is not a membership filter, but it answers one: Contains
-// reports whether the estimate is positive, which is true for every key
-// added with a positive count and false positive for others with about the
-// probability that all d counters are hit by other keys. The root loader
-// returns sketches with this Contains (bloomlab.Filter).
+// False positives: Count-Min is not a membership filter, but it answers
+// one: Contains reports whether the estimate is positive, which is true for
+// every key added with a positive count, and for a key never added exactly
+// when all its d counters were hit by other keys. After n distinct keys
+// that probability is about (1 − (1 − 1/w)^n)^d (FPR; the rows as
+// independent, as 001 shows the two-hash rows behave); EstimatedFPR reads
+// it from the state: Π over rows of the fraction of nonzero counters.
+//
+// Sizing: a sketch is sized for its estimates by ε and δ (Dimensions,
+// NewWithEstimates: w = ⌈e/ε⌉, d = ⌈ln(1/δ)⌉), or for membership by n and a
+// false-positive rate (DimensionsFPR: the smallest w·d whose FPR at n keys
+// is at most the rate) or by n and bits per key (DimensionsBitsPerKey: w·d
+// = ⌊bits·n/64⌋ counters, d minimising FPR). The kind "countmin" (bloomlab
+// plan and build) takes -eps and -delta, or -fpr or -bits-per-key with -n,
+// or -m and -k as w and d. Capacity is the n a sketch was sized for (0 when
+// sized by ε and δ or unknown; stored in files). N is the sum of the
+// counts.
+//
+// The zero Sketch is an empty sketch with no room (docs/API.md): Estimate
+// and Contains answer 0 and false, N, Bits and EstimatedFPR 0; Merge,
+// WriteTo and MarshalBinary return an error wrapping ErrParam; Add and
+// SetCapacity panic, naming the constructors, before changing anything.
 //
 // Cost: Add and Estimate hash the key once (xxh3-128) and touch d counters,
 // with no division and no allocation. Memory is w·d 64-bit words.
 //
-// Concurrency: Estimate*, Contains* and WriteTo may run concurrently;
-// Add*, Merge, Clear and ReadFrom must not run concurrently with anything.
+// Concurrency: Estimate*, Contains*, EstimatedFPR and WriteTo may run
+// concurrently; Add*, Merge, Clear, SetCapacity and ReadFrom must not run
+// concurrently with anything.
 package countmin
 
 import (
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 // Errors returned by this package wrap these values.
@@ -79,12 +98,14 @@ type Config struct {
 	Seed uint64
 }
 
-// Sketch is a Count-Min sketch. Create one with New or NewWithEstimates.
+// Sketch is a Count-Min sketch. Create one with New or NewWithEstimates;
+// the zero value is an empty sketch with no room (see the package doc).
 type Sketch struct {
-	cfg   Config
-	ix    *hashing.Indexer
-	cells []uint64 // row i at [i·w, (i+1)·w)
-	total uint64   // sum of the counts added (saturating)
+	cfg      Config
+	ix       *hashing.Indexer
+	cells    []uint64 // row i at [i·w, (i+1)·w)
+	total    uint64   // sum of the counts added (saturating)
+	capacity uint64   // keys the sketch was sized for (0: unknown)
 }
 
 func normalize(cfg Config) (Config, error) {
@@ -162,8 +183,32 @@ func (s *Sketch) Width() uint64 { return s.cfg.Width }
 // Depth returns d.
 func (s *Sketch) Depth() int { return s.cfg.Depth }
 
-// Total returns N, the sum of all counts added (saturating at 2^64 − 1).
-func (s *Sketch) Total() uint64 { return s.total }
+// N returns the sum of all counts added (saturating at 2^64 − 1): the N of
+// the εN error bound.
+func (s *Sketch) N() uint64 { return s.total }
+
+// Capacity returns the number of keys the sketch was sized for (0: unknown,
+// or sized by ε and δ); informational, stored in files.
+func (s *Sketch) Capacity() uint64 { return s.capacity }
+
+// SetCapacity records the number of keys the sketch was sized for. It
+// panics on the zero Sketch.
+func (s *Sketch) SetCapacity(n uint64) {
+	s.mustBeMade("SetCapacity")
+	s.capacity = n
+}
+
+// errZero is the error of a method that needs a sketch made by New.
+func errZero(method string) error {
+	return fmt.Errorf("countmin: %s on the zero Sketch, which has no counters; create one with New or NewWithEstimates: %w", method, ErrParam)
+}
+
+// mustBeMade panics, naming the constructors, if s is the zero Sketch.
+func (s *Sketch) mustBeMade(method string) {
+	if s.ix == nil {
+		panic(errZero(method).Error())
+	}
+}
 
 // Kind returns "countmin".
 func (s *Sketch) Kind() string { return "countmin" }
@@ -193,8 +238,12 @@ func (s *Sketch) AddString(key string, count uint64) {
 	s.AddHash(hashing.SumString(key, s.cfg.Seed), count)
 }
 
-// AddHash adds count to the key with digest d.
+// AddHash adds count to the key with digest d. It panics on the zero
+// Sketch.
 func (s *Sketch) AddHash(d hashing.Digest, count uint64) {
+	if s.ix == nil {
+		s.mustBeMade("Add")
+	}
 	var buf [MaxDepth]uint64
 	ps := s.ix.Positions(d, buf[:])
 	w, c := s.cfg.Width, s.cells
@@ -234,6 +283,9 @@ func (s *Sketch) EstimateString(key string) uint64 {
 
 // EstimateHash is Estimate for a pre-hashed key.
 func (s *Sketch) EstimateHash(d hashing.Digest) uint64 {
+	if s.ix == nil {
+		return 0 // the zero Sketch: empty
+	}
 	var buf [MaxDepth]uint64
 	ps := s.ix.Positions(d, buf[:])
 	w, c := s.cfg.Width, s.cells
@@ -253,10 +305,17 @@ func (s *Sketch) Contains(key []byte) bool { return s.Estimate(key) > 0 }
 // ContainsString is Contains for a string key.
 func (s *Sketch) ContainsString(key string) bool { return s.EstimateString(key) > 0 }
 
+// ContainsHash is Contains for a pre-hashed key.
+func (s *Sketch) ContainsHash(d hashing.Digest) bool { return s.EstimateHash(d) > 0 }
+
 // Merge adds t's counters to s's, so that s sketches both streams. It fails,
 // changing nothing, unless both have the same width, depth, scheme, update
-// rule and seed.
+// rule and seed (ErrIncompatible) and were made by New (ErrParam). s keeps
+// its capacity.
 func (s *Sketch) Merge(t *Sketch) error {
+	if s.ix == nil || t.ix == nil {
+		return errZero("Merge")
+	}
 	a, b := s.cfg, t.cfg
 	switch {
 	case a.Width != b.Width:
@@ -277,7 +336,7 @@ func (s *Sketch) Merge(t *Sketch) error {
 	return nil
 }
 
-// Clear sets every counter and the total to zero.
+// Clear sets every counter and the total to zero; the capacity stays.
 func (s *Sketch) Clear() {
 	clear(s.cells)
 	s.total = 0
@@ -286,20 +345,34 @@ func (s *Sketch) Clear() {
 // Clone returns an independent copy of s.
 func (s *Sketch) Clone() *Sketch {
 	g := *s
-	g.cells = append([]uint64(nil), s.cells...)
+	g.cells = slices.Clone(s.cells)
 	return &g
 }
 
 // Equal reports whether s and t have the same configuration, total and
-// counters.
+// counters (their capacities, informational, may differ).
 func (s *Sketch) Equal(t *Sketch) bool {
-	if s.cfg != t.cfg || s.total != t.total {
-		return false
+	return s.cfg == t.cfg && s.total == t.total && slices.Equal(s.cells, t.cells)
+}
+
+// EstimatedFPR returns the probability, given the state, that Contains
+// answers true for a key never added: that its d counters are all nonzero,
+// Π over rows of (nonzero counters in the row)/w, the rows taken as
+// independent.
+func (s *Sketch) EstimatedFPR() float64 {
+	if s.ix == nil {
+		return 0
 	}
-	for i, x := range s.cells {
-		if t.cells[i] != x {
-			return false
+	w := s.cfg.Width
+	p := 1.0
+	for row := range slices.Chunk(s.cells, int(w)) {
+		nz := 0
+		for _, x := range row {
+			if x != 0 {
+				nz++
+			}
 		}
+		p *= float64(nz) / float64(w)
 	}
-	return true
+	return p
 }

@@ -79,8 +79,8 @@ func TestNeverUnderestimates(t *testing.T) {
 				t.Fatalf("%v: key %d: conservative %d above plain %d", s, i, c, p)
 			}
 		}
-		if plain.Total() != cons.Total() {
-			t.Fatalf("totals %d, %d", plain.Total(), cons.Total())
+		if plain.N() != cons.N() {
+			t.Fatalf("totals %d, %d", plain.N(), cons.N())
 		}
 	}
 }
@@ -100,7 +100,7 @@ func TestErrorBound(t *testing.T) {
 			sk.AddHash(key(i), uint64(1+i%7))
 		}
 		bad := 0
-		limit := eps * float64(sk.Total())
+		limit := eps * float64(sk.N())
 		for i := 0; i < keys; i++ {
 			if float64(sk.EstimateHash(key(i))-uint64(1+i%7)) > limit {
 				bad++
@@ -118,7 +118,7 @@ func TestSaturation(t *testing.T) {
 	s, _ := New(Config{Width: 3, Depth: 2})
 	s.AddString("a", math.MaxUint64-1)
 	s.AddString("a", 5)
-	if s.EstimateString("a") != math.MaxUint64 || s.Total() != math.MaxUint64 {
+	if s.EstimateString("a") != math.MaxUint64 || s.N() != math.MaxUint64 {
 		t.Fatal("counters wrapped")
 	}
 	b, _ := s.MarshalBinary()
@@ -181,8 +181,10 @@ func reseal(b []byte) []byte {
 }
 
 func TestGoldenAndCorruption(t *testing.T) {
-	const path = "testdata/countmin-v1.golden"
-	got, err := goldenSketch(t).MarshalBinary()
+	const path = "testdata/countmin-v2.golden"
+	gs := goldenSketch(t)
+	gs.SetCapacity(3)
+	got, err := gs.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,12 +200,13 @@ func TestGoldenAndCorruption(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("encoding changed:\n got %x\nwant %x", got, want)
 	}
-	if want[6] != byte(format.KindCountMin) || want[7] != byte(hashing.Double) || len(want) != format.HeaderSize+21+15*8+4 {
-		t.Fatal("golden header or size wrong")
+	if want[6] != byte(format.KindCountMin) || want[7] != byte(hashing.Double) || len(want) != format.HeaderSize+paramsLen+15*8+4 ||
+		binary.LittleEndian.Uint64(want[format.HeaderSize+21:]) != 3 {
+		t.Fatal("golden header, capacity or size wrong")
 	}
 	var g Sketch
-	if err := g.UnmarshalBinary(want); err != nil || g.EstimateString("a") < 5 {
-		t.Fatalf("decode golden: %v, estimate %d", err, g.EstimateString("a"))
+	if err := g.UnmarshalBinary(want); err != nil || g.EstimateString("a") < 5 || !g.Equal(gs) || g.Capacity() != 3 {
+		t.Fatalf("decode golden: %v, estimate %d, capacity %d", err, g.EstimateString("a"), g.Capacity())
 	}
 	victim := goldenSketch(t)
 	victim.AddString("z", 9)
@@ -232,7 +235,7 @@ func TestGoldenAndCorruption(t *testing.T) {
 		"width":   func(b []byte) { b[P] = 6 },
 		"total":   func(b []byte) { b[P+13] = 1 },
 		"scheme":  func(b []byte) { b[7] = 6 },
-		"counter": func(b []byte) { b[P+21] = 0xFF },
+		"counter": func(b []byte) { b[P+paramsLen] = 0xFF },
 	} {
 		b := append([]byte(nil), want...)
 		edit(b)
@@ -241,8 +244,39 @@ func TestGoldenAndCorruption(t *testing.T) {
 	check("trailing", append(append([]byte(nil), want...), 1))
 }
 
+// TestGoldenV1: files written before the capacity was recorded (a 21-byte
+// parameter block) still load, with capacity 0, equal to the sketch they
+// were written from, and are rewritten in today's layout.
+func TestGoldenV1(t *testing.T) {
+	old, err := os.ReadFile("testdata/countmin-v1.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if binary.LittleEndian.Uint32(old[16:]) != paramsLenV1 {
+		t.Fatal("v1 fixture has another parameter block")
+	}
+	var g Sketch
+	if err := g.UnmarshalBinary(old); err != nil {
+		t.Fatalf("v1 file no longer loads: %v", err)
+	}
+	if !g.Equal(goldenSketch(t)) || g.Capacity() != 0 {
+		t.Fatal("v1 file decodes to a different sketch")
+	}
+	now, err := g.MarshalBinary()
+	if err != nil || len(now) != len(old)+8 || binary.LittleEndian.Uint32(now[16:]) != paramsLen {
+		t.Fatalf("v1 sketch rewritten as %d bytes (%v), want %d", len(now), err, len(old)+8)
+	}
+}
+
 func FuzzUnmarshal(f *testing.F) {
-	g, _ := goldenSketch(f).MarshalBinary()
+	old, err := os.ReadFile("testdata/countmin-v1.golden")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(old)
+	gs := goldenSketch(f)
+	gs.SetCapacity(3)
+	g, _ := gs.MarshalBinary()
 	f.Add(g)
 	p, _ := New(Config{Width: 4, Depth: 2, Scheme: hashing.Independent})
 	p.AddString("x", 3)
@@ -252,14 +286,21 @@ func FuzzUnmarshal(f *testing.F) {
 		for _, in := range [][]byte{data, reseal(data)} {
 			var s Sketch
 			if err := s.UnmarshalBinary(in); err != nil {
-				if !errors.Is(err, format.ErrFormat) {
+				if !errors.Is(err, format.ErrFormat) || strings.Contains(err.Error(), "countmin: countmin:") {
 					t.Fatalf("error %v does not wrap ErrFormat", err)
 				}
 				continue
 			}
 			out, err := s.MarshalBinary()
-			if err != nil || !bytes.Equal(out, in) {
-				t.Fatalf("re-encoding differs: %v", err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One encoding per state, except that a file of the first
+			// layout is rewritten in today's.
+			var g Sketch
+			if err := g.UnmarshalBinary(out); err != nil || !g.Equal(&s) || g.Capacity() != s.Capacity() ||
+				!bytes.Equal(out, in) && binary.LittleEndian.Uint32(in[16:]) != paramsLenV1 {
+				t.Fatalf("re-encoding differs (%v):\n in %x\nout %x", err, in, out)
 			}
 			s.AddString("fuzz", 1)
 			if s.EstimateString("fuzz") < 1 {

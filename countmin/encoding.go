@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -11,21 +12,37 @@ import (
 
 // File layout (docs/FORMAT.md, "Kind 7: countmin"): the common header with
 // kind 7, the row scheme (2 double, 3 enhanced, 1 independent) and the
-// seed; a 21-byte parameter block
+// seed; a 29-byte parameter block
 //
 //	offset size field
 //	0      8    w, counters per row (1 … 2^36)
 //	8      4    d, rows (1 … 64; w·d ≤ 2^36)
 //	12     1    flags: bit 0 conservative update; other bits zero
 //	13     8    N, the total count added
+//	21     8    capacity: keys the sketch was sized for (0: unknown)
+//
+// Files written before the capacity was recorded have a 21-byte block
+// (offsets 0 … 20 as above); they still load, with capacity 0. Writers
+// always write the 29-byte block.
 //
 // and a payload of w·d little-endian words, row i at words i·w … i·w+w−1,
 // then the CRC-32C trailer. Without conservative update every row sums to
 // N unless a counter or N saturated; a file that breaks this is rejected.
 // With it every counter is at most N.
 
-// WriteTo writes s in the bloomlab file format.
+// Lengths of the parameter block: today's, and that of files written before
+// the capacity was recorded.
+const (
+	paramsLen   = 29
+	paramsLenV1 = 21
+)
+
+// WriteTo writes s in the bloomlab file format. The zero Sketch is not
+// written: WriteTo returns an error wrapping ErrParam.
 func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
+	if s.ix == nil {
+		return 0, errZero("WriteTo")
+	}
 	var p format.Params
 	p.U64(s.cfg.Width)
 	p.U32(uint32(s.cfg.Depth))
@@ -35,6 +52,7 @@ func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
 	}
 	p.U8(flags)
 	p.U64(s.total)
+	p.U64(s.capacity)
 	e := format.NewEncoder(w)
 	e.Begin(format.Header{Kind: format.KindCountMin, Scheme: uint8(s.cfg.Scheme), Seed: s.cfg.Seed, PayloadLen: uint64(len(s.cells)) * 8}, p.Bytes())
 	e.Words(s.cells)
@@ -45,27 +63,28 @@ func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
 // file; on error s is unchanged and the error wraps format.ErrFormat.
 func (s *Sketch) ReadFrom(r io.Reader) (int64, error) {
 	g, n, err := format.ReadFrom(r, decode)
-	if err == nil {
-		*s = *g
-	}
-	return n, err
+	return n, s.set(g, err)
 }
-
-// Decode reads one sketch from d; used by the root loader.
-func Decode(d *format.Decoder) (*Sketch, error) { return decode(d) }
 
 func decode(d *format.Decoder) (*Sketch, error) {
 	params, err := d.Begin(format.KindCountMin)
 	if err != nil {
 		return nil, fmt.Errorf("countmin: %w", err)
 	}
-	pr := format.NewParamReader(params)
-	w, depth, flags, total := pr.U64(), pr.U32(), pr.U8(), pr.U64()
-	if err := pr.Err(); err != nil {
-		return nil, fmt.Errorf("countmin: %w", err)
-	}
 	bad := func(msg string, args ...any) error {
 		return fmt.Errorf("countmin: "+msg+": %w", append(args, format.ErrFormat)...)
+	}
+	if len(params) != paramsLen && len(params) != paramsLenV1 {
+		return nil, bad("parameter block of %d bytes, want %d (or %d)", len(params), paramsLen, paramsLenV1)
+	}
+	pr := format.NewParamReader(params)
+	w, depth, flags, total := pr.U64(), pr.U32(), pr.U8(), pr.U64()
+	var capacity uint64
+	if len(params) == paramsLen {
+		capacity = pr.U64()
+	}
+	if err := pr.Err(); err != nil {
+		return nil, fmt.Errorf("countmin: %w", err)
 	}
 	if flags > 1 {
 		return nil, bad("unknown flags %#x", flags)
@@ -75,7 +94,7 @@ func decode(d *format.Decoder) (*Sketch, error) {
 	}
 	cfg, err := normalize(Config{Width: w, Depth: int(depth), Scheme: hashing.Scheme(d.Header.Scheme), Conservative: flags == 1, Seed: d.Header.Seed})
 	if err != nil || d.Header.Scheme == 0 {
-		return nil, bad("parameters: %v (scheme %d)", err, d.Header.Scheme)
+		return nil, bad("parameters: %s (scheme %d)", strings.TrimPrefix(fmt.Sprint(err), "countmin: "), d.Header.Scheme)
 	}
 	n := w * uint64(depth)
 	if d.Header.PayloadLen != n*8 {
@@ -104,9 +123,9 @@ func decode(d *format.Decoder) (*Sketch, error) {
 	}
 	s, err := build(cfg, cells)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%s", strings.TrimPrefix(err.Error(), "countmin: "))
 	}
-	s.total = total
+	s.total, s.capacity = total, capacity
 	return s, nil
 }
 
@@ -116,7 +135,11 @@ func (s *Sketch) MarshalBinary() ([]byte, error) { return format.Marshal(s, len(
 // UnmarshalBinary replaces s with the sketch encoded in data, which must
 // hold exactly one file. On error s is unchanged.
 func (s *Sketch) UnmarshalBinary(data []byte) error {
-	g, err := format.Unmarshal(data, "countmin", decode)
+	return s.set(format.Unmarshal(data, "countmin", decode))
+}
+
+// set replaces s with g, unless err is not nil.
+func (s *Sketch) set(g *Sketch, err error) error {
 	if err == nil {
 		*s = *g
 	}

@@ -16,7 +16,7 @@ func Example() {
 	for _, w := range []string{"a", "rose", "is", "a", "rose", "is", "a", "rose"} {
 		s.AddString(w, 1)
 	}
-	fmt.Println(s.Width(), s.Depth(), s.EstimateString("rose"), s.EstimateString("a"), s.Total())
+	fmt.Println(s.Width(), s.Depth(), s.EstimateString("rose"), s.EstimateString("a"), s.N())
 	// Output:
 	// 2719 5 3 3 8
 }

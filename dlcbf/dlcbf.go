@@ -49,7 +49,9 @@
 // Σ_cells 2^−ℓ: d·(n/(dB))·2^−r for the Static variant (4·6·2^−14 = 1.46e-3
 // at the 002 §III-C design point) and less for the dynamic ones, whose cells
 // are longer while their buckets have had few keys. EstimatedFPR computes it
-// from the state; theory.FPDlcbf from the d-left load distribution.
+// from the state; Predict from the fluid limit of the d-left loads
+// (theory.LoadsDleft) with each variant's cell lengths, for no removals
+// and as a bound after any removals (every cell at its shortest length).
 //
 // # Variants and space
 //
@@ -66,6 +68,18 @@
 // only when the new one would otherwise be shorter than them), so space
 // freed by deletions goes to new keys. No semi-sorting (002 §III-C).
 //
+// # Sizing
+//
+// NewWithEstimates and NewWithBitsPerKey size a Static filter for n keys
+// at the design point (d = 4, h = 8 cells, 6 keys per bucket on average);
+// PlanFPR and PlanBitsPerKey size any variant without allocating and
+// predict its rates; the kind "dlcbf" (bloomlab plan, build -variant)
+// uses them. Capacity is the n a filter was sized for (0: unknown; stored
+// in files), Cells the number of cells d·B·h, which bounds how many
+// distinct keys fit. The zero Filter is an empty filter with no room
+// (docs/API.md): reads answer as for an empty filter, Add, Remove and
+// WriteTo return an error wrapping ErrParam, SetCapacity panics.
+//
 // # Cost
 //
 // Add, Remove, Contains and Count hash the key once (xxh3-128), compute d
@@ -74,18 +88,19 @@
 // ⌈d·B·bucketBits/64⌉ + 1 words (Bits reports d·B·bucketBits).
 //
 // Concurrency: the read methods (Contains*, Count*, EstimatedFPR, the
-// histograms, WriteTo, …) may run concurrently; Add*, Remove*, Clear and
-// ReadFrom must not run concurrently with anything else.
+// histograms, WriteTo, …) may run concurrently; Add*, Remove*, Clear,
+// SetCapacity and ReadFrom (and UnmarshalBinary) must not run concurrently
+// with anything else.
 package dlcbf
 
 import (
 	"errors"
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
-	"math/bits"
+	"slices"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 // Errors returned by this package wrap these values.
@@ -144,6 +159,7 @@ const (
 	MaxRemainder  = 32      // minimal remainder bits r
 	MaxCounter    = 8       // counter bits c
 	MaxBucketBits = 4096    // R, the cell area of a dynamic bucket
+	MaxBits       = 1 << 48 // d·B·bucket bits: 32 TiB of buckets
 	maxWidth      = 64      // widest cell field
 )
 
@@ -204,20 +220,25 @@ const (
 // a counter.
 const NoCounter = -1
 
-// Filter is a d-left counting Bloom filter. Create one with New or
-// NewWithEstimates; the zero value is not usable.
+// Filter is a d-left counting Bloom filter. Create one with New,
+// NewWithEstimates or NewWithBitsPerKey. The zero value is an empty filter
+// with no room (docs/API.md): its read methods answer as for an empty
+// filter, Add, Remove and WriteTo return an error wrapping ErrParam.
 type Filter struct {
-	cfg   Config
-	d     int
-	nb    uint64 // buckets per subtable
-	h     int
-	r     uint // minimal remainder bits
-	c     uint // counter bits
-	R     uint // cell area bits (dynamic variants)
-	bbits uint64
-	words []uint64 // packed buckets + 1 padding word
-	n     uint64   // Add calls minus successful Remove calls
-	cmax  uint64   // largest count a cell holds
+	cfg Config
+	// capacity is the number of keys the filter was sized for (0:
+	// unknown); informational, stored in files.
+	capacity uint64
+	d        int
+	nb       uint64 // buckets per subtable
+	h        int
+	r        uint // minimal remainder bits
+	c        uint // counter bits
+	area     uint // R, the cell area bits (dynamic variants)
+	bbits    uint64
+	words    []uint64 // packed buckets + 1 padding word
+	n        uint64   // Add calls minus successful Remove calls
+	cmax     uint64   // largest count a cell holds
 	// width[M] is the cell width of a Dynamic bucket whose largest load
 	// so far is M (1 ≤ M ≤ h).
 	width [MaxCells + 1]uint8
@@ -273,7 +294,7 @@ func normalize(cfg Config) (Config, error) {
 	}
 	if cfg.Variant == Static {
 		cfg.BucketBits = cfg.Cells * (cfg.RemainderBits + cfg.CounterBits)
-		return cfg, nil
+		return cfg, checkSize(cfg)
 	}
 	// Minimal cell: the minimal remainder (less the implicit first bit
 	// under semi-sorting) and the counter.
@@ -287,7 +308,30 @@ func normalize(cfg Config) (Config, error) {
 	if lo := cfg.Cells * max(minCell, 1); cfg.BucketBits < lo || cfg.BucketBits > MaxBucketBits {
 		return cfg, fmt.Errorf("dlcbf: BucketBits = %d out of range [%d, %d] (Cells·%d bits of minimal cells): %w", cfg.BucketBits, lo, MaxBucketBits, minCell, ErrParam)
 	}
-	return cfg, nil
+	return cfg, checkSize(cfg)
+}
+
+// bucketBits returns the bits of one bucket of a normalized cfg: its cell
+// area and, for the dynamic variants, its header.
+func bucketBits(cfg Config) uint64 {
+	switch cfg.Variant {
+	case Dynamic:
+		return uint64(cfg.BucketBits) + dynHeader
+	case TwoSizes:
+		return uint64(cfg.BucketBits) + twoHeader
+	}
+	return uint64(cfg.BucketBits)
+}
+
+// checkSize bounds the memory of a normalized cfg by MaxBits, so that no
+// configuration asks make for more than the runtime can give (which would
+// panic rather than return an error).
+func checkSize(cfg Config) error {
+	// ≤ 16 · 2^40 · 4118: no overflow.
+	if total := uint64(cfg.Subtables) * cfg.Buckets * bucketBits(cfg); total > MaxBits {
+		return fmt.Errorf("dlcbf: Subtables·Buckets·bucket bits = %d exceeds 2^48 (Buckets = %d): %w", total, cfg.Buckets, ErrParam)
+	}
+	return nil
 }
 
 // New returns an empty filter with the given configuration. Invalid fields
@@ -303,25 +347,7 @@ func New(cfg Config) (*Filter, error) {
 // build returns a filter for a normalized cfg over words (the packed
 // buckets without the padding word), or over zeroed words if nil.
 func build(cfg Config, words []uint64) *Filter {
-	f := &Filter{
-		cfg: cfg, d: cfg.Subtables, nb: cfg.Buckets, h: cfg.Cells,
-		r: uint(cfg.RemainderBits), c: uint(max(cfg.CounterBits, 0)), R: uint(cfg.BucketBits),
-	}
-	switch cfg.Variant {
-	case Static:
-		f.bbits = uint64(cfg.BucketBits)
-		f.cmax = 1<<f.c - 1
-	case Dynamic:
-		f.bbits = uint64(cfg.BucketBits) + dynHeader
-		f.cmax = 1 << f.c
-		for m := 1; m <= f.h; m++ {
-			// Effective remainder w − c + 1 ≤ 64.
-			f.width[m] = uint8(min(int(f.R)/m, maxWidth, maxWidth+int(f.c)-1))
-		}
-	case TwoSizes:
-		f.bbits = uint64(cfg.BucketBits) + twoHeader
-		f.cmax = 1 << f.c
-	}
+	f := shell(cfg)
 	if words != nil {
 		f.words = append(words, 0)
 	} else {
@@ -336,42 +362,52 @@ func build(cfg Config, words []uint64) *Filter {
 	return f
 }
 
+// shell returns a filter for a normalized cfg with every derived field set
+// but no buckets: what the planner needs to know the cell lengths without
+// allocating.
+func shell(cfg Config) *Filter {
+	f := &Filter{
+		cfg: cfg, d: cfg.Subtables, nb: cfg.Buckets, h: cfg.Cells, bbits: bucketBits(cfg),
+		r: uint(cfg.RemainderBits), c: uint(max(cfg.CounterBits, 0)), area: uint(cfg.BucketBits),
+	}
+	switch cfg.Variant {
+	case Static:
+		f.cmax = 1<<f.c - 1
+	case Dynamic:
+		f.cmax = 1 << f.c
+		for m := 1; m <= f.h; m++ {
+			// Effective remainder w − c + 1 ≤ 64.
+			f.width[m] = uint8(min(int(f.area)/m, maxWidth, maxWidth+int(f.c)-1))
+		}
+	case TwoSizes:
+		f.cmax = 1 << f.c
+	}
+	return f
+}
+
 // NewWithEstimates returns a Static filter for n keys at false-positive
-// rate about fpr: the ESA 2006 design point (d = 4, h = 8 cells, 2-bit
-// counters, DesignLoad = 6 keys per bucket on average, B = ⌈n/24⌉) with
-// the smallest r for which theory's rate d·6·2^−r is at most fpr.
-// The seed is the base hash's.
+// rate about fpr (PlanFPR): the ESA 2006 design point (d = 4, h = 8 cells,
+// 2-bit counters, DesignLoad = 6 keys per bucket on average, B = ⌈n/24⌉)
+// with the smallest r for which the rate d·6·2^−r is at most fpr. It
+// records n as the filter's Capacity. The seed is the base hash's.
 func NewWithEstimates(n uint64, fpr float64, seed uint64) (*Filter, error) {
-	if n < 1 || n > MaxBuckets {
-		return nil, fmt.Errorf("dlcbf: n = %d out of range [1, 2^40]: %w", n, ErrParam)
+	p, err := PlanFPR(Static, n, fpr)
+	if err != nil {
+		return nil, err
 	}
-	if !(fpr > 0 && fpr < 1) {
-		return nil, fmt.Errorf("dlcbf: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
-	}
-	const d = 4
-	r := max(1, int(math.Ceil(math.Log2(d*DesignLoad/fpr))))
-	if r > MaxRemainder {
-		return nil, fmt.Errorf("dlcbf: fpr = %v needs %d remainder bits, more than %d: %w", fpr, r, MaxRemainder, ErrParam)
-	}
-	return New(Config{Subtables: d, Buckets: (n + d*DesignLoad - 1) / (d * DesignLoad), Cells: 8, RemainderBits: r, CounterBits: 2, Seed: seed})
+	return p.new(seed)
 }
 
-// permKey returns the key of round j of permutation i: SplitMix64 of
-// 0x5D1CBF00 + 3i + j.
-func permKey(i, j int) uint64 {
-	x := uint64(0x5D1CBF00+3*i+j) + 0x9E3779B97F4A7C15
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
-	return x ^ (x >> 31)
-}
-
-// mix is the round function of the permutations: a keyed 64-bit mixer
-// (multiply, xor-shift, multiply, xor-shift).
-func mix(x, k uint64) uint64 {
-	x = (x ^ k) * 0x9E3779B97F4A7C15
-	x ^= x >> 32
-	x *= 0xD6E8FEB86659FD93
-	return x ^ x>>32
+// NewWithBitsPerKey returns a Static filter for n keys of about bitsPerKey
+// bits per key (PlanBitsPerKey): the design point of NewWithEstimates with
+// the largest r that fits the budget. It records n as the filter's
+// Capacity.
+func NewWithBitsPerKey(n uint64, bitsPerKey float64, seed uint64) (*Filter, error) {
+	p, err := PlanBitsPerKey(Static, n, bitsPerKey)
+	if err != nil {
+		return nil, err
+	}
+	return p.new(seed)
 }
 
 // Config returns the filter's configuration with defaults filled in.
@@ -397,209 +433,36 @@ func (f *Filter) Bits() uint64 { return uint64(f.d) * f.nb * f.bbits }
 // BucketBits returns the bits of one bucket, header included.
 func (f *Filter) BucketBits() uint64 { return f.bbits }
 
-// Capacity returns the number of cells, d·B·h: no more distinct keys fit.
-func (f *Filter) Capacity() uint64 { return uint64(f.d) * f.nb * uint64(f.h) }
+// Cells returns the number of cells, d·B·h: no more distinct keys fit.
+func (f *Filter) Cells() uint64 { return uint64(f.d) * f.nb * uint64(f.h) }
+
+// Capacity returns the number of keys the filter was sized for
+// (NewWithEstimates, NewWithBitsPerKey, SetCapacity; 0: unknown). It is
+// informational and stored in files; Cells bounds what fits.
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// SetCapacity records the number of keys the filter was designed for. It
+// panics on the zero Filter.
+func (f *Filter) SetCapacity(n uint64) {
+	f.mustBeMade("SetCapacity")
+	f.capacity = n
+}
+
+// errZero is the error of a mutator called on the zero Filter.
+func errZero(method string) error {
+	return fmt.Errorf("dlcbf: %s on the zero Filter, which has no room; create one with New, NewWithEstimates or NewWithBitsPerKey: %w", method, ErrParam)
+}
+
+// mustBeMade panics, naming the constructors, if f is the zero Filter.
+func (f *Filter) mustBeMade(method string) {
+	if f.words == nil {
+		panic(errZero(method).Error())
+	}
+}
 
 // Digest hashes key with the filter's seed: the pre-hashed form taken by
 // AddHash, RemoveHash, ContainsHash and CountHash.
 func (f *Filter) Digest(key []byte) hashing.Digest { return hashing.Sum(key, f.cfg.Seed) }
-
-// locate returns the bucket (index of its first bit) and full remainder of
-// the key with digest dg in subtable i. The true fingerprint is
-// b = Reduce(H1, B), r = H2 mod 2^r, z = H2 >> r; P_i is three Feistel
-// rounds on (b, r): r ^= mix(b, k0) mod 2^r; b = b + ⌊mix(r, k1)·B/2^64⌋
-// mod B; r ^= mix(b, k2) mod 2^r. The remainder is r_i | z << r (its low
-// bits are the minimal remainder).
-func (f *Filter) locate(i int, b, rr, z uint64) (pos, rho uint64) {
-	k := &f.keys[i]
-	mask := uint64(1)<<f.r - 1
-	rr ^= mix(b, k[0]) & mask
-	hi, _ := bits.Mul64(mix(rr, k[1]), f.nb)
-	b = hashing.AddMod(b, hi, f.nb)
-	rr ^= mix(b, k[2]) & mask
-	return (uint64(i)*f.nb + b) * f.bbits, rr | z<<f.r
-}
-
-// fingerprint returns the true fingerprint (b, r) and the extra bits z.
-func (f *Filter) fingerprint(dg hashing.Digest) (b, rr, z uint64) {
-	return hashing.Reduce(dg.H1, f.nb), dg.H2 & (1<<f.r - 1), dg.H2 >> f.r
-}
-
-// getBits returns the width-bit field at bit pos. The padding word makes
-// w[i+1] valid for every field.
-func getBits(w []uint64, pos uint64, width uint) uint64 {
-	i, o := pos>>6, uint(pos&63)
-	x := w[i]>>o | w[i+1]<<(64-o)
-	return x & (1<<width - 1)
-}
-
-// setBits writes the width-bit field at bit pos.
-func setBits(w []uint64, pos uint64, width uint, v uint64) {
-	i, o := pos>>6, uint(pos&63)
-	m := uint64(1)<<width - 1
-	v &= m
-	w[i] = w[i]&^(m<<o) | v<<o
-	w[i+1] = w[i+1]&^(m>>(64-o)) | v>>(64-o)
-}
-
-func lowMask(n uint) uint64 { return 1<<n - 1 }
-
-// bucket is a decoded bucket: its cells in order, each with its effective
-// remainder (ln bits) and count.
-type bucket struct {
-	n   int
-	rho [MaxCells + 1]uint64
-	ln  [MaxCells + 1]uint8
-	cnt [MaxCells + 1]uint64
-	// Static: the cell index of each decoded cell and the first empty one
-	// (−1: none), so that one cell can be rewritten in place.
-	slot [MaxCells + 1]int8
-	free int
-	// Dynamic: largest load so far. TwoSizes: unused.
-	maxLoad int
-}
-
-// store writes cell j of bk back: in place for Static, the whole bucket
-// otherwise.
-func (f *Filter) store(pos uint64, bk *bucket, j int) {
-	if f.cfg.Variant != Static {
-		f.encode(pos, bk)
-		return
-	}
-	cw := f.r + f.c
-	setBits(f.words, pos+uint64(bk.slot[j])*uint64(cw), cw, bk.rho[j]<<f.c|bk.cnt[j])
-}
-
-// decode reads the bucket at pos.
-func (f *Filter) decode(pos uint64, bk *bucket) {
-	w, c := f.words, f.c
-	bk.n = 0
-	switch f.cfg.Variant {
-	case Static:
-		cw := f.r + c
-		bk.free = -1
-		for j := 0; j < f.h; j++ {
-			x := getBits(w, pos+uint64(j)*uint64(cw), cw)
-			if x&lowMask(c) != 0 {
-				bk.rho[bk.n], bk.ln[bk.n], bk.cnt[bk.n], bk.slot[bk.n] = x>>c, uint8(f.r), x&lowMask(c), int8(j)
-				bk.n++
-			} else if bk.free < 0 {
-				bk.free = j
-			}
-		}
-	case Dynamic:
-		hd := getBits(w, pos, dynHeader)
-		load, m, z := int(hd&15), int(hd>>4&15), int(hd>>8&15)
-		bk.maxLoad = m
-		if load == 0 {
-			return
-		}
-		cw := uint(f.width[m])
-		p := pos + dynHeader
-		for j := 0; j < load; j++ {
-			x := getBits(w, p, cw)
-			var b0 uint64
-			if j >= z {
-				b0 = 1
-			}
-			bk.rho[j], bk.ln[j], bk.cnt[j] = (x>>c)<<1|b0, uint8(cw-c+1), x&lowMask(c)+1
-			p += uint64(cw)
-		}
-		bk.n = load
-	case TwoSizes:
-		hd := getBits(w, pos, twoHeader)
-		a, b, s, t := int(hd&15), int(hd>>4&15), uint(hd>>8&127), uint(hd>>15&127)
-		p := pos + twoHeader
-		for j := 0; j < a+b; j++ {
-			cw := t
-			if j < a {
-				cw = s
-			}
-			x := getBits(w, p, cw)
-			bk.rho[j], bk.ln[j], bk.cnt[j] = x>>c, uint8(cw-c), x&lowMask(c)+1
-			p += uint64(cw)
-		}
-		bk.n = a + b
-	}
-}
-
-// encode writes bk at pos. For Dynamic the widths follow bk.maxLoad and
-// cells are semi-sorted; for TwoSizes the cells must be ordered short
-// (width s) first and bk.ln must hold at most two lengths.
-func (f *Filter) encode(pos uint64, bk *bucket) {
-	w, c := f.words, f.c
-	switch f.cfg.Variant {
-	case Static:
-		cw := f.r + c
-		for j := 0; j < f.h; j++ {
-			var x uint64
-			if j < bk.n {
-				x = bk.rho[j]<<c | bk.cnt[j]
-			}
-			setBits(w, pos+uint64(j)*uint64(cw), cw, x)
-		}
-	case Dynamic:
-		m := bk.maxLoad
-		z := 0
-		p := pos + dynHeader
-		cw := uint(0)
-		if m > 0 {
-			cw = uint(f.width[m])
-		}
-		// Semi-sort: remainders whose first bit is 0, then the others.
-		for pass := uint64(0); pass < 2; pass++ {
-			for j := 0; j < bk.n; j++ {
-				if bk.rho[j]&1 != pass {
-					continue
-				}
-				if pass == 0 {
-					z++
-				}
-				setBits(w, p, cw, (bk.rho[j]>>1)<<c|(bk.cnt[j]-1))
-				p += uint64(cw)
-			}
-		}
-		clearBits(w, p, pos+f.bbits)
-		setBits(w, pos, dynHeader, uint64(bk.n)|uint64(m)<<4|uint64(z)<<8)
-	case TwoSizes:
-		a, s, t := 0, uint(0), uint(0)
-		for j := 0; j < bk.n; j++ {
-			cw := uint(bk.ln[j]) + c
-			if j == 0 || cw == s {
-				a++
-				s = cw
-			} else {
-				t = cw
-			}
-		}
-		if t == 0 { // one size: it is the long one
-			a, s, t = 0, 0, s
-		}
-		p := pos + twoHeader
-		for j := 0; j < bk.n; j++ {
-			cw := uint(bk.ln[j]) + c
-			setBits(w, p, cw, (bk.rho[j]&lowMask(uint(bk.ln[j])))<<c|(bk.cnt[j]-1))
-			p += uint64(cw)
-		}
-		clearBits(w, p, pos+f.bbits)
-		setBits(w, pos, twoHeader, uint64(a)|uint64(bk.n-a)<<4|uint64(s)<<8|uint64(t)<<15)
-	}
-}
-
-// clearBits zeroes the bits [from, to).
-func clearBits(w []uint64, from, to uint64) {
-	for from < to {
-		n := min(to-from, 64)
-		setBits(w, from, uint(n), 0)
-		from += n
-	}
-}
-
-// matches reports whether a cell with effective remainder rho of ln bits
-// matches the full remainder x.
-func matches(rho uint64, ln uint8, x uint64) bool {
-	return (rho^x)&lowMask(uint(ln)) == 0
-}
 
 // Add inserts key. It returns an error wrapping ErrFull, changing nothing,
 // if the key needs a new cell and all its d buckets are full.
@@ -612,6 +475,9 @@ func (f *Filter) AddString(key string) error {
 
 // AddHash inserts the key whose digest (under this filter's seed) is dg.
 func (f *Filter) AddHash(dg hashing.Digest) error {
+	if f.words == nil {
+		return errZero("Add")
+	}
 	b, rr, z := f.fingerprint(dg)
 	var cur, least bucket
 	var leastPos, leastRho uint64
@@ -663,106 +529,6 @@ func (f *Filter) AddHash(dg hashing.Digest) error {
 	return nil
 }
 
-// insert adds a cell for remainder x to bk, which has room.
-func (f *Filter) insert(bk *bucket, x uint64) {
-	j := bk.n
-	bk.n++
-	bk.rho[j], bk.cnt[j] = x, 1
-	switch f.cfg.Variant {
-	case Static:
-		bk.ln[j] = uint8(f.r)
-	case Dynamic:
-		if bk.n > bk.maxLoad {
-			bk.maxLoad = bk.n
-		}
-		ln := f.width[bk.maxLoad] - uint8(f.c) + 1
-		for i := 0; i < bk.n; i++ {
-			bk.ln[i] = ln
-			bk.rho[i] &= lowMask(uint(ln))
-		}
-	case TwoSizes:
-		f.insertTwo(bk)
-	}
-}
-
-// insertTwo gives the new last cell of bk its length under the two-size
-// rule (002 §III-B): old cells keep their length unless the new cell would
-// otherwise get less than ⌊R/load⌋; the new cell takes every free bit
-// that keeps at most two lengths in the bucket.
-func (f *Filter) insertTwo(bk *bucket) {
-	c := int(f.c)
-	R := int(f.R)
-	n := bk.n
-	// Old cells: widths s (a cells) < t (b cells), ordered short first;
-	// with one width, a = 0.
-	a, b, s, t := 0, 0, 0, 0
-	for j := 0; j < n-1; j++ {
-		w := int(bk.ln[j]) + c
-		switch {
-		case t == 0 || w == t:
-			t = w
-			b++
-		case w > t: // the cells so far were the short ones
-			a, s, t, b = a+b, t, w, 1
-		default:
-			s = w
-			a++
-		}
-	}
-	used := a*s + b*t
-	free := R - used
-	fair := R / n // what a new cell is owed
-	var nw int
-	switch {
-	case a == 0 && free >= t: // one width: the new cell may be longer
-		nw = min(free, maxWidth)
-	case a > 0 && free >= t: // two widths: join the long cells
-		nw = t
-	default:
-		// Not enough room for a long cell: shrink the long cells (never
-		// below the short ones) so that they and the new one share the
-		// bits left by the short cells.
-		tt := (R - a*s) / (b + 1)
-		if a > 0 && tt >= s {
-			for j := a; j < n-1; j++ {
-				f.truncate(bk, j, tt-c)
-			}
-			nw = tt
-			break
-		}
-		// Collapse: every old cell to ⌊R/n⌋, the new one takes the rest.
-		for j := 0; j < n-1; j++ {
-			if int(bk.ln[j])+c > fair {
-				f.truncate(bk, j, fair-c)
-			}
-		}
-		used = 0
-		for j := 0; j < n-1; j++ {
-			used += int(bk.ln[j]) + c
-		}
-		nw = min(R-used, maxWidth)
-	}
-	bk.ln[n-1] = uint8(nw - c)
-	bk.rho[n-1] &= lowMask(uint(nw - c))
-	sortTwo(bk)
-}
-
-func (f *Filter) truncate(bk *bucket, j, ln int) {
-	bk.ln[j] = uint8(ln)
-	bk.rho[j] &= lowMask(uint(ln))
-}
-
-// sortTwo orders the cells short first (stable), as encode expects.
-func sortTwo(bk *bucket) {
-	for i := 1; i < bk.n; i++ {
-		for j := i; j > 0 && bk.ln[j] < bk.ln[j-1]; j-- {
-			bk.rho[j], bk.rho[j-1] = bk.rho[j-1], bk.rho[j]
-			bk.ln[j], bk.ln[j-1] = bk.ln[j-1], bk.ln[j]
-			bk.cnt[j], bk.cnt[j-1] = bk.cnt[j-1], bk.cnt[j]
-		}
-	}
-}
-
 // Remove deletes one occurrence of key: it decrements the longest cell
 // matching the key among its d buckets, freeing it at zero. If no cell
 // matches (the filter proves the key absent) Remove changes nothing and
@@ -777,6 +543,9 @@ func (f *Filter) RemoveString(key string) error {
 
 // RemoveHash is Remove for a pre-hashed key.
 func (f *Filter) RemoveHash(dg hashing.Digest) error {
+	if f.words == nil {
+		return errZero("Remove")
+	}
 	b, rr, z := f.fingerprint(dg)
 	var cur, best bucket
 	bestJ, bestLn := -1, -1
@@ -942,21 +711,14 @@ func (f *Filter) Clear() {
 // Clone returns an independent copy of f.
 func (f *Filter) Clone() *Filter {
 	g := *f
-	g.words = append([]uint64(nil), f.words...)
+	g.words = slices.Clone(f.words)
 	return &g
 }
 
-// Equal reports whether f and g have the same configuration and contents.
+// Equal reports whether f and g have the same configuration and contents
+// (their capacities, informational, may differ).
 func (f *Filter) Equal(g *Filter) bool {
-	if f.cfg != g.cfg || f.n != g.n || len(f.words) != len(g.words) {
-		return false
-	}
-	for i, w := range f.words {
-		if g.words[i] != w {
-			return false
-		}
-	}
-	return true
+	return f.cfg == g.cfg && f.n == g.n && slices.Equal(f.words, g.words)
 }
 
 // EstimatedFPR returns the false-positive rate implied by the state: with

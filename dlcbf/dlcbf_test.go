@@ -433,8 +433,12 @@ func TestNewWithEstimates(t *testing.T) {
 		if est := 24 * math.Ldexp(1, -cfg.RemainderBits); est > p || est*2 < p*0.99 {
 			t.Errorf("fpr %v: r = %d gives %g", p, cfg.RemainderBits, est)
 		}
-		if f.Capacity() < 100000*8/6 {
-			t.Errorf("fpr %v: capacity %d", p, f.Capacity())
+		if f.Cells() < 100000*8/6 {
+			t.Errorf("fpr %v: %d cells", p, f.Cells())
+		}
+		// Capacity is the design n (docs/API.md), not the number of cells.
+		if f.Capacity() != 100000 {
+			t.Errorf("fpr %v: capacity %d, want 100000", p, f.Capacity())
 		}
 	}
 }

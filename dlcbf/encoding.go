@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
 // File layout (docs/FORMAT.md, "Kind 6: dlcbf"): the common header with
-// kind 6, scheme 0 and the filter's seed; a 26-byte parameter block
+// kind 6, scheme 0 and the filter's seed; a 34-byte parameter block
 //
 //	offset size field
 //	0      1    variant: 1 static, 2 dynamic, 3 two-sizes
@@ -18,9 +19,14 @@ import (
 //	3      1    r, (minimal) remainder bits (1 … 32)
 //	4      1    c, counter bits (1 … 8; 0: none, dynamic variants only)
 //	5      4    R, cell bits per bucket (static: h·(r+c))
-//	9      8    B, buckets per subtable (1 … 2^40)
+//	9      8    B, buckets per subtable (1 … 2^40; d·B·bucket bits ≤ 2^48)
 //	17     8    n, keys in the filter (must equal the sum of the counts)
 //	25     1    ties: 0 leftmost subtable, 1 by hash (placement only)
+//	26     8    capacity: keys the filter was sized for (0: unknown)
+//
+// Files written before capacity was recorded have a 26-byte block (offsets
+// 0 … 25 as above); they still load, with capacity 0. Writers always write
+// the 34-byte block.
 //
 // and a payload of ⌈d·B·bucketBits/64⌉ little-endian words holding the
 // buckets back to back (bucket j of subtable i at bit (i·B + j)·bucketBits,
@@ -28,18 +34,30 @@ import (
 // trailer. Every bucket is checked on load: counts, loads, widths, and
 // unused bits zero, so a file decodes to exactly one state.
 
-// WriteTo writes f in the bloomlab file format.
+// Lengths of the parameter block: today's, and that of files written before
+// the capacity was recorded.
+const (
+	paramsLen   = 34
+	paramsLenV1 = 26
+)
+
+// WriteTo writes f in the bloomlab file format. The zero Filter is not
+// written: WriteTo returns an error wrapping ErrParam.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	if f.words == nil {
+		return 0, errZero("WriteTo")
+	}
 	var p format.Params
 	p.U8(uint8(f.cfg.Variant))
 	p.U8(uint8(f.d))
 	p.U8(uint8(f.h))
 	p.U8(uint8(f.r))
 	p.U8(uint8(f.c))
-	p.U32(uint32(f.R))
+	p.U32(uint32(f.area))
 	p.U64(f.nb)
 	p.U64(f.n)
 	p.U8(uint8(f.cfg.Ties))
+	p.U64(f.capacity)
 	words := f.words[:len(f.words)-1] // without the padding word
 	e := format.NewEncoder(w)
 	e.Begin(format.Header{Kind: format.KindDlcbf, Seed: f.cfg.Seed, PayloadLen: uint64(len(words)) * 8}, p.Bytes())
@@ -53,27 +71,28 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 // what the bytes actually received justify.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	g, n, err := format.ReadFrom(r, decode)
-	if err == nil {
-		*f = *g
-	}
-	return n, err
+	return n, f.set(g, err)
 }
-
-// Decode reads one dlcbf filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
 
 func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindDlcbf)
 	if err != nil {
 		return nil, fmt.Errorf("dlcbf: %w", err)
 	}
-	pr := format.NewParamReader(params)
-	variant, sub, h, r, c, R, nb, n, ties := pr.U8(), pr.U8(), pr.U8(), pr.U8(), pr.U8(), pr.U32(), pr.U64(), pr.U64(), pr.U8()
-	if err := pr.Err(); err != nil {
-		return nil, fmt.Errorf("dlcbf: %w", err)
-	}
 	bad := func(msg string, args ...any) error {
 		return fmt.Errorf("dlcbf: "+msg+": %w", append(args, format.ErrFormat)...)
+	}
+	if len(params) != paramsLen && len(params) != paramsLenV1 {
+		return nil, bad("parameter block of %d bytes, want %d (or %d)", len(params), paramsLen, paramsLenV1)
+	}
+	pr := format.NewParamReader(params)
+	variant, sub, h, r, c, R, nb, n, ties := pr.U8(), pr.U8(), pr.U8(), pr.U8(), pr.U8(), pr.U32(), pr.U64(), pr.U64(), pr.U8()
+	var capacity uint64
+	if len(params) == paramsLen {
+		capacity = pr.U64()
+	}
+	if err := pr.Err(); err != nil {
+		return nil, fmt.Errorf("dlcbf: %w", err)
 	}
 	if d.Header.Scheme != 0 {
 		return nil, bad("hash scheme %d, want 0", d.Header.Scheme)
@@ -92,19 +111,12 @@ func decode(d *format.Decoder) (*Filter, error) {
 	}
 	norm, err := normalize(cfg)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%s", strings.TrimPrefix(err.Error(), "dlcbf: "))
 	}
 	if norm != cfg {
 		return nil, bad("R = %d, want %d for the static variant", R, norm.BucketBits)
 	}
-	bbits := uint64(R)
-	switch cfg.Variant {
-	case Dynamic:
-		bbits += dynHeader
-	case TwoSizes:
-		bbits += twoHeader
-	}
-	total := uint64(sub) * nb * bbits // ≤ 16·2^40·4118: no overflow
+	total := uint64(sub) * nb * bucketBits(cfg) // ≤ 2^48 (normalize)
 	nw := (total + 63) / 64
 	if d.Header.PayloadLen != nw*8 {
 		return nil, bad("payload of %d bytes, the parameters need %d", d.Header.PayloadLen, nw*8)
@@ -117,7 +129,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 		return nil, fmt.Errorf("dlcbf: %w", err)
 	}
 	f := build(cfg, words)
-	f.n = n
+	f.n, f.capacity = n, capacity
 	if err := f.validate(); err != nil {
 		return nil, bad("%v", err)
 	}
@@ -173,8 +185,8 @@ func (f *Filter) validate() error {
 				return fmt.Errorf("bucket %d: short width %d with no short cells", p, s)
 			case a > 0 && (s < minW || s >= t):
 				return fmt.Errorf("bucket %d: short width %d, long width %d", p, s, t)
-			case a*s+b*t > int(f.R):
-				return fmt.Errorf("bucket %d: cells of %d bits exceed %d", p, a*s+b*t, f.R)
+			case a*s+b*t > int(f.area):
+				return fmt.Errorf("bucket %d: cells of %d bits exceed %d", p, a*s+b*t, f.area)
 			}
 			used = pos + twoHeader + uint64(a*s+b*t)
 		}
@@ -194,13 +206,18 @@ func (f *Filter) validate() error {
 	return nil
 }
 
-// MarshalBinary returns f in the bloomlab file format.
+// MarshalBinary returns f in the bloomlab file format (an error wrapping
+// ErrParam for the zero Filter).
 func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.words)*8+128) }
 
 // UnmarshalBinary replaces f with the filter encoded in data, which must
 // hold exactly one file. On error f is unchanged.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	g, err := format.Unmarshal(data, "dlcbf", decode)
+	return f.set(format.Unmarshal(data, "dlcbf", decode))
+}
+
+// set replaces f with g, unless err is not nil.
+func (f *Filter) set(g *Filter, err error) error {
 	if err == nil {
 		*f = *g
 	}

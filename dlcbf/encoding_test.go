@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -42,8 +43,10 @@ func goldenFilter(t testing.TB, v Variant) *Filter {
 
 func TestGolden(t *testing.T) {
 	for _, v := range variants {
-		path := "testdata/dlcbf-" + v.String() + "-v1.golden"
-		got, err := goldenFilter(t, v).MarshalBinary()
+		path := "testdata/dlcbf-" + v.String() + "-v2.golden"
+		f := goldenFilter(t, v)
+		f.SetCapacity(6)
+		got, err := f.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,16 +65,20 @@ func TestGolden(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%v: encoding changed:\n got %x\nwant %x", v, got, want)
 		}
-		if want[6] != byte(format.KindDlcbf) || want[7] != 0 || binary.LittleEndian.Uint64(want[8:]) != 1 {
+		if want[6] != byte(format.KindDlcbf) || want[7] != 0 || binary.LittleEndian.Uint64(want[8:]) != 1 || binary.LittleEndian.Uint32(want[16:]) != paramsLen {
 			t.Fatalf("%v: golden header wrong", v)
 		}
 		p := want[format.HeaderSize:]
-		if p[0] != byte(v) || p[1] != 2 || p[2] != 4 || p[3] != 6 || p[4] != 1 || binary.LittleEndian.Uint64(p[9:]) != 3 || binary.LittleEndian.Uint64(p[17:]) != 6 {
-			t.Fatalf("%v: golden parameter block %x", v, p[:25])
+		if p[0] != byte(v) || p[1] != 2 || p[2] != 4 || p[3] != 6 || p[4] != 1 || binary.LittleEndian.Uint64(p[9:]) != 3 ||
+			binary.LittleEndian.Uint64(p[17:]) != 6 || p[25] != byte(v&1) || binary.LittleEndian.Uint64(p[26:]) != 6 {
+			t.Fatalf("%v: golden parameter block %x", v, p[:paramsLen])
 		}
 		var g Filter
 		if err := g.UnmarshalBinary(want); err != nil {
 			t.Fatal(err)
+		}
+		if !g.Equal(f) || g.Capacity() != 6 {
+			t.Fatalf("%v: decoded golden filter differs", v)
 		}
 		for _, k := range []string{"a", "b", "d", "e", "f"} {
 			if !g.ContainsString(k) {
@@ -80,6 +87,36 @@ func TestGolden(t *testing.T) {
 		}
 		if g.CountString("a") < 2 {
 			t.Fatalf("%v: Count(a) = %d", v, g.CountString("a"))
+		}
+	}
+}
+
+// TestGoldenV1: files written before the capacity was recorded (a 26-byte
+// parameter block) still load, with capacity 0, equal to the filter they
+// were written from, and are rewritten in today's layout.
+func TestGoldenV1(t *testing.T) {
+	for _, v := range variants {
+		old, err := os.ReadFile("testdata/dlcbf-" + v.String() + "-v1.golden")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if binary.LittleEndian.Uint32(old[16:]) != paramsLenV1 {
+			t.Fatalf("%v: v1 fixture has a %d-byte parameter block", v, binary.LittleEndian.Uint32(old[16:]))
+		}
+		var g Filter
+		if err := g.UnmarshalBinary(old); err != nil {
+			t.Fatalf("%v: v1 file no longer loads: %v", v, err)
+		}
+		if want := goldenFilter(t, v); !g.Equal(want) || g.Capacity() != 0 {
+			t.Fatalf("%v: v1 file decodes to a different filter", v)
+		}
+		var h Filter
+		if _, err := h.ReadFrom(bytes.NewReader(old)); err != nil || !h.Equal(&g) {
+			t.Fatalf("%v: ReadFrom of the v1 file: %v", v, err)
+		}
+		now, err := g.MarshalBinary()
+		if err != nil || len(now) != len(old)+8 || binary.LittleEndian.Uint32(now[16:]) != paramsLen {
+			t.Fatalf("%v: v1 filter rewritten as %d bytes (%v), want %d in today's layout", v, len(now), err, len(old)+8)
 		}
 	}
 }
@@ -150,7 +187,7 @@ func TestCorruptFiles(t *testing.T) {
 			func(b []byte) { binary.LittleEndian.PutUint32(b[P+5:], 1) },      // R
 			func(b []byte) { b[len(b)-5] = 0x80 },                             // bits past the end
 			func(b []byte) { b[7] = 3 },                                       // scheme
-			func(b []byte) { b[P+26] ^= 0xFF; b[P+27] ^= 0xF0; b[P+29] ^= 1 }, // first bucket
+			func(b []byte) { b[P+34] ^= 0xFF; b[P+35] ^= 0xF0; b[P+37] ^= 1 }, // first bucket
 		} {
 			b := append([]byte(nil), good...)
 			edit(b)
@@ -163,19 +200,22 @@ func TestCorruptFiles(t *testing.T) {
 // TestHostileHeader: a header claiming a huge filter followed by a short
 // stream fails without allocating the claimed size.
 func TestHostileHeader(t *testing.T) {
+	// The largest filter a file may hold: 2 × 2^40 buckets of 8 cells of
+	// 14 + 2 bits, 2^48 bits.
 	var p format.Params
 	p.U8(1)
-	p.U8(16)
-	p.U8(15)
-	p.U8(32)
+	p.U8(2)
 	p.U8(8)
-	p.U32(15 * 40)
+	p.U8(14)
+	p.U8(2)
+	p.U32(8 * 16)
 	p.U64(1 << 40)
 	p.U64(0)
 	p.U8(0)
+	p.U64(0)
 	var buf bytes.Buffer
 	e := format.NewEncoder(&buf)
-	e.Begin(format.Header{Kind: format.KindDlcbf, PayloadLen: 16 * (1 << 40) * 600 / 8}, p.Bytes())
+	e.Begin(format.Header{Kind: format.KindDlcbf, PayloadLen: MaxBits / 8}, p.Bytes())
 	b := buf.Bytes()
 	for len(b) < 200 {
 		b = append(b, 0xAB)
@@ -196,7 +236,14 @@ func TestHostileHeader(t *testing.T) {
 
 func FuzzUnmarshal(f *testing.F) {
 	for _, v := range variants {
-		g, _ := goldenFilter(f, v).MarshalBinary()
+		old, err := os.ReadFile("testdata/dlcbf-" + v.String() + "-v1.golden")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(old)
+		gf := goldenFilter(f, v)
+		gf.SetCapacity(6)
+		g, _ := gf.MarshalBinary()
 		f.Add(g)
 		f.Add(g[:40])
 		for _, i := range []int{32, 33, 34, 35, 36, 41, 49, 57, 60, 64} {
@@ -209,7 +256,7 @@ func FuzzUnmarshal(f *testing.F) {
 		for _, in := range [][]byte{data, reseal(data)} {
 			var g Filter
 			if err := g.UnmarshalBinary(in); err != nil {
-				if !errors.Is(err, format.ErrFormat) {
+				if !errors.Is(err, format.ErrFormat) || strings.Contains(err.Error(), "dlcbf: dlcbf:") {
 					t.Fatalf("error %v does not wrap format.ErrFormat", err)
 				}
 				continue
@@ -218,8 +265,12 @@ func FuzzUnmarshal(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(out, in) {
-				t.Fatalf("re-encoding differs:\n in %x\nout %x", in, out)
+			// One encoding per state, except that a file of the first
+			// layout is rewritten in today's.
+			var h Filter
+			if err := h.UnmarshalBinary(out); err != nil || !h.Equal(&g) || h.Capacity() != g.Capacity() ||
+				!bytes.Equal(out, in) && binary.LittleEndian.Uint32(in[16:]) != paramsLenV1 {
+				t.Fatalf("re-encoding differs (%v):\n in %x\nout %x", err, in, out)
 			}
 			if err := g.validate(); err != nil {
 				t.Fatal(err)

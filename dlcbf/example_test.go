@@ -50,3 +50,17 @@ func Example_dynamic() {
 	// Output:
 	// rate from the state: 4.4e-05 (static: 1.5e-03)
 }
+
+// Planning a dynamic filter without allocating it: its configuration, its
+// memory and the rates theory predicts with and without removals.
+func ExamplePlanFPR() {
+	p, err := dlcbf.PlanFPR(dlcbf.Dynamic, 49152, 0.0015)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d × %d buckets of %d cells in %d bits, r = %d, %.1f bits per key\n", p.Subtables, p.Buckets, p.Cells, p.BucketBits, p.RemainderBits, p.BitsPerKey)
+	fmt.Printf("fpr %.1e with no removals, at most %.1e after any\n", p.FPR, p.WorstFPR)
+	// Output:
+	// 4 × 2048 buckets of 8 cells in 112 bits, r = 14, 20.7 bits per key
+	// fpr 1.2e-04 with no removals, at most 1.5e-03 after any
+}

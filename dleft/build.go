@@ -172,17 +172,12 @@ var sizingConfigs = []Config{
 	{D: 3, BucketBits: 128, Semisort: Semisort2},
 }
 
-// NewWithBitsPerKey returns an empty filter of about bitsPerKey bits per
-// key for n keys: 64-bit or 128-bit buckets (whichever formula (1) rates
-// lower) with d = 3 at average load BucketBits/bitsPerKey. It fails if no
-// configuration stays clear of overflow (fluid-limit mass beyond the
-// largest bucket load ≤ 1e-12): d-left filters need about 14 or more bits
-// per key. seed is the base hash seed.
-func NewWithBitsPerKey(n uint64, bitsPerKey float64, seed uint64) (*Filter, error) {
-	p, err := PlanBitsPerKey(n, bitsPerKey)
-	if err != nil {
-		return nil, err
-	}
+// Bits returns the memory of the planned table: D · Buckets · BucketBits.
+func (p Plan) Bits() uint64 { return uint64(p.D) * p.Buckets * uint64(p.BucketBits) }
+
+// new allocates the planned filter with the given seed and records n as
+// its capacity.
+func (p Plan) new(n, seed uint64) (*Filter, error) {
 	p.Seed = seed
 	f, err := New(p.Config)
 	if err != nil {
@@ -192,17 +187,61 @@ func NewWithBitsPerKey(n uint64, bitsPerKey float64, seed uint64) (*Filter, erro
 	return f, nil
 }
 
+// NewWithBitsPerKey returns an empty filter of about bitsPerKey bits per
+// key for n keys: 64-bit or 128-bit buckets (whichever formula (1) rates
+// lower) with d = 3 at average load BucketBits/bitsPerKey. It fails if no
+// configuration stays clear of overflow (fluid-limit mass beyond the
+// largest bucket load ≤ 1e-12): d-left filters need about 14 or more bits
+// per key. seed is the base hash seed; n is recorded as the Capacity.
+func NewWithBitsPerKey(n uint64, bitsPerKey float64, seed uint64) (*Filter, error) {
+	p, err := PlanBitsPerKey(n, bitsPerKey)
+	if err != nil {
+		return nil, err
+	}
+	return p.new(n, seed)
+}
+
+// NewWithEstimates returns an empty filter for n keys at false-positive
+// rate at most fpr as formula (1) predicts (PlanFPR). seed is the base
+// hash seed; n is recorded as the Capacity.
+func NewWithEstimates(n uint64, fpr float64, seed uint64) (*Filter, error) {
+	p, err := PlanFPR(n, fpr)
+	if err != nil {
+		return nil, err
+	}
+	return p.new(n, seed)
+}
+
 // PlanBitsPerKey is the plan NewWithBitsPerKey uses.
 func PlanBitsPerKey(n uint64, bitsPerKey float64) (Plan, error) {
+	return planBitsPerKey(sizingConfigs, n, bitsPerKey)
+}
+
+// PlanFPR returns the plan NewWithEstimates uses: for each bucket size,
+// the largest average load (to 1/64) whose predicted rate is at most fpr
+// and which stays clear of overflow; the one with fewer bits per key wins.
+func PlanFPR(n uint64, fpr float64) (Plan, error) {
+	return planFPR(sizingConfigs, n, fpr)
+}
+
+func checkN(n uint64) error {
 	if n < 1 || n > MaxBuckets {
-		return Plan{}, fmt.Errorf("dleft: n = %d out of range [1, 2^40]: %w", n, ErrParam)
+		return fmt.Errorf("dleft: n = %d out of range [1, 2^40]: %w", n, ErrParam)
+	}
+	return nil
+}
+
+// planBitsPerKey is PlanBitsPerKey choosing among configs.
+func planBitsPerKey(configs []Config, n uint64, bitsPerKey float64) (Plan, error) {
+	if err := checkN(n); err != nil {
+		return Plan{}, err
 	}
 	if !(bitsPerKey >= 1 && bitsPerKey <= 1024) {
 		return Plan{}, fmt.Errorf("dleft: bits per key = %v out of range [1, 1024]: %w", bitsPerKey, ErrParam)
 	}
 	var best Plan
 	found := false
-	for _, c := range sizingConfigs {
+	for _, c := range configs {
 		load := float64(c.BucketBits) / bitsPerKey
 		p, ok := planAt(c, n, load)
 		if ok && (!found || p.FPR < best.FPR) {
@@ -228,23 +267,22 @@ func planAt(c Config, n uint64, load float64) (Plan, bool) {
 	if c.Buckets > MaxBuckets/uint64(c.D) {
 		return Plan{}, false
 	}
-	bitsTotal := float64(c.D) * float64(c.Buckets) * float64(c.BucketBits)
-	return Plan{Config: c, Load: load, BitsPerKey: bitsTotal / float64(n), FPR: fpr}, true
+	p := Plan{Config: c, Load: load, FPR: fpr}
+	p.BitsPerKey = float64(p.Bits()) / float64(n)
+	return p, true
 }
 
-// PlanFPR returns the plan NewWithEstimates uses: for each bucket size,
-// the largest average load (to 1/64) whose predicted rate is at most fpr
-// and which stays clear of overflow; the one with fewer bits per key wins.
-func PlanFPR(n uint64, fpr float64) (Plan, error) {
-	if n < 1 || n > MaxBuckets {
-		return Plan{}, fmt.Errorf("dleft: n = %d out of range [1, 2^40]: %w", n, ErrParam)
+// planFPR is PlanFPR choosing among configs.
+func planFPR(configs []Config, n uint64, fpr float64) (Plan, error) {
+	if err := checkN(n); err != nil {
+		return Plan{}, err
 	}
 	if !(fpr > 0 && fpr < 1) {
 		return Plan{}, fmt.Errorf("dleft: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
 	}
 	var best Plan
 	found := false
-	for _, c := range sizingConfigs {
+	for _, c := range configs {
 		// Bisection on the load in 1/64 steps: the rate grows with it.
 		lo, hi := 0, 64*12 // loads lo/64 (acceptable) … hi/64 (not)
 		if p, ok := planAt(c, n, 1.0/64); !ok || p.FPR > fpr {
@@ -268,21 +306,4 @@ func PlanFPR(n uint64, fpr float64) (Plan, error) {
 		return Plan{}, fmt.Errorf("dleft: fpr = %v is below what a d-left filter reaches with 64-bit fingerprints: %w", fpr, ErrParam)
 	}
 	return best, nil
-}
-
-// NewWithEstimates returns an empty filter for n keys at false-positive
-// rate at most fpr as formula (1) predicts (PlanFPR). seed is the base
-// hash seed.
-func NewWithEstimates(n uint64, fpr float64, seed uint64) (*Filter, error) {
-	p, err := PlanFPR(n, fpr)
-	if err != nil {
-		return nil, err
-	}
-	p.Seed = seed
-	f, err := New(p.Config)
-	if err != nil {
-		return nil, err
-	}
-	f.capacity = n
-	return f, nil
 }

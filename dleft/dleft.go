@@ -54,26 +54,36 @@
 // every key, in order, a given number of rounds (002: 10), which evens the
 // loads and lowers the rate.
 //
+// Sizing: PlanFPR and PlanBitsPerKey choose the bucket size and the
+// average load for n keys from formula (1) over the fluid-limit loads
+// (PredictFPR), without allocating; NewWithEstimates and NewWithBitsPerKey
+// build what they plan and record n as the Capacity (stored in files). The
+// kind "dleft" (bloomlab plan and build, options -bucket-bits,
+// -stash-limit, -rounds) uses them. The zero Filter is an empty filter
+// with no room (docs/API.md): reads answer as for an empty filter, Add and
+// WriteTo return an error wrapping ErrParam, SetCapacity panics.
+//
 // Cost: Add and Contains hash the key once (xxh3-128) and derive the d
 // bucket indices and the fingerprint from the digest with multiply-shift
 // (no division); Contains reads d buckets and allocates nothing. Memory is
-// d · buckets · bucket bits.
+// d · buckets · bucket bits, plus 64 bits per stashed key (Bits).
 //
 // Concurrency: any number of goroutines may call the read methods
-// (Contains*, EstimatedFPR, Loads, WriteTo, …) at once. Add*, Build and
-// ReadFrom must not run concurrently with anything else.
+// (Contains*, EstimatedFPR, Loads, WriteTo, …) at once. Add*, Clear,
+// SetCapacity and ReadFrom (and UnmarshalBinary) must not run concurrently
+// with anything else on the same filter.
 package dleft
 
 import (
 	"errors"
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
-	"sort"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 // Errors returned by this package wrap these values.
@@ -196,7 +206,9 @@ func (c Config) Validate() error {
 }
 
 // Filter is a d-left Bloom filter. Create one with New, NewWithEstimates,
-// NewWithBitsPerKey or Build.
+// NewWithBitsPerKey or Build. The zero value is an empty filter with no
+// room (docs/API.md): its read methods answer as for an empty filter, Add
+// and WriteTo return an error wrapping ErrParam.
 type Filter struct {
 	cfg      Config
 	words    []uint64 // subtable i, group g: words[(i·groups + g)·wpg …]
@@ -279,9 +291,10 @@ func (f *Filter) Seed() uint64 { return f.cfg.Seed }
 // MaxLoad returns the largest number of fingerprints a bucket can hold.
 func (f *Filter) MaxLoad() int { return f.maxLoad }
 
-// Bits returns the memory of the table in bits: D · Buckets · BucketBits
-// (the stash not included).
-func (f *Filter) Bits() uint64 { return uint64(len(f.words)) * 64 }
+// Bits returns the memory of the filter's state in bits: the table,
+// D · Buckets · BucketBits, and 64 bits per stashed key (Overflows), as
+// the file stores them.
+func (f *Filter) Bits() uint64 { return uint64(len(f.words)+len(f.stash)) * 64 }
 
 // N returns the number of keys offered: Add calls (repeats included) and
 // the keys given to Build.
@@ -300,8 +313,19 @@ func (f *Filter) Overflows() int { return len(f.stash) }
 // unknown); informational, stored in files.
 func (f *Filter) Capacity() uint64 { return f.capacity }
 
-// SetCapacity records the number of keys the filter was designed for.
-func (f *Filter) SetCapacity(n uint64) { f.capacity = n }
+// SetCapacity records the number of keys the filter was designed for. It
+// panics on the zero Filter.
+func (f *Filter) SetCapacity(n uint64) {
+	if f.words == nil {
+		panic(errZero("SetCapacity").Error())
+	}
+	f.capacity = n
+}
+
+// errZero is the error of a mutator called on the zero Filter.
+func errZero(method string) error {
+	return fmt.Errorf("dleft: %s on the zero Filter, which has no room; create one with New, NewWithEstimates, NewWithBitsPerKey or Build: %w", method, ErrParam)
+}
 
 // Kind returns "dleft".
 func (f *Filter) Kind() string { return "dleft" }
@@ -314,7 +338,7 @@ func (f *Filter) FingerprintBits(a int) int { return f.FingerprintBitsGrouped(a,
 // FingerprintBitsGrouped returns the length of every fingerprint in a
 // bucket of load a whose group holds A fingerprints, or -1 if impossible.
 func (f *Filter) FingerprintBitsGrouped(a, A int) int {
-	if a < 0 || a > f.maxLoad || A < a || A >= len(f.fb[a]) {
+	if a < 0 || a > f.maxLoad || a >= len(f.fb) || A < a || A >= len(f.fb[a]) {
 		return -1
 	}
 	return f.fb[a][A]
@@ -456,6 +480,9 @@ func (f *Filter) AddString(key string) error {
 
 // AddHash is Add for a pre-hashed key.
 func (f *Filter) AddHash(d hashing.Digest) error {
+	if f.words == nil {
+		return errZero("Add")
+	}
 	if f.ContainsHash(d) {
 		f.n++
 		return nil
@@ -667,6 +694,9 @@ func (f *Filter) Clear() {
 
 // Clone returns an independent copy of f.
 func (f *Filter) Clone() *Filter {
+	if f.words == nil {
+		return &Filter{}
+	}
 	g := &Filter{cfg: f.cfg, n: f.n, stored: f.stored, capacity: f.capacity}
 	g.init()
 	g.words = slices.Clone(f.words)
@@ -694,11 +724,4 @@ func (f *Filter) Equal(g *Filter) bool {
 }
 
 // stashSorted returns the stash in increasing order.
-func (f *Filter) stashSorted() []uint64 {
-	out := make([]uint64, 0, len(f.stash))
-	for h := range f.stash {
-		out = append(out, h)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
+func (f *Filter) stashSorted() []uint64 { return slices.Sorted(maps.Keys(f.stash)) }

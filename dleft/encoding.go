@@ -3,6 +3,7 @@ package dleft
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 )
@@ -31,8 +32,12 @@ import (
 
 const paramsLen = 44
 
-// WriteTo writes f in the bloomlab file format.
+// WriteTo writes f in the bloomlab file format. The zero Filter is not
+// written: WriteTo returns an error wrapping ErrParam.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	if f.words == nil {
+		return 0, errZero("WriteTo")
+	}
 	var p format.Params
 	c := f.cfg
 	p.U8(uint8(c.D))
@@ -60,14 +65,8 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 // what the bytes received justify.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	g, n, err := format.ReadFrom(r, decode)
-	if err == nil {
-		*f = *g
-	}
-	return n, err
+	return n, f.set(g, err)
 }
-
-// Decode reads one dleft filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
 
 func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindDleft)
@@ -98,7 +97,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 		return nil, bad("zero D, bucket bits, group or minimum fingerprint bits")
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%s", strings.TrimPrefix(err.Error(), "dleft: "))
 	}
 	nw := uint64(cfg.D) * buckets * uint64(bucketBits) / 64
 	if nstash > d.Header.PayloadLen/8 || d.Header.PayloadLen/8 != nw+nstash {
@@ -200,7 +199,11 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data, which must
 // hold exactly one file. On error f is unchanged.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	g, err := format.Unmarshal(data, "dleft", decode)
+	return f.set(format.Unmarshal(data, "dleft", decode))
+}
+
+// set replaces f with g, unless err is not nil.
+func (f *Filter) set(g *Filter, err error) error {
 	if err == nil {
 		*f = *g
 	}

@@ -2,10 +2,13 @@ package dleft
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"flag"
+	"hash/crc32"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -152,27 +155,54 @@ func TestInvalidContents(t *testing.T) {
 	}
 }
 
+// reseal recomputes the header and file checksums of b, so that edits
+// reach the decoder's checks of the contents.
+func reseal(b []byte) []byte {
+	b = bytes.Clone(b)
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	if len(b) >= format.HeaderSize {
+		binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], tab))
+	}
+	if len(b) >= format.HeaderSize+4 {
+		binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], tab))
+	}
+	return b
+}
+
 func FuzzUnmarshal(f *testing.F) {
-	b, _ := goldenFilter().MarshalBinary()
-	f.Add(b)
 	g := must(New(Config{Buckets: 4, BucketBits: 128, Group: 2}))
 	g.AddString("z")
-	b, _ = g.MarshalBinary()
-	f.Add(b)
+	for _, src := range []*Filter{goldenFilter(), g} {
+		b, _ := src.MarshalBinary()
+		f.Add(b)
+		for _, i := range []int{32, 33, 34, 35, 36, 40, 48, 56, 64, 72, 76, 80, 90} {
+			c := bytes.Clone(b)
+			c[i] ^= 0x21
+			f.Add(reseal(c))
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var h Filter
-		if err := h.UnmarshalBinary(data); err != nil {
-			return
-		}
-		again, err := h.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(again, data) {
-			t.Fatal("accepted input does not re-encode to itself")
-		}
-		if err := h.Add(data); err == nil && !h.Contains(data) {
-			t.Fatal("false negative on decoded filter")
+		for _, in := range [][]byte{data, reseal(data)} {
+			var h Filter
+			if err := h.UnmarshalBinary(in); err != nil {
+				if !errors.Is(err, format.ErrFormat) || strings.Contains(err.Error(), "dleft: dleft:") {
+					t.Fatalf("error %v does not wrap format.ErrFormat once", err)
+				}
+				continue
+			}
+			again, err := h.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again, in) {
+				t.Fatal("accepted input does not re-encode to itself")
+			}
+			if h.Bits() > 1<<20 {
+				continue
+			}
+			if err := h.Add(in); err == nil && !h.Contains(in) {
+				t.Fatal("false negative on decoded filter")
+			}
 		}
 	})
 }

@@ -38,33 +38,35 @@ type stateKey struct {
 //
 // It returns -1 for a load the encoding cannot express.
 func modeFor(bucketBits int, ss Semisort, a int) int {
-	switch {
-	case bucketBits == 64 && ss == SemisortNone:
-		if a <= 15 {
-			return 0
-		}
-	case bucketBits == 64 && ss == Semisort1:
-		switch {
-		case a == 4 || a == 5:
-			return 1
-		case a <= 6:
-			return 0
-		}
-	case bucketBits == 128 && ss == SemisortNone:
-		if a <= 255 {
-			return 0
-		}
-	case bucketBits == 128 && ss == Semisort1:
-		if a <= 21 {
+	type encoding struct {
+		bits int
+		ss   Semisort
+	}
+	switch (encoding{bucketBits, ss}) {
+	case encoding{64, SemisortNone}:
+		return upTo(a, 15, 0)
+	case encoding{64, Semisort1}:
+		if a == 4 || a == 5 {
 			return 1
 		}
-	case bucketBits == 128 && ss == Semisort2:
-		switch {
-		case a == 6 || a == 7:
+		return upTo(a, 6, 0)
+	case encoding{128, SemisortNone}:
+		return upTo(a, 255, 0)
+	case encoding{128, Semisort1}:
+		return upTo(a, 21, 1)
+	case encoding{128, Semisort2}:
+		if a == 6 || a == 7 {
 			return 2
-		case a <= 10:
-			return 1
 		}
+		return upTo(a, 10, 1)
+	}
+	return -1
+}
+
+// upTo returns p for loads a ≤ most, -1 beyond.
+func upTo(a, most, p int) int {
+	if a <= most {
+		return p
 	}
 	return -1
 }

@@ -1,0 +1,138 @@
+package countmin
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/sizing"
+)
+
+var _ kind.Filter = (*Sketch)(nil)
+
+func init() {
+	kind.Register(kind.Spec{
+		Name:      "countmin",
+		Summary:   "Count-Min sketch: d rows of w counters, estimates within εN with probability 1 − δ; rows g_i = h1 + i·h2 (001 §7)",
+		Order:     80,
+		Format:    format.KindCountMin,
+		Decode:    kind.Decoded(decode),
+		Options:   options,
+		FPRMethod: "Π over rows of the fraction of nonzero counters, from the counters",
+		Describe:  describe,
+		Combine:   kind.Merge[*Sketch](),
+	})
+}
+
+// rowSchemes are the schemes a sketch's rows may use.
+var rowSchemes = []hashing.Scheme{hashing.Double, hashing.Enhanced, hashing.Independent}
+
+// options declares -eps, -delta, -scheme and -conservative and plans with
+// them.
+func options(fs *flag.FlagSet) kind.Planner {
+	eps := fs.Float64("eps", 0, "size by the error bound: estimates within eps·N (w = ⌈e/eps⌉); with -delta, instead of -fpr, -bits-per-key or -m/-k")
+	delta := fs.Float64("delta", 0, "size by the error bound: with probability 1 − delta (d = ⌈ln(1/delta)⌉); with -eps")
+	schemeName := fs.String("scheme", hashing.Double.String(), "row hashes: double (g_i = h1 + i·h2, 001), enhanced or independent")
+	conservative := fs.Bool("conservative", false, "conservative update (Estan and Varghese): additions only, estimates never larger")
+	return func(t kind.Target) (kind.Plan, error) {
+		s, err := hashing.ParseScheme(*schemeName)
+		if err != nil || !slices.Contains(rowSchemes, s) {
+			return kind.Plan{}, fmt.Errorf("countmin: unknown -scheme %q (want double, enhanced or independent): %w", *schemeName, kind.ErrParam)
+		}
+		return plan(Config{Scheme: s, Conservative: *conservative, Seed: t.Seed}, *eps, *delta, t)
+	}
+}
+
+// plan sizes a sketch for t, or by (eps, delta) when they are given; cfg
+// supplies the scheme, update rule and seed.
+func plan(cfg Config, eps, delta float64, t kind.Target) (kind.Plan, error) {
+	var err error
+	switch {
+	case eps != 0 || delta != 0:
+		if t.FPR != 0 || t.BitsPerKey != 0 || t.M != 0 || t.K != 0 {
+			return kind.Plan{}, fmt.Errorf("countmin: give -eps and -delta, or one of -fpr, -bits-per-key or -m with -k, not both: %w", kind.ErrParam)
+		}
+		cfg.Width, cfg.Depth, err = Dimensions(eps, delta)
+	case t.FPR == 0 && t.BitsPerKey == 0 && t.M == 0 && t.K == 0:
+		return kind.Plan{}, fmt.Errorf("countmin: give -eps with -delta, -fpr or -bits-per-key with -n, or -m (width) with -k (depth): %w", kind.ErrParam)
+	case t.Explicit() || t.K != 0:
+		if err = sizing.Check("countmin", t); err == nil {
+			cfg.Width, cfg.Depth = t.M, t.K
+		}
+	case t.FPR != 0 && t.BitsPerKey == 0:
+		if err = sizing.Check("countmin", t); err == nil {
+			cfg.Width, cfg.Depth, err = DimensionsFPR(t.N, t.FPR)
+		}
+	default:
+		if err = sizing.Check("countmin", t); err == nil {
+			cfg.Width, cfg.Depth, err = DimensionsBitsPerKey(t.N, t.BitsPerKey)
+		}
+	}
+	if err != nil {
+		return kind.Plan{}, err
+	}
+	if cfg, err = normalize(cfg); err != nil {
+		return kind.Plan{}, err
+	}
+	w, d := cfg.Width, cfg.Depth
+	p := kind.Plan{
+		Kind: "countmin", Scheme: cfg.Scheme.String(), M: w, MUnit: "counters per row", K: d, Bits: 64 * w * uint64(d),
+		Capacity: t.N, FPR: math.NaN(), Hashes: 1, Accesses: d,
+		Note: fmt.Sprintf("Count-Min (001 §7): %d rows of %d 64-bit counters; estimates within %.3g·N with probability %.3g", d, w, math.E/float64(w), 1-math.Exp(-float64(d))),
+		Extra: []kind.Field{
+			{Name: "eps", Value: math.E / float64(w), Note: "e/w: estimates within eps·N"},
+			{Name: "delta", Value: math.Exp(-float64(d)), Note: "e^−d: the probability they are not"},
+			{Name: "conservative update", Value: cfg.Conservative},
+		},
+	}
+	if t.N > 0 {
+		p.FPR = FPR(w, d, t.N)
+	}
+	p.New = func() (kind.Builder, error) {
+		s, err := New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.capacity = t.N
+		return kind.FilterBuilder(s)
+	}
+	return p, nil
+}
+
+// describe lists the dimensions of s, its error bound and its fill.
+func describe(g kind.Filter) []kind.Field {
+	s := g.(*Sketch)
+	w, d := s.cfg.Width, s.cfg.Depth
+	eps := math.E / float64(w)
+	fill := make([]float64, 0, d)
+	var top uint64
+	for row := range slices.Chunk(s.cells, int(max(w, 1))) {
+		nz := 0
+		for _, x := range row {
+			if x != 0 {
+				nz++
+			}
+			top = max(top, x)
+		}
+		fill = append(fill, float64(nz)/float64(w))
+	}
+	out := []kind.Field{
+		{Name: "width", Value: w, Note: "w, counters per row"},
+		{Name: "depth", Value: d, Note: "d, rows"},
+		{Name: "scheme", Value: s.cfg.Scheme.String(), Note: "row hashes"},
+		{Name: "conservative update", Value: s.cfg.Conservative},
+		{Name: "eps", Value: eps, Note: "e/w"},
+		{Name: "delta", Value: math.Exp(-float64(d)), Note: "e^−d"},
+		{Name: "error bound", Value: eps * float64(s.total), Note: "eps·N: an estimate exceeds the true count by more with probability at most delta"},
+		{Name: "row fill", Value: fill, Note: "fraction of nonzero counters per row"},
+		{Name: "largest counter", Value: top},
+	}
+	if s.capacity > 0 {
+		out = append(out, kind.Field{Name: "fpr at design n", Value: FPR(w, d, s.capacity), Note: "(1 − (1 − 1/w)^n)^d, n distinct keys"})
+	}
+	return out
+}
