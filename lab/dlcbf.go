@@ -54,8 +54,8 @@ func (pt churnPoint) row() (RowSpec, error) {
 		return RowSpec{}, fmt.Errorf("lab: dlcbf: %w: %w", err, ErrParam)
 	}
 	cfg := f.Config()
-	if pt.N < 1 || uint64(pt.N) > f.Capacity() || pt.Churn < 0 || pt.Queries < 0 || pt.Queries > MaxQueries {
-		return RowSpec{}, fmt.Errorf("lab: dlcbf: n = %d (want 1 … %d cells), churn = %d, queries = %d (want 0 … %d): %w", pt.N, f.Capacity(), pt.Churn, pt.Queries, MaxQueries, ErrParam)
+	if pt.N < 1 || uint64(pt.N) > f.Cells() || pt.Churn < 0 || pt.Queries < 0 || pt.Queries > MaxQueries {
+		return RowSpec{}, fmt.Errorf("lab: dlcbf: n = %d (want 1 … %d cells), churn = %d, queries = %d (want 0 … %d): %w", pt.N, f.Cells(), pt.Churn, pt.Queries, MaxQueries, ErrParam)
 	}
 	ties := "left"
 	if cfg.Ties == dlcbf.TieHash {
