@@ -145,13 +145,13 @@ func runBuild(e *env, args []string) error {
 	if sf.n.Given && t.N == 0 {
 		return usagef("-n must be at least 1")
 	}
-	counted := !t.Explicit() && !sf.n.Given && !spec.Growing
-	// Check the options before a counting pass reads the keys.
-	dry := t
-	if counted {
-		dry.N = 1
-	}
-	if _, err := planner(dry); err != nil {
+	// A kind that needs n and was not given -n is sized by counting the
+	// keys first; the planner says whether it needs n (ErrNeedN), after
+	// checking every other option, so a mistake is reported before the
+	// keys are read.
+	_, err = planner(t)
+	counted := errors.Is(err, kind.ErrNeedN) && !sf.n.Given
+	if err != nil && !counted {
 		return paramError(err)
 	}
 	if counted {

@@ -142,6 +142,12 @@ func formatValue(v any) string {
 		return strconv.FormatFloat(x, 'g', 4, 64)
 	case float32:
 		return formatValue(float64(x))
+	case []float64:
+		parts := make([]string, len(x))
+		for i, f := range x {
+			parts[i] = formatValue(f)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
 	case nil:
 		return "-"
 	}
