@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/bloomlab/bloomlab/lab"
+	"github.com/bloomlab/bloomlab/internal/lab"
 )
 
 func init() {
