@@ -13,22 +13,22 @@ import (
 	"github.com/bloomlab/bloomlab/theory"
 )
 
-// MaxQueries is the most queries a bloom trial makes. A rate p whose
+// maxQueries is the most queries a bloom trial makes. A rate p whose
 // ⌈10/p⌉ exceeds it (p below 1e-6) is too small to observe by querying and
-// is computed from the filter's state instead (MethodState).
-const MaxQueries = 10_000_000
+// is computed from the filter's state instead (methodState).
+const maxQueries = 10_000_000
 
 // Predictions a bloom point can be compared with.
 const (
-	PredictExact      = "exact"      // theory.FPExact (FPPartitioned for partitioned schemes)
-	PredictAsymptotic = "asymptotic" // theory.FPAsymptotic: p = (1 − e^{−kn/m})^k
+	predictExact      = "exact"      // theory.FPExact (FPPartitioned for partitioned schemes)
+	predictAsymptotic = "asymptotic" // theory.FPAsymptotic: p = (1 − e^{−kn/m})^k
 )
 
 // bloomPoint is one configuration of a standard or partitioned Bloom
 // filter trial: insert N random keys into a filter of M bits with K hash
 // functions, then query Queries keys that were not inserted.
 type bloomPoint struct {
-	Pre      Params // parameters shown before the filter's own
+	Pre      paramList // parameters shown before the filter's own
 	N        int
 	M        uint64 // before rounding for partitioned schemes
 	K        int
@@ -44,7 +44,7 @@ type bloomPoint struct {
 func (pt bloomPoint) predictedFPR(m uint64) float64 {
 	mf, nf := float64(m), float64(pt.N)
 	switch {
-	case pt.Predict == PredictAsymptotic:
+	case pt.Predict == predictAsymptotic:
 		return theory.FPAsymptotic(mf, nf, pt.K)
 	case pt.Scheme.Partitioned():
 		return theory.FPPartitioned(mf, nf, pt.K)
@@ -52,29 +52,29 @@ func (pt bloomPoint) predictedFPR(m uint64) float64 {
 	return theory.FPExact(mf, nf, pt.K)
 }
 
-// autoQueries is ⌈10/p⌉ (001 §6), or 0 when that exceeds MaxQueries.
+// autoQueries is ⌈10/p⌉ (001 §6), or 0 when that exceeds maxQueries.
 func autoQueries(p float64) int {
-	if !(p > 0) || 10/p > MaxQueries {
+	if !(p > 0) || 10/p > maxQueries {
 		return 0
 	}
 	return int(math.Ceil(10 / p))
 }
 
-// KeyDigest returns the digest of key j of a trial with the given seed: two
-// consecutive outputs of a SplitMix64 stream started at seed. Trials
+// keyDigest returns the digest of key j of a trial with the given seed: two
+// consecutive outputs of a splitMix64 stream started at seed. Trials
 // represent their random keys by these digests (the structures' pre-hashed
 // entry points), which stand for xxh3-128 digests of distinct random keys
 // and cost a few nanoseconds instead of a hash.
-func KeyDigest(seed uint64, j int) hashing.Digest {
+func keyDigest(seed uint64, j int) hashing.Digest {
 	x := seed + uint64(2*j)*0x9E3779B97F4A7C15
-	return hashing.Digest{H1: SplitMix64(x), H2: SplitMix64(x + 0x9E3779B97F4A7C15)}
+	return hashing.Digest{H1: splitMix64(x), H2: splitMix64(x + 0x9E3779B97F4A7C15)}
 }
 
-// row builds the RowSpec of pt. Keys are KeyDigest(seed, j) of the trial
+// row builds the rowSpec of pt. Keys are keyDigest(seed, j) of the trial
 // seed: j < N are inserted, N ≤ j < N+Queries are queried.
-func (pt bloomPoint) row() (RowSpec, error) {
+func (pt bloomPoint) row() (rowSpec, error) {
 	if pt.N < 1 || pt.K < 1 || pt.K > hashing.MaxK || pt.M < 1 || pt.M > hashing.MaxM {
-		return RowSpec{}, fmt.Errorf("lab: bloom: n = %d, m = %d, k = %d: want n ≥ 1, 1 ≤ m ≤ 2^48, 1 ≤ k ≤ %d: %w", pt.N, pt.M, pt.K, hashing.MaxK, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: bloom: n = %d, m = %d, k = %d: want n ≥ 1, 1 ≤ m ≤ 2^48, 1 ≤ k ≤ %d: %w", pt.N, pt.M, pt.K, hashing.MaxK, ErrParam)
 	}
 	m := hashing.PartitionSize(pt.Scheme, pt.M, pt.K)
 	pred := pt.predictedFPR(m)
@@ -86,20 +86,20 @@ func (pt bloomPoint) row() (RowSpec, error) {
 	if pt.Scheme.Partitioned() {
 		fill = theory.FillExpectedPartitioned(float64(m), float64(pt.N), pt.K)
 	}
-	params := append(append(Params{}, pt.Pre...),
-		Param{"n", pt.N}, Param{"m", m}, Param{"k", pt.K},
-		Param{"scheme", pt.Scheme.String()}, Param{"queries", q})
-	fprMethod := MethodQueries
+	params := append(append(paramList{}, pt.Pre...),
+		param{"n", pt.N}, param{"m", m}, param{"k", pt.K},
+		param{"scheme", pt.Scheme.String()}, param{"queries", q})
+	fprMethod := methodQueries
 	if q == 0 {
-		fprMethod = MethodState
+		fprMethod = methodState
 	}
-	spec := RowSpec{
+	spec := rowSpec{
 		Params: params,
 		Trials: pt.Trials,
-		Metrics: []MetricSpec{
-			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: F(pred), Method: fprMethod},
-			{Name: "fpr_state", Predicted: F(pred), Method: MethodState},
-			{Name: "ones", Predicted: F(fill), Method: MethodCount},
+		Metrics: []metricSpec{
+			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: fptr(pred), Method: fprMethod},
+			{Name: "fpr_state", Predicted: fptr(pred), Method: methodState},
+			{Name: "ones", Predicted: fptr(fill), Method: methodCount},
 		},
 	}
 	n, k, scheme := pt.N, pt.K, pt.Scheme
@@ -110,13 +110,13 @@ func (pt bloomPoint) row() (RowSpec, error) {
 		f := state.(*bloom.Filter)
 		f.Clear()
 		for j := 0; j < n; j++ {
-			f.AddHash(KeyDigest(seed, j))
+			f.AddHash(keyDigest(seed, j))
 		}
 		est := f.EstimatedFPR()
 		if q > 0 {
 			fp := 0
 			for j := n; j < n+q; j++ {
-				if f.ContainsHash(KeyDigest(seed, j)) {
+				if f.ContainsHash(keyDigest(seed, j)) {
 					fp++
 				}
 			}
@@ -132,8 +132,8 @@ func (pt bloomPoint) row() (RowSpec, error) {
 }
 
 // bloomRows builds the rows of several points.
-func bloomRows(pts []bloomPoint) ([]RowSpec, error) {
-	specs := make([]RowSpec, 0, len(pts))
+func bloomRows(pts []bloomPoint) ([]rowSpec, error) {
+	specs := make([]rowSpec, 0, len(pts))
 	for _, pt := range pts {
 		s, err := pt.row()
 		if err != nil {
@@ -147,7 +147,7 @@ func bloomRows(pts []bloomPoint) ([]RowSpec, error) {
 // bloomSimulator is `bloomlab simulate bloom`.
 type bloomSimulator struct{}
 
-func init() { RegisterSimulator(bloomSimulator{}) }
+func init() { registerSimulator(bloomSimulator{}) }
 
 func (bloomSimulator) Kind() string { return "bloom" }
 
@@ -164,7 +164,7 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 	ks := fs.String("k", "", "hash functions (list); default the optimal k for m and n")
 	ss := fs.String("scheme", "independent", "index schemes (list): "+schemeList())
 	queries := fs.Int("queries", -1, "absent keys queried per trial; -1: ⌈10/p⌉ (state-based when p < 1e-6); 0: state only")
-	predict := fs.String("predict", PredictExact, "prediction: exact (FPExact / FPPartitioned) or asymptotic ((1 − e^{−kn/m})^k)")
+	predict := fs.String("predict", predictExact, "prediction: exact (FPExact / FPPartitioned) or asymptotic ((1 − e^{−kn/m})^k)")
 	return func(ctx context.Context, cfg Config) (*Result, error) {
 		nl, err := parseInts("n", *ns)
 		if err != nil {
@@ -206,17 +206,17 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 			}
 			sl = append(sl, sc)
 		}
-		if *predict != PredictExact && *predict != PredictAsymptotic {
+		if *predict != predictExact && *predict != predictAsymptotic {
 			return nil, fmt.Errorf("lab: bloom: -predict %q: want exact or asymptotic: %w", *predict, ErrParam)
 		}
-		if *queries > MaxQueries {
-			return nil, fmt.Errorf("lab: bloom: -queries %d exceeds %d: %w", *queries, MaxQueries, ErrParam)
+		if *queries > maxQueries {
+			return nil, fmt.Errorf("lab: bloom: -queries %d exceeds %d: %w", *queries, maxQueries, ErrParam)
 		}
 		trials := cfg.trials(1000, 50)
 		var pts []bloomPoint
 		for _, n := range nl {
 			var sizes []uint64
-			var pre []Params
+			var pre []paramList
 			if ml != nil {
 				for _, m := range ml {
 					sizes = append(sizes, m)
@@ -228,7 +228,7 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 						return nil, fmt.Errorf("lab: bloom: -c %v out of range: %w", c, ErrParam)
 					}
 					sizes = append(sizes, uint64(math.Ceil(c*float64(n))))
-					pre = append(pre, Params{{"c", c}})
+					pre = append(pre, paramList{{"c", c}})
 				}
 			}
 			for i, m := range sizes {
@@ -248,7 +248,7 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 		if err != nil {
 			return nil, err
 		}
-		return Run(ctx, cfg, "simulate/bloom", specs)
+		return runRows(ctx, cfg, "simulate/bloom", specs)
 	}
 }
 

@@ -13,23 +13,23 @@ import (
 	"github.com/bloomlab/bloomlab/theory"
 )
 
-// MaxChoicesQueries is the most queries a choices trial makes (each costs up
+// maxChoicesQueries is the most queries a choices trial makes (each costs up
 // to c·k probes): a rate below 1e-5 is computed from the state.
-const MaxChoicesQueries = 1_000_000
+const maxChoicesQueries = 1_000_000
 
 // choicesPoint is one configuration of a c-choice filter trial (000 §3):
 // insert N random keys into M bits with C groups of K hash functions,
 // online (Rounds = 0) or offline in Rounds rounds, then measure.
 type choicesPoint struct {
-	Pre     Params // parameters shown before the filter's own
+	Pre     paramList // parameters shown before the filter's own
 	N       int
 	M       uint64
 	C, K    int
 	Rounds  int // 0: online greedy (Add); ≥ 1: offline Build
 	Scheme  hashing.Scheme
-	Queries int // < 0: automatic (⌈10/p⌉, state when above MaxChoicesQueries); 0: state only
+	Queries int // < 0: automatic (⌈10/p⌉, state when above maxChoicesQueries); 0: state only
 	Trials  int
-	// FP adds the metrics fpr and fpr_state; ODE adds ones_ode, the
+	// FP adds the metricList fpr and fpr_state; ODE adds ones_ode, the
 	// fill predicted by eq. (3.2), as an exact metric beside the paper's.
 	FP, ODE bool
 	// Paper values and their roundings (nil: the paper prints none).
@@ -44,25 +44,25 @@ func paperSci(mant float64, exp int) (*float64, float64) {
 	if err != nil {
 		panic(err) // the tables are literals
 	}
-	return F(v), 0.0005 * math.Pow10(exp)
+	return fptr(v), 0.0005 * math.Pow10(exp)
 }
 
-func (pt choicesPoint) row() (RowSpec, error) {
+func (pt choicesPoint) row() (rowSpec, error) {
 	switch {
 	case pt.N < 1 || pt.M < 1 || pt.M > hashing.MaxM:
-		return RowSpec{}, fmt.Errorf("lab: choices: n = %d, m = %d: want n ≥ 1, 1 ≤ m ≤ 2^48: %w", pt.N, pt.M, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: choices: n = %d, m = %d: want n ≥ 1, 1 ≤ m ≤ 2^48: %w", pt.N, pt.M, ErrParam)
 	case pt.K < 1 || pt.K > hashing.MaxK:
-		return RowSpec{}, fmt.Errorf("lab: choices: k = %d out of range [1, %d]: %w", pt.K, hashing.MaxK, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: choices: k = %d out of range [1, %d]: %w", pt.K, hashing.MaxK, ErrParam)
 	case pt.C < 1 || pt.C > choices.MaxC:
-		return RowSpec{}, fmt.Errorf("lab: choices: c = %d out of range [1, %d]: %w", pt.C, choices.MaxC, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: choices: c = %d out of range [1, %d]: %w", pt.C, choices.MaxC, ErrParam)
 	case pt.Rounds < 0 || pt.Rounds > choices.MaxRounds:
-		return RowSpec{}, fmt.Errorf("lab: choices: rounds = %d out of range [0, %d]: %w", pt.Rounds, choices.MaxRounds, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: choices: rounds = %d out of range [0, %d]: %w", pt.Rounds, choices.MaxRounds, ErrParam)
 	case uint64(pt.N)*uint64(pt.C*pt.K) > 1<<31:
-		return RowSpec{}, fmt.Errorf("lab: choices: n·c·k = %d exceeds 2^31 positions per trial: %w", uint64(pt.N)*uint64(pt.C*pt.K), ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: choices: n·c·k = %d exceeds 2^31 positions per trial: %w", uint64(pt.N)*uint64(pt.C*pt.K), ErrParam)
 	}
 	cfg := choices.Config{M: pt.M, K: pt.K, C: pt.C, Scheme: pt.Scheme}
 	if _, err := choices.New(cfg); err != nil {
-		return RowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
 	}
 	b := float64(pt.M) / float64(pt.N)
 	// The ODE predicts the online algorithm only (000 §3.2: "the
@@ -70,42 +70,42 @@ func (pt choicesPoint) row() (RowSpec, error) {
 	var predFill, predFP *float64
 	z := theory.FillChoices(b, pt.K, pt.C)
 	if pt.Rounds <= 1 || pt.C == 1 {
-		predFill, predFP = F(z), F(theory.FPFromFillChoices(z, pt.K, pt.C))
+		predFill, predFP = fptr(z), fptr(theory.FPFromFillChoices(z, pt.K, pt.C))
 	}
 	q := pt.Queries
 	if q < 0 {
 		// ⌈10/p⌉ at the online rate, an upper bound on the offline one.
 		p := theory.FPFromFillChoices(z, pt.K, pt.C)
 		q = 0
-		if p > 0 && 10/p <= MaxChoicesQueries {
+		if p > 0 && 10/p <= maxChoicesQueries {
 			q = int(math.Ceil(10 / p))
 		}
 	}
-	params := append(append(Params{}, pt.Pre...),
-		Param{"n", pt.N}, Param{"m", pt.M}, Param{"c", pt.C}, Param{"k", pt.K})
+	params := append(append(paramList{}, pt.Pre...),
+		param{"n", pt.N}, param{"m", pt.M}, param{"c", pt.C}, param{"k", pt.K})
 	rounds := any(pt.Rounds)
 	if pt.Rounds == 0 {
 		rounds = "online"
 	}
-	params = append(params, Param{"rounds", rounds}, Param{"scheme", pt.Scheme.String()})
+	params = append(params, param{"rounds", rounds}, param{"scheme", pt.Scheme.String()})
 	if pt.FP {
-		params = append(params, Param{"queries", q})
+		params = append(params, param{"queries", q})
 	}
-	var ms []MetricSpec
+	var ms []metricSpec
 	if pt.FP {
-		method := MethodQueries
+		method := methodQueries
 		if q == 0 {
-			method = MethodState
+			method = methodState
 		}
 		ms = append(ms,
-			MetricSpec{Name: "fpr", Predicted: predFP, Method: method},
-			MetricSpec{Name: "fpr_state", Paper: pt.PaperFP, PaperTol: pt.PaperFPTol, Predicted: predFP, Method: MethodState})
+			metricSpec{Name: "fpr", Predicted: predFP, Method: method},
+			metricSpec{Name: "fpr_state", Paper: pt.PaperFP, PaperTol: pt.PaperFPTol, Predicted: predFP, Method: methodState})
 	}
-	ms = append(ms, MetricSpec{Name: "ones", Paper: pt.PaperOnes, PaperTol: pt.PaperOnesTol, Predicted: predFill, Method: MethodCount})
+	ms = append(ms, metricSpec{Name: "ones", Paper: pt.PaperOnes, PaperTol: pt.PaperOnesTol, Predicted: predFill, Method: methodCount})
 	if pt.ODE {
-		ms = append(ms, MetricSpec{Name: "ones_ode", Paper: pt.PaperODE, PaperTol: pt.PaperODETol, Method: MethodExact})
+		ms = append(ms, metricSpec{Name: "ones_ode", Paper: pt.PaperODE, PaperTol: pt.PaperODETol, Method: methodExact})
 	}
-	spec := RowSpec{Params: params, Trials: pt.Trials, Metrics: ms}
+	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms}
 	type state struct {
 		f    *choices.Filter
 		b    choices.Builder
@@ -123,10 +123,10 @@ func (pt choicesPoint) row() (RowSpec, error) {
 		s := st.(*state)
 		f := s.f
 		f.Clear()
-		f.SetTieSeed(SplitMix64(seed ^ 0x7469652d62726b73))
+		f.SetTieSeed(splitMix64(seed ^ 0x7469652d62726b73))
 		if rr == 0 {
 			for j := 0; j < n; j++ {
-				f.AddHash(KeyDigest(seed, j))
+				f.AddHash(keyDigest(seed, j))
 			}
 		} else {
 			if cap(s.keys) < n {
@@ -134,7 +134,7 @@ func (pt choicesPoint) row() (RowSpec, error) {
 			}
 			keys := s.keys[:n]
 			for j := range keys {
-				keys[j] = KeyDigest(seed, j)
+				keys[j] = keyDigest(seed, j)
 			}
 			if err := s.b.Build(f, keys, rr); err != nil {
 				return err
@@ -146,7 +146,7 @@ func (pt choicesPoint) row() (RowSpec, error) {
 			if q > 0 {
 				hits := 0
 				for j := n; j < n+q; j++ {
-					if f.ContainsHash(KeyDigest(seed, j)) {
+					if f.ContainsHash(keyDigest(seed, j)) {
 						hits++
 					}
 				}
@@ -166,8 +166,8 @@ func (pt choicesPoint) row() (RowSpec, error) {
 	return spec, nil
 }
 
-func choicesRows(pts []choicesPoint) ([]RowSpec, error) {
-	specs := make([]RowSpec, 0, len(pts))
+func choicesRows(pts []choicesPoint) ([]rowSpec, error) {
+	specs := make([]rowSpec, 0, len(pts))
 	for _, pt := range pts {
 		s, err := pt.row()
 		if err != nil {
@@ -181,7 +181,7 @@ func choicesRows(pts []choicesPoint) ([]RowSpec, error) {
 // choicesSimulator is `bloomlab simulate choices`.
 type choicesSimulator struct{}
 
-func init() { RegisterSimulator(choicesSimulator{}) }
+func init() { registerSimulator(choicesSimulator{}) }
 
 func (choicesSimulator) Kind() string { return "choices" }
 
@@ -248,8 +248,8 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 			}
 			sl = append(sl, sc)
 		}
-		if *queries > MaxChoicesQueries {
-			return nil, fmt.Errorf("lab: choices: -queries %d exceeds %d: %w", *queries, MaxChoicesQueries, ErrParam)
+		if *queries > maxChoicesQueries {
+			return nil, fmt.Errorf("lab: choices: -queries %d exceeds %d: %w", *queries, maxChoicesQueries, ErrParam)
 		}
 		trials := cfg.trials(1000, 20)
 		var pts []choicesPoint
@@ -276,7 +276,7 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 					for _, k := range kk {
 						for _, r := range rl {
 							for _, s := range sl {
-								pts = append(pts, choicesPoint{Pre: Params{{"m/n", float64(m) / float64(n)}},
+								pts = append(pts, choicesPoint{Pre: paramList{{"m/n", float64(m) / float64(n)}},
 									N: n, M: m, C: c, K: k, Rounds: r, Scheme: s,
 									Queries: *queries, Trials: trials, FP: true})
 							}
@@ -289,6 +289,6 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 		if err != nil {
 			return nil, err
 		}
-		return Run(ctx, cfg, "simulate/choices", specs)
+		return runRows(ctx, cfg, "simulate/choices", specs)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // dleftPoint is one configuration of a d-left Bloom filter trial (002 §II):
 // N keys into D subtables of N/(D·Load) buckets, then Queries absent keys.
 type dleftPoint struct {
-	Pre      Params
+	Pre      paramList
 	N        int
 	Cfg      dleft.Config // Buckets filled in by row
 	Load     float64
@@ -26,7 +26,7 @@ type dleftPoint struct {
 	// NoPredict: the fluid limit does not describe this point (offline
 	// balancing), so predicted is null.
 	NoPredict bool
-	// LoadMetrics adds frac_load=a metrics for a ≤ LoadMetrics (with
+	// LoadMetrics adds frac_load=a metricList for a ≤ LoadMetrics (with
 	// TablePaper values): the fraction of buckets holding a keys.
 	LoadMetrics int
 	TablePaper  []float64
@@ -38,17 +38,17 @@ func (pt dleftPoint) buckets() uint64 {
 	return max(g, (b+g-1)/g*g)
 }
 
-func (pt dleftPoint) row() (RowSpec, error) {
+func (pt dleftPoint) row() (rowSpec, error) {
 	if pt.N < 1 || !(pt.Load > 0) || pt.Load > theory.MaxLoadDleft/2 {
-		return RowSpec{}, fmt.Errorf("lab: dleft: n = %d, load = %v: want n ≥ 1, 0 < load ≤ %d: %w", pt.N, pt.Load, theory.MaxLoadDleft/2, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: dleft: n = %d, load = %v: want n ≥ 1, 0 < load ≤ %d: %w", pt.N, pt.Load, theory.MaxLoadDleft/2, ErrParam)
 	}
 	cfg := pt.Cfg
 	cfg.Buckets = pt.buckets()
 	if err := cfg.Validate(); err != nil {
-		return RowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
 	}
 	if pt.Rounds > 0 && max(1, cfg.Group) != 1 {
-		return RowSpec{}, fmt.Errorf("lab: dleft: -rounds needs -group 1: %w", ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: dleft: -rounds needs -group 1: %w", ErrParam)
 	}
 	probe, _ := dleft.New(cfg)
 	cfg = probe.Config()
@@ -56,39 +56,39 @@ func (pt dleftPoint) row() (RowSpec, error) {
 	realLoad := float64(pt.N) / (float64(cfg.D) * float64(cfg.Buckets))
 	pred, over, err := dleft.PredictFPR(cfg, realLoad)
 	if err != nil {
-		return RowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
 	}
 	var predP *float64
 	if !pt.NoPredict {
-		predP = F(pred)
+		predP = fptr(pred)
 	}
-	params := append(append(Params{}, pt.Pre...),
-		Param{"n", pt.N}, Param{"d", cfg.D}, Param{"buckets", cfg.Buckets}, Param{"bucket_bits", cfg.BucketBits},
-		Param{"load", math.Round(realLoad*1000) / 1000}, Param{"semisort", cfg.Semisort.PrefixBits()},
-		Param{"group", cfg.Group}, Param{"rounds", pt.Rounds}, Param{"queries", pt.Queries})
-	fprMethod := MethodQueries
+	params := append(append(paramList{}, pt.Pre...),
+		param{"n", pt.N}, param{"d", cfg.D}, param{"buckets", cfg.Buckets}, param{"bucket_bits", cfg.BucketBits},
+		param{"load", math.Round(realLoad*1000) / 1000}, param{"semisort", cfg.Semisort.PrefixBits()},
+		param{"group", cfg.Group}, param{"rounds", pt.Rounds}, param{"queries", pt.Queries})
+	fprMethod := methodQueries
 	if pt.Queries == 0 {
-		fprMethod = MethodState
+		fprMethod = methodState
 	}
-	spec := RowSpec{Params: params, Trials: pt.Trials}
+	spec := rowSpec{Params: params, Trials: pt.Trials}
 	if pt.LoadMetrics == 0 {
-		spec.Metrics = []MetricSpec{
+		spec.Metrics = []metricSpec{
 			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: predP, Method: fprMethod},
-			{Name: "fpr_state", Predicted: predP, Method: MethodState},
-			{Name: "overflow", Predicted: F(over), Method: MethodCount},
+			{Name: "fpr_state", Predicted: predP, Method: methodState},
+			{Name: "overflow", Predicted: fptr(over), Method: methodCount},
 		}
 	}
 	var tl []float64
 	if pt.LoadMetrics > 0 {
 		q, err := theory.LoadsDleft(cfg.D, realLoad)
 		if err != nil {
-			return RowSpec{}, err
+			return rowSpec{}, err
 		}
 		tl = theory.TableLoadsDleft(q)
 		for a := 0; a <= pt.LoadMetrics; a++ {
-			ms := MetricSpec{Name: fmt.Sprintf("frac_load=%d", a), Predicted: F(tl[a]), Method: MethodCount}
+			ms := metricSpec{Name: fmt.Sprintf("frac_load=%d", a), Predicted: fptr(tl[a]), Method: methodCount}
 			if a < len(pt.TablePaper) {
-				ms.Paper = F(pt.TablePaper[a])
+				ms.Paper = fptr(pt.TablePaper[a])
 				ms.PaperTol = halfDigit2(pt.TablePaper[a])
 			}
 			spec.Metrics = append(spec.Metrics, ms)
@@ -101,7 +101,7 @@ func (pt dleftPoint) row() (RowSpec, error) {
 		if rounds > 0 {
 			ds := make([]hashing.Digest, n)
 			for j := range ds {
-				ds[j] = KeyDigest(seed, j)
+				ds[j] = keyDigest(seed, j)
 			}
 			g, err := dleft.Build(cfg, ds, rounds)
 			if err != nil {
@@ -111,7 +111,7 @@ func (pt dleftPoint) row() (RowSpec, error) {
 		} else {
 			f.Clear()
 			for j := 0; j < n; j++ {
-				if err := f.AddHash(KeyDigest(seed, j)); err != nil {
+				if err := f.AddHash(keyDigest(seed, j)); err != nil {
 					return err
 				}
 			}
@@ -134,7 +134,7 @@ func (pt dleftPoint) row() (RowSpec, error) {
 		if q > 0 {
 			fp := 0
 			for j := n; j < n+q; j++ {
-				if f.ContainsHash(KeyDigest(seed, j)) {
+				if f.ContainsHash(keyDigest(seed, j)) {
 					fp++
 				}
 			}
@@ -166,8 +166,8 @@ func halfLast(x float64, digits int) float64 {
 	return 0.5 * math.Pow(10, e-float64(digits-1))
 }
 
-func dleftRows(pts []dleftPoint) ([]RowSpec, error) {
-	var specs []RowSpec
+func dleftRows(pts []dleftPoint) ([]rowSpec, error) {
+	var specs []rowSpec
 	for _, pt := range pts {
 		s, err := pt.row()
 		if err != nil {
@@ -181,7 +181,7 @@ func dleftRows(pts []dleftPoint) ([]RowSpec, error) {
 // dleftSimulator is `bloomlab simulate dleft`.
 type dleftSimulator struct{}
 
-func init() { RegisterSimulator(dleftSimulator{}) }
+func init() { registerSimulator(dleftSimulator{}) }
 
 func (dleftSimulator) Kind() string { return "dleft" }
 
@@ -206,8 +206,8 @@ func (dleftSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 				return nil, fmt.Errorf("lab: -semisort: %w: %w", err, ErrParam)
 			}
 		}
-		if *queries < 0 || *queries > MaxQueries {
-			return nil, fmt.Errorf("lab: dleft: -queries %d out of range [0, %d]: %w", *queries, MaxQueries, ErrParam)
+		if *queries < 0 || *queries > maxQueries {
+			return nil, fmt.Errorf("lab: dleft: -queries %d out of range [0, %d]: %w", *queries, maxQueries, ErrParam)
 		}
 		if *rounds < 0 || *rounds > 1000 {
 			return nil, fmt.Errorf("lab: dleft: -rounds %d out of range [0, 1000]: %w", *rounds, ErrParam)
@@ -218,6 +218,6 @@ func (dleftSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 		if err != nil {
 			return nil, err
 		}
-		return Run(ctx, cfg, "simulate/dleft", specs)
+		return runRows(ctx, cfg, "simulate/dleft", specs)
 	}
 }

@@ -6,58 +6,56 @@ import (
 	"math"
 )
 
-// How a metric's measured value was obtained (Metric.Method).
+// How a metric's measured value was obtained (metric.Method).
 const (
-	// MethodQueries: the fraction of queries for absent keys answered
+	// methodQueries: the fraction of queries for absent keys answered
 	// "present", averaged over trials.
-	MethodQueries = "queries"
-	// MethodState: computed from the structure's exact state after the
+	methodQueries = "queries"
+	// methodState: computed from the structure's exact state after the
 	// inserts (for a Bloom filter, the product of the probed fractions of
 	// ones, fill^k), averaged over trials. Used where rates are too small to
 	// observe by querying.
-	MethodState = "state"
-	// MethodCount: a count of the structure's state (e.g. the fraction of
+	methodState = "state"
+	// methodCount: a count of the structure's state (e.g. the fraction of
 	// bits set), averaged over trials.
-	MethodCount = "count"
-	// MethodExact: a deterministic computation on one structure (one
+	methodCount = "count"
+	// methodExact: a deterministic computation on one structure (one
 	// trial); its confidence interval is the value itself.
-	MethodExact = "exact"
+	methodExact = "exact"
 )
 
-// Result is the outcome of one experiment run.
+// Result is the outcome of one experiment run. Write renders it; the
+// command reads only its Plots.
 type Result struct {
-	// Experiment is the experiment's name (or "simulate/KIND").
-	Experiment string
-	// Seed is the seed the run used.
-	Seed uint64
-	// Rows are the table's rows, in order.
-	Rows []Row
-	// Notes are remarks printed after the table (deviations, conventions).
-	Notes []string
 	// Plots are figures; `bloomlab reproduce -plot DIR` writes each as SVG.
 	Plots []Plot
+
+	experiment string      // the experiment's name (or "simulate/KIND")
+	seed       uint64      // the seed the run used
+	rows       []resultRow // the table's rows, in order
+	notes      []string    // remarks printed after the table (deviations, conventions)
 }
 
-// Row is one parameter point.
-type Row struct {
-	Params  Params
+// resultRow is one parameter point.
+type resultRow struct {
+	Params  paramList
 	Trials  int
-	Metrics []Metric
+	Metrics []metric
 }
 
-// Param is one named parameter of a row; Value is a string, an integer or
+// param is one named parameter of a row; Value is a string, an integer or
 // a float64.
-type Param struct {
+type param struct {
 	Name  string
 	Value any
 }
 
-// Params is an ordered list of parameters; it encodes as a JSON object with
+// paramList is an ordered list of parameters; it encodes as a JSON object with
 // the keys in order.
-type Params []Param
+type paramList []param
 
 // Get returns the value of the named parameter, or nil.
-func (ps Params) Get(name string) any {
+func (ps paramList) get(name string) any {
 	for _, p := range ps {
 		if p.Name == name {
 			return p.Value
@@ -67,7 +65,7 @@ func (ps Params) Get(name string) any {
 }
 
 // MarshalJSON encodes ps as an object whose keys keep their order.
-func (ps Params) MarshalJSON() ([]byte, error) {
+func (ps paramList) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, p := range ps {
@@ -98,8 +96,8 @@ func jsonValue(v any) any {
 	return v
 }
 
-// Metric is one measured quantity of a row.
-type Metric struct {
+// metric is one measured quantity of a row.
+type metric struct {
 	// Name: "fpr" (false-positive rate), "ones" (fraction of bits set),
 	// "fpr_state" (false-positive rate computed from the state), …
 	Name string
@@ -116,13 +114,13 @@ type Metric struct {
 	Measured float64
 	// CI95 is the 95% confidence interval of the mean.
 	CI95 [2]float64
-	// Method says how Measured was obtained (MethodQueries, …).
+	// Method says how Measured was obtained (methodQueries, …).
 	Method string
 }
 
 // Flagged reports whether the paper value disagrees with the measurement:
 // |paper − measured| exceeds both the CI half-width and PaperTol.
-func (m Metric) Flagged() bool {
+func (m metric) flagged() bool {
 	if m.Paper == nil {
 		return false
 	}
@@ -132,11 +130,11 @@ func (m Metric) Flagged() bool {
 }
 
 // Flagged returns the number of flagged metrics in r.
-func (r *Result) Flagged() int {
+func (r *Result) flagged() int {
 	c := 0
-	for _, row := range r.Rows {
+	for _, row := range r.rows {
 		for _, m := range row.Metrics {
-			if m.Flagged() {
+			if m.flagged() {
 				c++
 			}
 		}
@@ -144,5 +142,5 @@ func (r *Result) Flagged() int {
 	return c
 }
 
-// F returns a pointer to x, for Metric.Paper and Metric.Predicted.
-func F(x float64) *float64 { return &x }
+// F returns a pointer to x, for metric.Paper and metric.Predicted.
+func fptr(x float64) *float64 { return &x }

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 )
 
-// MetricSpec describes one metric of a row before it is measured.
-type MetricSpec struct {
+// metricSpec describes one metric of a row before it is measured.
+type metricSpec struct {
 	Name      string
 	Paper     *float64
 	PaperTol  float64
@@ -18,12 +18,12 @@ type MetricSpec struct {
 	Method    string
 }
 
-// RowSpec is one parameter point to measure: Trials independent trials,
+// rowSpec is one parameter point to measure: Trials independent trials,
 // each filling one value per metric.
-type RowSpec struct {
-	Params  Params
+type rowSpec struct {
+	Params  paramList
 	Trials  int
-	Metrics []MetricSpec
+	Metrics []metricSpec
 	// Setup, if not nil, returns per-worker state (for example a filter to
 	// Clear and reuse) handed to every Trial of this row that the worker
 	// runs.
@@ -34,34 +34,34 @@ type RowSpec struct {
 	Trial func(state any, seed uint64, out []float64) error
 }
 
-// TrialSeed returns the seed of trial i of row r of a run seeded with seed:
-// SplitMix64 applied to the three in turn, so every trial gets an
+// trialSeed returns the seed of trial i of row r of a run seeded with seed:
+// splitMix64 applied to the three in turn, so every trial gets an
 // unrelated, reproducible stream whatever the worker that runs it.
-func TrialSeed(seed uint64, row, i int) uint64 {
-	return SplitMix64(SplitMix64(SplitMix64(seed)^uint64(row)) ^ uint64(i))
+func trialSeed(seed uint64, row, i int) uint64 {
+	return splitMix64(splitMix64(splitMix64(seed)^uint64(row)) ^ uint64(i))
 }
 
-// SplitMix64 is the SplitMix64 generator's output for state x (one Weyl
+// splitMix64 is the SplitMix64 generator's output for state x (one Weyl
 // step and the finaliser).
-func SplitMix64(x uint64) uint64 {
+func splitMix64(x uint64) uint64 {
 	x += 0x9E3779B97F4A7C15
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
 	return x ^ (x >> 31)
 }
 
-// Run measures every row: all trials of all rows are spread over
-// cfg.Workers goroutines, and each metric is summarised by its mean over
-// the row's trials and a 95% confidence interval. The result does not
-// depend on the number of workers.
 // MaxTrials is the largest number of trials a row may ask for.
 const MaxTrials = 10_000_000
 
-// maxStored bounds the trial values one Run keeps (8 bytes each: 1 GiB).
+// maxStored bounds the trial values one run keeps (8 bytes each: 1 GiB).
 const maxStored = 1 << 27
 
-func Run(ctx context.Context, cfg Config, name string, specs []RowSpec) (*Result, error) {
-	workers := cfg.Workers
+// runRows measures every row: all trials of all rows are spread over
+// cfg.workers goroutines (0: GOMAXPROCS), and each metric is summarised by
+// its mean over the row's trials and a 95% confidence interval. The result
+// does not depend on the number of workers.
+func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Result, error) {
+	workers := cfg.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config, name string, specs []RowSpec) (*Result
 				}
 				i := job - starts[r]
 				nm := len(s.Metrics)
-				if err := s.Trial(state, TrialSeed(cfg.Seed, r, i), values[r][i*nm:(i+1)*nm]); err != nil {
+				if err := s.Trial(state, trialSeed(cfg.Seed, r, i), values[r][i*nm:(i+1)*nm]); err != nil {
 					fail(fmt.Errorf("lab: %s: row %d trial %d: %w", name, r, i, err))
 					failed.Store(true)
 					return
@@ -136,9 +136,9 @@ func Run(ctx context.Context, cfg Config, name string, specs []RowSpec) (*Result
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	res := &Result{Experiment: name, Seed: cfg.Seed}
+	res := &Result{experiment: name, seed: cfg.Seed}
 	for r, s := range specs {
-		row := Row{Params: s.Params, Trials: s.Trials}
+		row := resultRow{Params: s.Params, Trials: s.Trials}
 		nm := len(s.Metrics)
 		xs := make([]float64, s.Trials)
 		for j, ms := range s.Metrics {
@@ -146,12 +146,12 @@ func Run(ctx context.Context, cfg Config, name string, specs []RowSpec) (*Result
 				xs[i] = values[r][i*nm+j]
 			}
 			mean, lo, hi := meanCI(xs, ms.Method)
-			row.Metrics = append(row.Metrics, Metric{
+			row.Metrics = append(row.Metrics, metric{
 				Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
 				Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
 			})
 		}
-		res.Rows = append(res.Rows, row)
+		res.rows = append(res.rows, row)
 	}
 	return res, nil
 }
@@ -182,9 +182,9 @@ func rowOf(starts []int, job int) int {
 // (printed "-", null in JSON, never flagged) unless the metric is exact, a
 // deterministic computation whose interval is the value itself.
 func meanCI(xs []float64, method string) (mean, lo, hi float64) {
-	s := summarize(xs)
+	s := sampleSummary(xs)
 	if len(xs) < 2 || math.IsNaN(s.lo) {
-		if method == MethodExact {
+		if method == methodExact {
 			return s.mean, s.mean, s.mean
 		}
 		return s.mean, math.NaN(), math.NaN()

@@ -11,31 +11,31 @@ import (
 )
 
 func init() {
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/table1",
 		Paper:   "000 §3.1",
 		Summary: "Table 1: false-positive rate of the online greedy c-choice filter, m/n ∈ {8, 16, 32}, c ∈ {1, 2, 3}, best k (n = 10,000)",
 		Run:     runChoicesTable1,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/table2",
 		Paper:   "000 §3.1",
 		Summary: "Table 2: observed fraction of ones vs the differential equation (3.2), online greedy, c ∈ {2, 3}",
 		Run:     runChoicesTable2,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/table3",
 		Paper:   "000 §3.2",
 		Summary: "Table 3: false-positive rate of the offline greedy algorithm by rounds, m/n ∈ {8, 16, 32}, c ∈ {1, 2, 3}",
 		Run:     runChoicesTable3,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/k-robustness",
 		Paper:   "000 §3.1",
 		Summary: "the remark on k: m/n = 16, c = 2, online greedy with k = 12, 13, 14",
 		Run:     runChoicesKRobust,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/double-hashing",
 		Paper:   "000 §3.1",
 		Summary: "Table 2's rows with double hashing per group (2c base hashes, odd step): same fraction of ones",
@@ -86,7 +86,7 @@ var table3Rows = []struct {
 
 // choicesNotes are the conventions shared by the experiments of 000.
 var choicesNotes = []string{
-	"each trial inserts n = 10,000 random keys (lab.KeyDigest) into m = (m/n)·n bits with c groups of k hash functions (choices.Filter); ties between groups are broken by the filter's seeded generator.",
+	"each trial inserts n = 10,000 random keys (SplitMix64 digests of the trial seed) into m = (m/n)·n bits with c groups of k hash functions (choices.Filter); ties between groups are broken by the filter's seeded generator.",
 	"the paper computes its rates from the number of ones (000 §3.1), so its values sit on fpr_state = 1 − (1 − z^k)^c of each trial's fill z; fpr is measured by querying ⌈10/p⌉ absent keys where p ≥ 1e-5, and equals fpr_state (method state) below that.",
 	"predicted: the differential equation (3.2) generalised to c choices, solved numerically (theory.FillChoices, theory.FPChoices); it describes the online algorithm only.",
 	"a metric is flagged when |paper − measured| exceeds both the 95% CI half-width and the paper's rounding (half a unit of its last printed digit).",
@@ -97,7 +97,7 @@ func runChoicesTable1(ctx context.Context, cfg Config) (*Result, error) {
 	var pts []choicesPoint
 	for _, r := range table1Rows {
 		p, tol := paperSci(r.mant, r.exp)
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", r.bpk}},
+		pts = append(pts, choicesPoint{Pre: paramList{{"m/n", r.bpk}},
 			N: choicesN, M: uint64(r.bpk * choicesN), C: r.c, K: r.k, Scheme: hashing.Independent,
 			Queries: -1, Trials: trials, FP: true, PaperFP: p, PaperFPTol: tol})
 	}
@@ -111,10 +111,10 @@ func runChoicesTable2(ctx context.Context, cfg Config) (*Result, error) {
 	trials := cfg.trials(1000, 20)
 	var pts []choicesPoint
 	for _, r := range table2Rows {
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", r.bpk}},
+		pts = append(pts, choicesPoint{Pre: paramList{{"m/n", r.bpk}},
 			N: choicesN, M: uint64(r.bpk * choicesN), C: r.c, K: r.k, Scheme: hashing.Independent,
 			Trials: trials, ODE: true,
-			PaperOnes: F(r.observed), PaperOnesTol: 0.00005, PaperODE: F(r.pred), PaperODETol: 0.00005})
+			PaperOnes: fptr(r.observed), PaperOnesTol: 0.00005, PaperODE: fptr(r.pred), PaperODETol: 0.00005})
 	}
 	return runChoices(ctx, cfg, "two-choices/table2", pts, []string{
 		"000 Table 2: ones is the observed fraction of ones (paper: its observed column); ones_ode is our numerical solution of (3.2) (paper: its prediction column), an exact computation.",
@@ -127,7 +127,7 @@ func runChoicesTable3(ctx context.Context, cfg Config) (*Result, error) {
 	var pts []choicesPoint
 	for _, r := range table3Rows {
 		p, tol := paperSci(r.mant, r.exp)
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", r.bpk}},
+		pts = append(pts, choicesPoint{Pre: paramList{{"m/n", r.bpk}},
 			N: choicesN, M: uint64(r.bpk * choicesN), C: r.c, K: r.k, Rounds: r.rounds, Scheme: hashing.Independent,
 			Queries: -1, Trials: trials, FP: true, PaperFP: p, PaperFPTol: tol})
 	}
@@ -146,7 +146,7 @@ func runChoicesKRobust(ctx context.Context, cfg Config) (*Result, error) {
 		mant float64
 	}{{12, 3.954}, {13, 3.935}, {14, 4.035}} {
 		p, tol := paperSci(r.mant, -4)
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", 16}},
+		pts = append(pts, choicesPoint{Pre: paramList{{"m/n", 16}},
 			N: choicesN, M: 16 * choicesN, C: 2, K: r.k, Scheme: hashing.Independent,
 			Queries: -1, Trials: trials, FP: true, PaperFP: p, PaperFPTol: tol})
 	}
@@ -159,10 +159,10 @@ func runChoicesDouble(ctx context.Context, cfg Config) (*Result, error) {
 	trials := cfg.trials(1000, 20)
 	var pts []choicesPoint
 	for _, r := range table2Rows {
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", r.bpk}},
+		pts = append(pts, choicesPoint{Pre: paramList{{"m/n", r.bpk}},
 			N: choicesN, M: uint64(r.bpk * choicesN), C: r.c, K: r.k, Scheme: hashing.Double,
 			Queries: -1, Trials: trials, FP: true,
-			PaperOnes: F(r.observed), PaperOnesTol: 0.00005})
+			PaperOnes: fptr(r.observed), PaperOnesTol: 0.00005})
 	}
 	return runChoices(ctx, cfg, "two-choices/double-hashing", pts, []string{
 		"000 §3.1: with h_i(x) = α1(x) + (i − 1)·α2(x) mod m per group (2c base hashes, α2 odd as m is even), \"averaging the results of 1000 trials gives the same observed numerical results for the fraction of ones in the filter as in Table 2, to four decimal places\": paper is Table 2's observed column.",
@@ -175,13 +175,13 @@ func runChoices(ctx context.Context, cfg Config, name string, pts []choicesPoint
 	if err != nil {
 		return nil, err
 	}
-	res, err := Run(ctx, cfg, name, specs)
+	res, err := runRows(ctx, cfg, name, specs)
 	if err != nil {
 		return nil, err
 	}
-	res.Notes = append(notes, choicesNotes...)
+	res.notes = append(notes, choicesNotes...)
 	if len(pts) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d trials per row.", pts[0].Trials))
+		res.notes = append(res.notes, fmt.Sprintf("%d trials per row.", pts[0].Trials))
 	}
 	return res, nil
 }
