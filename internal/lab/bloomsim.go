@@ -60,16 +60,6 @@ func autoQueries(p float64) int {
 	return int(math.Ceil(10 / p))
 }
 
-// keyDigest returns the digest of key j of a trial with the given seed: two
-// consecutive outputs of a splitMix64 stream started at seed. Trials
-// represent their random keys by these digests (the structures' pre-hashed
-// entry points), which stand for xxh3-128 digests of distinct random keys
-// and cost a few nanoseconds instead of a hash.
-func keyDigest(seed uint64, j int) hashing.Digest {
-	x := seed + uint64(2*j)*0x9E3779B97F4A7C15
-	return hashing.Digest{H1: splitMix64(x), H2: splitMix64(x + 0x9E3779B97F4A7C15)}
-}
-
 // row builds the rowSpec of pt. Keys are keyDigest(seed, j) of the trial
 // seed: j < N are inserted, N ≤ j < N+Queries are queried.
 func (pt bloomPoint) row() (rowSpec, error) {
@@ -112,36 +102,11 @@ func (pt bloomPoint) row() (rowSpec, error) {
 		for j := 0; j < n; j++ {
 			f.AddHash(keyDigest(seed, j))
 		}
-		est := f.EstimatedFPR()
-		if q > 0 {
-			fp := 0
-			for j := n; j < n+q; j++ {
-				if f.ContainsHash(keyDigest(seed, j)) {
-					fp++
-				}
-			}
-			out[0] = float64(fp) / float64(q)
-		} else {
-			out[0] = est
-		}
-		out[1] = est
+		measureFPR(f, seed, n, q, out)
 		out[2] = f.FillRatio()
 		return nil
 	}
 	return spec, nil
-}
-
-// bloomRows builds the rows of several points.
-func bloomRows(pts []bloomPoint) ([]rowSpec, error) {
-	specs := make([]rowSpec, 0, len(pts))
-	for _, pt := range pts {
-		s, err := pt.row()
-		if err != nil {
-			return nil, err
-		}
-		specs = append(specs, s)
-	}
-	return specs, nil
 }
 
 // bloomSimulator is `bloomlab simulate bloom`.
@@ -198,13 +163,9 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 				return nil, err
 			}
 		}
-		var sl []hashing.Scheme
-		for _, s := range strings.Split(*ss, ",") {
-			sc, err := hashing.ParseScheme(strings.TrimSpace(s))
-			if err != nil {
-				return nil, fmt.Errorf("lab: bloom: -scheme: %w: %w", err, ErrParam)
-			}
-			sl = append(sl, sc)
+		sl, err := parseSchemes("bloom", *ss)
+		if err != nil {
+			return nil, err
 		}
 		if *predict != predictExact && *predict != predictAsymptotic {
 			return nil, fmt.Errorf("lab: bloom: -predict %q: want exact or asymptotic: %w", *predict, ErrParam)
@@ -244,7 +205,7 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 				}
 			}
 		}
-		specs, err := bloomRows(pts)
+		specs, err := specsOf(pts)
 		if err != nil {
 			return nil, err
 		}
@@ -258,6 +219,19 @@ func schemeList() string {
 		names = append(names, s.String())
 	}
 	return strings.Join(names, ", ")
+}
+
+// parseSchemes parses a comma-separated list of index schemes.
+func parseSchemes(kind, list string) ([]hashing.Scheme, error) {
+	var out []hashing.Scheme
+	for _, s := range strings.Split(list, ",") {
+		sc, err := hashing.ParseScheme(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("lab: %s: -scheme: %w: %w", kind, err, ErrParam)
+		}
+		out = append(out, sc)
+	}
+	return out, nil
 }
 
 func parseInts(name, s string) ([]int, error) {

@@ -29,7 +29,7 @@ type choicesPoint struct {
 	Scheme  hashing.Scheme
 	Queries int // < 0: automatic (⌈10/p⌉, state when above maxChoicesQueries); 0: state only
 	Trials  int
-	// FP adds the metricList fpr and fpr_state; ODE adds ones_ode, the
+	// FP adds the metrics fpr and fpr_state; ODE adds ones_ode, the
 	// fill predicted by eq. (3.2), as an exact metric beside the paper's.
 	FP, ODE bool
 	// Paper values and their roundings (nil: the paper prints none).
@@ -142,19 +142,7 @@ func (pt choicesPoint) row() (rowSpec, error) {
 		}
 		i := 0
 		if fp {
-			est := f.EstimatedFPR()
-			if q > 0 {
-				hits := 0
-				for j := n; j < n+q; j++ {
-					if f.ContainsHash(keyDigest(seed, j)) {
-						hits++
-					}
-				}
-				out[0] = float64(hits) / float64(q)
-			} else {
-				out[0] = est
-			}
-			out[1] = est
+			measureFPR(f, seed, n, q, out)
 			i = 2
 		}
 		out[i] = f.FillRatio()
@@ -164,18 +152,6 @@ func (pt choicesPoint) row() (rowSpec, error) {
 		return nil
 	}
 	return spec, nil
-}
-
-func choicesRows(pts []choicesPoint) ([]rowSpec, error) {
-	specs := make([]rowSpec, 0, len(pts))
-	for _, pt := range pts {
-		s, err := pt.row()
-		if err != nil {
-			return nil, err
-		}
-		specs = append(specs, s)
-	}
-	return specs, nil
 }
 
 // choicesSimulator is `bloomlab simulate choices`.
@@ -240,13 +216,9 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 			}
 			rl = append(rl, r)
 		}
-		var sl []hashing.Scheme
-		for _, s := range strings.Split(*ss, ",") {
-			sc, err := hashing.ParseScheme(strings.TrimSpace(s))
-			if err != nil {
-				return nil, fmt.Errorf("lab: choices: -scheme: %w: %w", err, ErrParam)
-			}
-			sl = append(sl, sc)
+		sl, err := parseSchemes("choices", *ss)
+		if err != nil {
+			return nil, err
 		}
 		if *queries > maxChoicesQueries {
 			return nil, fmt.Errorf("lab: choices: -queries %d exceeds %d: %w", *queries, maxChoicesQueries, ErrParam)
@@ -285,7 +257,7 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 				}
 			}
 		}
-		specs, err := choicesRows(pts)
+		specs, err := specsOf(pts)
 		if err != nil {
 			return nil, err
 		}

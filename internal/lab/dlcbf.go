@@ -112,18 +112,7 @@ func (pt churnPoint) row() (rowSpec, error) {
 			ids[i] = add(next)
 			next++
 		}
-		est := f.EstimatedFPR()
-		out[0] = est
-		if q > 0 {
-			fp := 0
-			for j := next; j < next+q; j++ {
-				if f.ContainsHash(keyDigest(seed, j)) {
-					fp++
-				}
-			}
-			out[0] = float64(fp) / float64(q)
-		}
-		out[1] = est
+		measureFPR(f, seed, next, q, out)
 		out[2] = float64(f.Bits()) / float64(n)
 		out[3] = float64(refused) / float64(inserts)
 		if dynamic {
@@ -328,21 +317,11 @@ func runDlcbfSpace(ctx context.Context, cfg Config) (*Result, error) {
 					}
 					c.AddHash(k)
 				}
-				dfp, cfp := 0, 0
-				for j := n; j < n+q; j++ {
-					k := keyDigest(seed, j)
-					if d.ContainsHash(k) {
-						dfp++
-					}
-					if c.ContainsHash(k) {
-						cfp++
-					}
-				}
 				out[0] = float64(d.Bits()) / n
 				out[1] = float64(c.M()*4) / n
 				out[2] = out[1] / out[0]
-				out[3] = float64(dfp) / float64(q)
-				out[4] = float64(cfp) / float64(q)
+				out[3] = queryFPR(d, seed, n, q)
+				out[4] = queryFPR(c, seed, n, q)
 				return nil
 			},
 		})

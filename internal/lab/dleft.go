@@ -40,7 +40,7 @@ func runDleftTable(ctx context.Context, cfg Config, name string, load float64, p
 	if cfg.Quick {
 		pt.N /= 4
 	}
-	specs, err := dleftRows([]dleftPoint{pt})
+	specs, err := specsOf([]dleftPoint{pt})
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +80,11 @@ func runDleftFP(ctx context.Context, cfg Config) (*Result, error) {
 		{Pre: paramList{{"config", "128-bit, 1-bit semi-sort"}}, N: dleftN128, Load: 6.4, Cfg: dleft.Config{D: 3, BucketBits: 128, Semisort: semi(1)}, Queries: q, Trials: trials, Paper: fptr(0.00004259), PaperTol: halfLast(0.00004259, 4)},
 		{Pre: paramList{{"config", "128-bit, 2-bit semi-sort at loads 6, 7"}}, N: dleftN128, Load: 6.4, Cfg: dleft.Config{D: 3, BucketBits: 128, Semisort: semi(2)}, Queries: q, Trials: trials, Paper: fptr(0.00002245), PaperTol: halfLast(0.00002245, 4)},
 	}
-	specs, err := dleftRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}
-	bl, err := bloomRows([]bloomPoint{
+	bl, err := specsOf([]bloomPoint{
 		{Pre: paramList{{"config", "standard filter, 16 bits per key, k = 11"}}, N: dleftN64, M: 16 * dleftN64, K: 11, Scheme: hashing.Independent, Queries: q, Predict: predictAsymptotic, Trials: trials, Paper: fptr(0.0004587), PaperTol: halfLast(0.0004587, 4)},
 		{Pre: paramList{{"config", "standard filter, 20 bits per key, k = 14"}}, N: dleftN128, M: 20 * dleftN128, K: 14, Scheme: hashing.Independent, Queries: q, Predict: predictAsymptotic, Trials: trials, Paper: fptr(0.00006713), PaperTol: halfLast(0.00006713, 4)},
 	})
@@ -123,7 +123,7 @@ func runDleftGrouping(ctx context.Context, cfg Config) (*Result, error) {
 		{Pre: paramList{{"config", "64-bit, groups of 4, 1-bit semi-sort at loads 4, 5"}}, N: dleftN64, Load: 4, Cfg: dleft.Config{D: 3, BucketBits: 64, Semisort: semi(1), Group: 4}, Queries: q, Trials: trials, Paper: fptr(0.0003520), PaperTol: halfLast(0.0003520, 4)},
 		{Pre: paramList{{"config", "128-bit, groups of 4, 2-bit semi-sort at loads 6, 7"}}, N: dleftN128, Load: 6.4, Cfg: dleft.Config{D: 3, BucketBits: 128, Semisort: semi(2), Group: 4}, Queries: q, Trials: trials, Paper: fptr(0.00002042), PaperTol: halfLast(0.00002042, 4)},
 	}
-	specs, err := dleftRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func runDleftOffline(ctx context.Context, cfg Config) (*Result, error) {
 		{Pre: paramList{{"config", "128-bit, 1-bit semi-sort"}}, N: 49152, Load: 6, Cfg: dleft.Config{D: 2, BucketBits: 128, Semisort: semi(1)}, Rounds: 10, Trials: trials, Paper: fptr(0.000004605), PaperTol: halfLast(0.000004605, 4), NoPredict: true},
 		{Pre: paramList{{"config", "128-bit, 2-bit semi-sort"}}, N: 49152, Load: 6, Cfg: dleft.Config{D: 2, BucketBits: 128, Semisort: semi(2)}, Rounds: 10, Trials: trials, Paper: fptr(0.000004605), PaperTol: halfLast(0.000004605, 4), NoPredict: true},
 	}
-	specs, err := dleftRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func runDleftOffline(ctx context.Context, cfg Config) (*Result, error) {
 
 func runDleftSimulation(ctx context.Context, cfg Config) (*Result, error) {
 	pts := []dleftPoint{{N: dleftN64, Load: 4, Cfg: dleft.Config{D: 3, BucketBits: 64, Semisort: semi(1)}, Queries: 100000, Trials: cfg.trials(1000, 50), Paper: fptr(0.00044988), PaperTol: halfLast(0.00044988, 5)}}
-	specs, err := dleftRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}
@@ -228,11 +228,11 @@ func runDleftUnderloaded(ctx context.Context, cfg Config) (*Result, error) {
 	for i := range dl {
 		dl[i].Load = float64(dl[i].N) / (3 * 4096)
 	}
-	specs, err := dleftRows(dl)
+	specs, err := specsOf(dl)
 	if err != nil {
 		return nil, err
 	}
-	bs, err := bloomRows(bl)
+	bs, err := specsOf(bl)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ type dleftPoint struct {
 	// NoPredict: the fluid limit does not describe this point (offline
 	// balancing), so predicted is null.
 	NoPredict bool
-	// LoadMetrics adds frac_load=a metricList for a ≤ LoadMetrics (with
+	// LoadMetrics adds frac_load=a metrics for a ≤ LoadMetrics (with
 	// TablePaper values): the fraction of buckets holding a keys.
 	LoadMetrics int
 	TablePaper  []float64
@@ -130,19 +130,7 @@ func (pt dleftPoint) row() (rowSpec, error) {
 			}
 			return nil
 		}
-		est := f.EstimatedFPR()
-		if q > 0 {
-			fp := 0
-			for j := n; j < n+q; j++ {
-				if f.ContainsHash(keyDigest(seed, j)) {
-					fp++
-				}
-			}
-			out[0] = float64(fp) / float64(q)
-		} else {
-			out[0] = est
-		}
-		out[1] = est
+		measureFPR(f, seed, n, q, out)
 		out[2] = float64(f.Overflows()) / (float64(cfg.D) * float64(cfg.Buckets))
 		return nil
 	}
@@ -164,18 +152,6 @@ func halfDigit2(x float64) float64 {
 func halfLast(x float64, digits int) float64 {
 	e := math.Floor(math.Log10(x))
 	return 0.5 * math.Pow(10, e-float64(digits-1))
-}
-
-func dleftRows(pts []dleftPoint) ([]rowSpec, error) {
-	var specs []rowSpec
-	for _, pt := range pts {
-		s, err := pt.row()
-		if err != nil {
-			return nil, err
-		}
-		specs = append(specs, s)
-	}
-	return specs, nil
 }
 
 // dleftSimulator is `bloomlab simulate dleft`.
@@ -214,7 +190,7 @@ func (dleftSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 		}
 		pt := dleftPoint{N: *n, Load: *load, Rounds: *rounds, Queries: *queries, Trials: cfg.trials(200, 10),
 			Cfg: dleft.Config{D: *d, BucketBits: *bb, Semisort: sem, Group: *group}, NoPredict: *rounds > 0}
-		specs, err := dleftRows([]dleftPoint{pt})
+		specs, err := specsOf([]dleftPoint{pt})
 		if err != nil {
 			return nil, err
 		}

@@ -114,15 +114,34 @@ func register(e Experiment) {
 }
 
 // Experiments returns the registered experiments sorted by name.
-func Experiments() []Experiment {
+func Experiments() []Experiment { return sorted(experiments) }
+
+// sorted returns the values of a registry in the order of their names.
+func sorted[T any](m map[string]T) []T {
 	regMu.Lock()
 	defer regMu.Unlock()
-	out := make([]Experiment, 0, len(experiments))
-	for _, e := range experiments {
-		out = append(out, e)
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Strings(names)
+	out := make([]T, len(names))
+	for i, name := range names {
+		out[i] = m[name]
+	}
 	return out
+}
+
+// lookup returns the value registered under name, wrapping errUnknown in
+// an error naming what if there is none.
+func lookup[T any](m map[string]T, what, name string) (T, error) {
+	regMu.Lock()
+	v, ok := m[name]
+	regMu.Unlock()
+	if !ok {
+		return v, fmt.Errorf("lab: %s %q: %w", what, name, errUnknown)
+	}
+	return v, nil
 }
 
 // errUnknown is wrapped by the error for an unknown experiment or simulate
@@ -130,15 +149,7 @@ func Experiments() []Experiment {
 var errUnknown = errors.New("unknown")
 
 // Lookup returns the experiment with the given name.
-func Lookup(name string) (Experiment, error) {
-	regMu.Lock()
-	e, ok := experiments[name]
-	regMu.Unlock()
-	if !ok {
-		return Experiment{}, fmt.Errorf("lab: experiment %q: %w (see `bloomlab experiments`)", name, errUnknown)
-	}
-	return e, nil
-}
+func Lookup(name string) (Experiment, error) { return lookup(experiments, "experiment", name) }
 
 // Simulator is a simulate kind: a family of experiments configured by
 // command-line parameters.
@@ -167,24 +178,9 @@ func registerSimulator(s Simulator) {
 }
 
 // Simulators returns the simulate kinds sorted by name.
-func Simulators() []Simulator {
-	regMu.Lock()
-	defer regMu.Unlock()
-	out := make([]Simulator, 0, len(simulators))
-	for _, s := range simulators {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Kind() < out[j].Kind() })
-	return out
-}
+func Simulators() []Simulator { return sorted(simulators) }
 
 // LookupSimulator returns the simulate kind with the given name.
 func LookupSimulator(kind string) (Simulator, error) {
-	regMu.Lock()
-	s, ok := simulators[kind]
-	regMu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("lab: simulate kind %q: %w", kind, errUnknown)
-	}
-	return s, nil
+	return lookup(simulators, "simulate kind", kind)
 }

@@ -127,7 +127,7 @@ func TestKTableAgreesWithPaper(t *testing.T) {
 			if m.flagged() {
 				t.Errorf("%v: %s flagged: paper %v, measured %v, CI %v", row.Params, m.Name, *m.Paper, m.Measured, m.CI95)
 			}
-			// 18 metricList at 95%: allow 3 half-widths (a 99.7% interval).
+			// 18 metrics at 95%: allow 3 half-widths (a 99.7% interval).
 			if half := (m.CI95[1] - m.CI95[0]) / 2; m.Predicted != nil && math.Abs(*m.Predicted-m.Measured) > 3*half {
 				t.Errorf("%v: %s predicted %v, measured %v ± %v", row.Params, m.Name, *m.Predicted, m.Measured, half)
 			}
@@ -235,7 +235,7 @@ func TestWriteCSVAndText(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "flagged: ") {
-		t.Errorf("text output lacks the flag sampleStats:\n%s", b.String())
+		t.Errorf("text output lacks the flag summary:\n%s", b.String())
 	}
 	if err := Write(&b, "yaml", r); !errors.Is(err, ErrParam) {
 		t.Errorf("unknown format: %v", err)
@@ -316,7 +316,7 @@ func TestRegistry(t *testing.T) {
 	for _, e := range Experiments() {
 		names[e.Name] = true
 		if e.Summary == "" || e.Paper == "" {
-			t.Errorf("%s lacks a sampleStats or paper", e.Name)
+			t.Errorf("%s lacks a summary or paper", e.Name)
 		}
 	}
 	for _, n := range []string{"notes/example", "notes/k-table", "less-hashing/figure1"} {

@@ -70,7 +70,7 @@ func runFigure1(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	specs, err := bloomRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,7 @@ func runNotesKTable(ctx context.Context, cfg Config) (*Result, error) {
 			Paper: fptr(r.paper), PaperTol: 0.00005,
 		})
 	}
-	specs, err := bloomRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}

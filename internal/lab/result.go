@@ -54,7 +54,7 @@ type param struct {
 // the keys in order.
 type paramList []param
 
-// Get returns the value of the named parameter, or nil.
+// get returns the value of the named parameter, or nil.
 func (ps paramList) get(name string) any {
 	for _, p := range ps {
 		if p.Name == name {
@@ -66,17 +66,24 @@ func (ps paramList) get(name string) any {
 
 // MarshalJSON encodes ps as an object whose keys keep their order.
 func (ps paramList) MarshalJSON() ([]byte, error) {
+	return jsonObject(len(ps), func(i int) (string, any) { return ps[i].Name, jsonValue(ps[i].Value) })
+}
+
+// jsonObject encodes n entries as a JSON object whose keys keep the order
+// of kv(0), kv(1), ….
+func jsonObject(n int, kv func(i int) (key string, value any)) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, p := range ps {
+	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := json.Marshal(p.Name)
+		key, value := kv(i)
+		k, err := json.Marshal(key)
 		if err != nil {
 			return nil, err
 		}
-		v, err := json.Marshal(jsonValue(p.Value))
+		v, err := json.Marshal(value)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +125,7 @@ type metric struct {
 	Method string
 }
 
-// Flagged reports whether the paper value disagrees with the measurement:
+// flagged reports whether the paper value disagrees with the measurement:
 // |paper − measured| exceeds both the CI half-width and PaperTol.
 func (m metric) flagged() bool {
 	if m.Paper == nil {
@@ -129,7 +136,7 @@ func (m metric) flagged() bool {
 	return d > half && d > m.PaperTol
 }
 
-// Flagged returns the number of flagged metrics in r.
+// flagged returns the number of flagged metrics in r.
 func (r *Result) flagged() int {
 	c := 0
 	for _, row := range r.rows {
@@ -142,5 +149,5 @@ func (r *Result) flagged() int {
 	return c
 }
 
-// F returns a pointer to x, for metric.Paper and metric.Predicted.
+// fptr returns a pointer to x, for metric.Paper and metric.Predicted.
 func fptr(x float64) *float64 { return &x }

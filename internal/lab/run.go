@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/bloomlab/bloomlab/hashing"
 )
 
 // metricSpec describes one metric of a row before it is measured.
@@ -32,6 +34,69 @@ type rowSpec struct {
 	// metric j in out[j]. It must depend on nothing but its seed (and
 	// state it resets), so that results do not depend on scheduling.
 	Trial func(state any, seed uint64, out []float64) error
+}
+
+// rowMaker is a parameter point that builds its rowSpec.
+type rowMaker interface {
+	row() (rowSpec, error)
+}
+
+// specsOf builds the rowSpecs of several points.
+func specsOf[P rowMaker](pts []P) ([]rowSpec, error) {
+	specs := make([]rowSpec, 0, len(pts))
+	for _, pt := range pts {
+		s, err := pt.row()
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+// keyDigest returns the digest of key j of a trial with the given seed: two
+// consecutive outputs of a SplitMix64 stream started at seed. Trials
+// represent their random keys by these digests (the structures' pre-hashed
+// entry points), which stand for xxh3-128 digests of distinct random keys
+// and cost a few nanoseconds instead of a hash.
+func keyDigest(seed uint64, j int) hashing.Digest {
+	x := seed + uint64(2*j)*0x9E3779B97F4A7C15
+	return hashing.Digest{H1: splitMix64(x), H2: splitMix64(x + 0x9E3779B97F4A7C15)}
+}
+
+// hashContainer is what a false-positive count needs of a structure.
+type hashContainer interface {
+	ContainsHash(hashing.Digest) bool
+}
+
+// queryFPR returns the fraction of the q keys keyDigest(seed, from) …
+// keyDigest(seed, from+q−1), none of them inserted, that f answers
+// present: the measured false-positive rate (q ≥ 1).
+func queryFPR(f hashContainer, seed uint64, from, q int) float64 {
+	fp := 0
+	for j := from; j < from+q; j++ {
+		if f.ContainsHash(keyDigest(seed, j)) {
+			fp++
+		}
+	}
+	return float64(fp) / float64(q)
+}
+
+// fprFilter is a structure that also computes its rate from its state.
+type fprFilter interface {
+	hashContainer
+	EstimatedFPR() float64
+}
+
+// measureFPR stores the metrics fpr and fpr_state of a trial: out[0] is
+// queryFPR over q absent keys from key from on (the state's rate when
+// q = 0: methodState), out[1] the rate from f's state (EstimatedFPR).
+func measureFPR(f fprFilter, seed uint64, from, q int, out []float64) {
+	est := f.EstimatedFPR()
+	out[0], out[1] = est, est
+	if q > 0 {
+		out[0] = queryFPR(f, seed, from, q)
+	}
 }
 
 // trialSeed returns the seed of trial i of row r of a run seeded with seed:

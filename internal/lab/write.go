@@ -76,31 +76,19 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 type metricList []metric
 
 func (ms metricList) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name, _ := json.Marshal(m.Name)
-		v, err := json.Marshal(struct {
-			Paper     any    `json:"paper"`
-			Predicted any    `json:"predicted"`
-			Measured  any    `json:"measured"`
-			CI95      [2]any `json:"ci95"`
-			Method    string `json:"method"`
-			Flagged   bool   `json:"flagged"`
-		}{ptrValue(m.Paper), ptrValue(m.Predicted), jsonValue(m.Measured),
-			[2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, m.Method, m.flagged()})
-		if err != nil {
-			return nil, err
-		}
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(v)
+	type value struct {
+		Paper     any    `json:"paper"`
+		Predicted any    `json:"predicted"`
+		Measured  any    `json:"measured"`
+		CI95      [2]any `json:"ci95"`
+		Method    string `json:"method"`
+		Flagged   bool   `json:"flagged"`
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return jsonObject(len(ms), func(i int) (string, any) {
+		m := ms[i]
+		return m.Name, value{ptrValue(m.Paper), ptrValue(m.Predicted), jsonValue(m.Measured),
+			[2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, m.Method, m.flagged()}
+	})
 }
 
 func ptrValue(p *float64) any {
@@ -162,7 +150,7 @@ func paramNames(rows []resultRow) []string {
 // WriteText writes r as an aligned table: one line per metric, the row's
 // parameters on its first line, paper / predicted / measured / CI side by
 // side, and FLAG where the paper value disagrees with the measurement
-// (metric.Flagged).
+// (metric.flagged).
 func WriteText(w io.Writer, r *Result) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s (seed %d)\n", r.experiment, r.seed)
