@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bloomlab/bloomlab/internal/flagx"
 	"github.com/bloomlab/bloomlab/internal/lab"
 )
 
@@ -65,20 +67,15 @@ func runExperiments(e *env, args []string) error {
 
 // commonLabFlags are the flags reproduce and simulate share.
 type commonLabFlags struct {
-	trials *int
+	trials *flagx.Count
 	quick  *bool
 	seed   *uint64
 	format *string
 }
 
-func addLabFlags(fs interface {
-	Int(string, int, string) *int
-	Bool(string, bool, string) *bool
-	Uint64(string, uint64, string) *uint64
-	String(string, string, string) *string
-}) commonLabFlags {
+func addLabFlags(fs *flag.FlagSet) commonLabFlags {
 	return commonLabFlags{
-		trials: fs.Int("trials", 0, "trials per row (default: the experiment's)"),
+		trials: lab.CountFlag(fs, "trials", 0, 1, lab.MaxTrials, "trials per row (a `count`; default: the experiment's)"),
 		quick:  fs.Bool("quick", false, "reduced run: fewer trials and points"),
 		seed:   fs.Uint64("seed", 1, "seed; the same seed gives the same output on any number of cores"),
 		format: fs.String("format", "text", "output format: text, csv or json"),
@@ -86,16 +83,10 @@ func addLabFlags(fs interface {
 }
 
 func (c commonLabFlags) config(e *env, label string) (lab.Config, error) {
-	if *c.trials < 0 {
-		return lab.Config{}, usagef("-trials %d must be positive", *c.trials)
-	}
-	if *c.trials > lab.MaxTrials {
-		return lab.Config{}, usagef("-trials %d exceeds %d", *c.trials, lab.MaxTrials)
-	}
 	if !slices.Contains(lab.Formats, *c.format) {
 		return lab.Config{}, usagef("unknown -format %q (want text, csv or json)", *c.format)
 	}
-	cfg := lab.Config{Seed: *c.seed, Trials: *c.trials, Quick: *c.quick}
+	cfg := lab.Config{Seed: *c.seed, Trials: int(c.trials.V), Quick: *c.quick}
 	if isTerminal(e.stderr) {
 		cfg.Progress = newProgress(e.stderr, label)
 	}

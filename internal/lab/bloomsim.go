@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/bloom"
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/flagx"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
@@ -123,43 +124,25 @@ func (bloomSimulator) Summary() string {
 // Flags registers: -n, -m, -c, -k, -scheme (each a comma-separated list;
 // the rows are their product), -queries and -predict.
 func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
-	ns := fs.String("n", "10000", "keys inserted per trial (comma-separated list)")
-	ms := fs.String("m", "", "bits (list); default c·n")
-	cs := fs.String("c", "", "bits per key m/n (list); default 8 unless -m is given")
-	ks := fs.String("k", "", "hash functions (list); default the optimal k for m and n")
-	ss := fs.String("scheme", "independent", "index schemes (list): "+schemeList())
-	queries := fs.Int("queries", -1, "absent keys queried per trial; -1: ⌈10/p⌉ (state-based when p < 1e-6); 0: state only")
+	ns := countListFlag(fs, "n", "10000", 1, hashing.MaxM, "keys inserted per trial (comma-separated `list`; 1e4 notation allowed)")
+	ms := countListFlag(fs, "m", "", 1, hashing.MaxM, "bits (`list`); default c·n")
+	cs := fs.String("c", "", "bits per key m/n (`list`); default 8 unless -m is given")
+	ks := countListFlag(fs, "k", "", 1, hashing.MaxK, "hash functions (`list`); default the optimal k for m and n")
+	ss := fs.String("scheme", "independent", "index schemes (`list`): "+schemeList())
+	queries := CountFlag(fs, "queries", 0, 0, maxQueries, "absent keys queried per trial (a `count`); default ⌈10/p⌉ (the state's rate when p < 1e-6); 0: the state's rate only")
 	predict := fs.String("predict", predictExact, "prediction: exact (FPExact / FPPartitioned) or asymptotic ((1 − e^{−kn/m})^k)")
 	return func(ctx context.Context, cfg Config) (*Result, error) {
-		nl, err := parseInts("n", *ns)
-		if err != nil {
-			return nil, err
-		}
-		if *ms != "" && *cs != "" {
+		if ms.given && *cs != "" {
 			return nil, fmt.Errorf("lab: bloom: give -m or -c, not both: %w", ErrParam)
 		}
-		var ml []uint64
 		var cl []float64
-		if *ms != "" {
-			xs, err := parseInts("m", *ms)
-			if err != nil {
-				return nil, err
-			}
-			for _, x := range xs {
-				ml = append(ml, uint64(x))
-			}
-		} else {
+		if !ms.given {
 			c := *cs
 			if c == "" {
 				c = "8"
 			}
+			var err error
 			if cl, err = parseFloats("c", c); err != nil {
-				return nil, err
-			}
-		}
-		var kl []int
-		if *ks != "" {
-			if kl, err = parseInts("k", *ks); err != nil {
 				return nil, err
 			}
 		}
@@ -170,16 +153,14 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 		if *predict != predictExact && *predict != predictAsymptotic {
 			return nil, fmt.Errorf("lab: bloom: -predict %q: want exact or asymptotic: %w", *predict, ErrParam)
 		}
-		if *queries > maxQueries {
-			return nil, fmt.Errorf("lab: bloom: -queries %d exceeds %d: %w", *queries, maxQueries, ErrParam)
-		}
+		q := autoQueriesFlag(queries)
 		trials := cfg.trials(1000, 50)
 		var pts []bloomPoint
-		for _, n := range nl {
+		for _, n := range ns.ints() {
 			var sizes []uint64
 			var pre []paramList
-			if ml != nil {
-				for _, m := range ml {
+			if ms.given {
+				for _, m := range ms.v {
 					sizes = append(sizes, m)
 					pre = append(pre, nil)
 				}
@@ -193,14 +174,14 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 				}
 			}
 			for i, m := range sizes {
-				kk := kl
-				if kk == nil {
+				kk := ks.ints()
+				if !ks.given {
 					kk = []int{max(1, theory.OptimalK(float64(m), float64(n)))}
 				}
 				for _, k := range kk {
 					for _, s := range sl {
 						pts = append(pts, bloomPoint{Pre: pre[i], N: n, M: m, K: k, Scheme: s,
-							Queries: *queries, Predict: *predict, Trials: trials})
+							Queries: q, Predict: *predict, Trials: trials})
 					}
 				}
 			}
@@ -211,6 +192,15 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 		}
 		return runRows(ctx, cfg, "simulate/bloom", specs)
 	}
+}
+
+// autoQueriesFlag is the Queries of a point from a -queries flag whose
+// default is automatic: −1 when the flag is not given.
+func autoQueriesFlag(c *flagx.Count) int {
+	if !c.Given {
+		return -1
+	}
+	return int(c.V)
 }
 
 func schemeList() string {
@@ -230,18 +220,6 @@ func parseSchemes(kind, list string) ([]hashing.Scheme, error) {
 			return nil, fmt.Errorf("lab: %s: -scheme: %w: %w", kind, err, ErrParam)
 		}
 		out = append(out, sc)
-	}
-	return out, nil
-}
-
-func parseInts(name, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		x, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || x < 1 {
-			return nil, fmt.Errorf("lab: -%s: %q is not a positive integer: %w", name, f, ErrParam)
-		}
-		out = append(out, x)
 	}
 	return out, nil
 }

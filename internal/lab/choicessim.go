@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/hashing"
@@ -168,69 +167,40 @@ func (choicesSimulator) Summary() string {
 // Flags registers -n, -m, -bits-per-key, -c, -k, -rounds, -scheme (each a
 // comma-separated list; the rows are their product) and -queries.
 func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
-	ns := fs.String("n", "10000", "keys inserted per trial (list)")
-	ms := fs.String("m", "", "bits (list); default 16·n")
-	bs := fs.String("bits-per-key", "", "bits per key m/n (list), instead of -m")
-	cs := fs.String("c", "2", "groups of hash functions (choices), 1 … 8 (list)")
-	ks := fs.String("k", "", "hash functions per group (list); default the k minimising the ODE's rate for m/n and c")
-	rs := fs.String("rounds", "0", "0: online greedy (000 §3.1); R ≥ 1: offline greedy, each key inserted R times (000 §3.2) (list)")
-	ss := fs.String("scheme", "independent", "index scheme inside each group (list): independent, double, enhanced, extended-square, extended-cube")
-	queries := fs.Int("queries", -1, "absent keys queried per trial; -1: ⌈10/p⌉ (state-based when p < 1e-5); 0: state only")
+	ns := countListFlag(fs, "n", "10000", 1, 1<<31, "keys inserted per trial (`list`; 1e4 notation allowed)")
+	ms := countListFlag(fs, "m", "", 1, hashing.MaxM, "bits (`list`); default 16·n")
+	bs := fs.String("bits-per-key", "", "bits per key m/n (`list`), instead of -m")
+	cs := countListFlag(fs, "c", "2", 1, choices.MaxC, fmt.Sprintf("groups of hash functions (choices), 1 … %d (`list`)", choices.MaxC))
+	ks := countListFlag(fs, "k", "", 1, hashing.MaxK, "hash functions per group (`list`); default the k minimising the ODE's rate for m/n and c")
+	rs := countListFlag(fs, "rounds", "0", 0, choices.MaxRounds, "0: online greedy (000 §3.1); R ≥ 1: offline greedy, each key inserted R times (000 §3.2) (`list`)")
+	ss := fs.String("scheme", "independent", "index scheme inside each group (`list`): independent, double, enhanced, extended-square, extended-cube")
+	queries := CountFlag(fs, "queries", 0, 0, maxChoicesQueries, "absent keys queried per trial (a `count`); default ⌈10/p⌉ (the state's rate when p < 1e-5); 0: the state's rate only")
 	return func(ctx context.Context, cfg Config) (*Result, error) {
-		nl, err := parseInts("n", *ns)
-		if err != nil {
-			return nil, err
-		}
-		if *ms != "" && *bs != "" {
+		if ms.given && *bs != "" {
 			return nil, fmt.Errorf("lab: choices: give -m or -bits-per-key, not both: %w", ErrParam)
 		}
-		var ml []int
 		var bl []float64
 		switch {
-		case *ms != "":
-			if ml, err = parseInts("m", *ms); err != nil {
-				return nil, err
-			}
+		case ms.given:
 		case *bs != "":
+			var err error
 			if bl, err = parseFloats("bits-per-key", *bs); err != nil {
 				return nil, err
 			}
 		default:
 			bl = []float64{16}
 		}
-		cl, err := parseInts("c", *cs)
-		if err != nil {
-			return nil, err
-		}
-		var kl []int
-		if *ks != "" {
-			if kl, err = parseInts("k", *ks); err != nil {
-				return nil, err
-			}
-		}
-		var rl []int
-		for _, f := range strings.Split(*rs, ",") {
-			var r int
-			if _, err := fmt.Sscan(strings.TrimSpace(f), &r); err != nil || r < 0 || r > choices.MaxRounds {
-				return nil, fmt.Errorf("lab: -rounds: %q is not an integer in [0, %d]: %w", f, choices.MaxRounds, ErrParam)
-			}
-			rl = append(rl, r)
-		}
 		sl, err := parseSchemes("choices", *ss)
 		if err != nil {
 			return nil, err
 		}
-		if *queries > maxChoicesQueries {
-			return nil, fmt.Errorf("lab: choices: -queries %d exceeds %d: %w", *queries, maxChoicesQueries, ErrParam)
-		}
+		q := autoQueriesFlag(queries)
 		trials := cfg.trials(1000, 20)
 		var pts []choicesPoint
-		for _, n := range nl {
+		for _, n := range ns.ints() {
 			var sizes []uint64
-			if ml != nil {
-				for _, m := range ml {
-					sizes = append(sizes, uint64(m))
-				}
+			if ms.given {
+				sizes = append(sizes, ms.v...)
 			}
 			for _, b := range bl {
 				if b*float64(n) > float64(hashing.MaxM) {
@@ -239,18 +209,18 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 				sizes = append(sizes, uint64(math.Ceil(b*float64(n))))
 			}
 			for _, m := range sizes {
-				for _, c := range cl {
-					kk := kl
-					if kk == nil {
+				for _, c := range cs.ints() {
+					kk := ks.ints()
+					if !ks.given {
 						k, _ := theory.OptimalKChoices(float64(m)/float64(n), c, hashing.MaxK)
 						kk = []int{max(k, 1)}
 					}
 					for _, k := range kk {
-						for _, r := range rl {
+						for _, r := range rs.ints() {
 							for _, s := range sl {
 								pts = append(pts, choicesPoint{Pre: paramList{{"m/n", float64(m) / float64(n)}},
 									N: n, M: m, C: c, K: k, Rounds: r, Scheme: s,
-									Queries: *queries, Trials: trials, FP: true})
+									Queries: q, Trials: trials, FP: true})
 							}
 						}
 					}

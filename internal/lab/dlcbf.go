@@ -352,15 +352,15 @@ func (dlcbfSimulator) Summary() string {
 // Flags registers the dlcbf parameters; -variant is a list (one row each).
 func (dlcbfSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
 	vs := fs.String("variant", "static,dynamic,two-sizes", "variants (list): static, dynamic, two-sizes")
-	d := fs.Int("d", 4, "subtables")
-	nb := fs.Uint64("buckets", 2048, "buckets per subtable")
-	h := fs.Int("cells", 8, "cells per bucket")
-	r := fs.Int("r", 14, "(minimal) remainder bits")
-	c := fs.Int("c", 1, "counter bits per cell (dynamic variants: 0 = none)")
-	R := fs.Int("bucket-bits", 0, "cell bits per bucket of the dynamic variants (0: cells·(r+c))")
-	n := fs.Int("n", 49152, "keys inserted first")
-	churn := fs.Int("churn", 1<<20, "delete+insert pairs after the inserts")
-	queries := fs.Int("queries", 1_000_000, "absent keys queried per trial; 0: rate from the state only")
+	d := CountFlag(fs, "d", 4, 1, dlcbf.MaxSubtables, "`number` of subtables")
+	nb := CountFlag(fs, "buckets", 2048, 1, dlcbf.MaxBuckets, "buckets per subtable (a `count`)")
+	h := CountFlag(fs, "cells", 8, 1, dlcbf.MaxCells, "cells per bucket (a `count`)")
+	r := CountFlag(fs, "r", 14, 1, dlcbf.MaxRemainder, "(minimal) remainder `bits`")
+	c := CountFlag(fs, "c", 1, 0, dlcbf.MaxCounter, "counter `bits` per cell (dynamic variants: 0 = none)")
+	R := CountFlag(fs, "bucket-bits", 0, 0, dlcbf.MaxBucketBits, "cell `bits` per bucket of the dynamic variants (0: cells·(r+c))")
+	n := CountFlag(fs, "n", 49152, 1, dlcbf.MaxBuckets, "keys inserted first (a `count`; 1e4 notation allowed)")
+	churn := CountFlag(fs, "churn", 1<<20, 0, 1<<40, "delete+insert pairs after the inserts (a `count`)")
+	queries := CountFlag(fs, "queries", 1_000_000, 0, maxQueries, "absent keys queried per trial (a `count`); 0: rate from the state only")
 	tieName := fs.String("ties", "left", "tie-breaking between equally loaded buckets: left (always go left) or hash")
 	return func(ctx context.Context, cfg Config) (*Result, error) {
 		var tie dlcbf.Tie
@@ -377,14 +377,15 @@ func (dlcbfSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 			if err != nil {
 				return nil, fmt.Errorf("lab: -variant: %w: %w", err, ErrParam)
 			}
-			dc := dlcbf.Config{Variant: v, Subtables: *d, Buckets: *nb, Cells: *h, RemainderBits: *r, CounterBits: *c, BucketBits: *R, Ties: tie}
-			if *c == 0 {
+			dc := dlcbf.Config{Variant: v, Subtables: int(d.V), Buckets: nb.V, Cells: int(h.V), RemainderBits: int(r.V),
+				CounterBits: int(c.V), BucketBits: int(R.V), Ties: tie}
+			if c.V == 0 {
 				if v == dlcbf.Static {
 					return nil, fmt.Errorf("lab: -c 0 is not allowed for the static variant: %w", ErrParam)
 				}
 				dc.CounterBits = dlcbf.NoCounter
 			}
-			pt := churnPoint{Cfg: dc, N: *n, Churn: *churn, Queries: *queries, Trials: cfg.trials(50, 2)}
+			pt := churnPoint{Cfg: dc, N: int(n.V), Churn: int(churn.V), Queries: int(queries.V), Trials: cfg.trials(50, 2)}
 			s, err := pt.row()
 			if err != nil {
 				return nil, err

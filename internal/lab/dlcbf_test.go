@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"flag"
 	"math"
 	"testing"
 )
@@ -81,19 +80,6 @@ func TestCountMinTwoHashesQuick(t *testing.T) {
 		}
 		if m.Name == "diff_mean_over_N" && (m.CI95[0] > 0 || m.CI95[1] < 0) && math.Abs(m.Measured) > 1e-4 {
 			t.Errorf("two-hash and independent rows differ: %g %v", m.Measured, m.CI95)
-		}
-	}
-}
-
-func TestDlcbfSimulatorParams(t *testing.T) {
-	for _, args := range [][]string{{"-variant", "nope"}, {"-cells", "99"}, {"-n", "0"}, {"-variant", "static", "-c", "0"}} {
-		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		run := dlcbfSimulator{}.Flags(fs)
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := run(context.Background(), Config{Trials: 1}); err == nil {
-			t.Errorf("%v accepted", args)
 		}
 	}
 }

@@ -166,30 +166,24 @@ func (dleftSimulator) Summary() string {
 }
 
 func (dleftSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
-	n := fs.Int("n", 49152, "keys inserted per trial")
-	d := fs.Int("d", 3, "subtables")
-	bb := fs.Int("bucket-bits", 64, "bucket size: 64 or 128")
+	n := CountFlag(fs, "n", 49152, 1, dleft.MaxBuckets, "keys inserted per trial (a `count`; 1e4 notation allowed)")
+	d := CountFlag(fs, "d", 3, 1, 8, "`number` of subtables")
+	bb := CountFlag(fs, "bucket-bits", 64, 64, 128, "bucket size in `bits`: 64 or 128")
 	load := fs.Float64("load", 4, "average keys per bucket (buckets = n/load)")
-	ss := fs.Int("semisort", -1, "semi-sorting prefix bits 0, 1 or 2; -1: 1 for 64-bit, 2 for 128-bit buckets")
-	group := fs.Int("group", 1, "buckets per group sharing their bits: 1, 2, 4, 8")
-	rounds := fs.Int("rounds", 0, "offline balancing rounds (002 §II-D; 0: online inserts)")
-	queries := fs.Int("queries", 100000, "absent keys queried per trial (0: rate from the state only)")
+	ss := CountFlag(fs, "semisort", 0, 0, 2, "semi-sorting prefix `bits` 0, 1 or 2; default 1 for 64-bit, 2 for 128-bit buckets")
+	group := CountFlag(fs, "group", 1, 1, 8, "buckets per group sharing their bits (a `count`): 1, 2, 4, 8")
+	rounds := CountFlag(fs, "rounds", 0, 0, 1000, "offline balancing `rounds` (002 §II-D; 0: online inserts)")
+	queries := CountFlag(fs, "queries", 100000, 0, maxQueries, "absent keys queried per trial (a `count`; 0: rate from the state only)")
 	return func(ctx context.Context, cfg Config) (*Result, error) {
 		sem := dleft.SemisortAuto
-		if *ss >= 0 {
+		if ss.Given {
 			var err error
-			if sem, err = dleft.SemisortFromBits(*ss); err != nil {
+			if sem, err = dleft.SemisortFromBits(int(ss.V)); err != nil {
 				return nil, fmt.Errorf("lab: -semisort: %w: %w", err, ErrParam)
 			}
 		}
-		if *queries < 0 || *queries > maxQueries {
-			return nil, fmt.Errorf("lab: dleft: -queries %d out of range [0, %d]: %w", *queries, maxQueries, ErrParam)
-		}
-		if *rounds < 0 || *rounds > 1000 {
-			return nil, fmt.Errorf("lab: dleft: -rounds %d out of range [0, 1000]: %w", *rounds, ErrParam)
-		}
-		pt := dleftPoint{N: *n, Load: *load, Rounds: *rounds, Queries: *queries, Trials: cfg.trials(200, 10),
-			Cfg: dleft.Config{D: *d, BucketBits: *bb, Semisort: sem, Group: *group}, NoPredict: *rounds > 0}
+		pt := dleftPoint{N: int(n.V), Load: *load, Rounds: int(rounds.V), Queries: int(queries.V), Trials: cfg.trials(200, 10),
+			Cfg: dleft.Config{D: int(d.V), BucketBits: int(bb.V), Semisort: sem, Group: int(group.V)}, NoPredict: rounds.V > 0}
 		specs, err := specsOf([]dleftPoint{pt})
 		if err != nil {
 			return nil, err

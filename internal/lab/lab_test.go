@@ -262,23 +262,6 @@ func TestStateMethodForTinyRates(t *testing.T) {
 	}
 }
 
-func TestSimulatorParamErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{"-n", "0"}, {"-n", "x"}, {"-m", "100", "-c", "8"}, {"-scheme", "nope"},
-		{"-k", "65"}, {"-predict", "magic"}, {"-c", "-1"}, {"-queries", "100000000"},
-	} {
-		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		run := bloomSimulator{}.Flags(fs)
-		if err := fs.Parse(args); err != nil {
-			continue
-		}
-		if _, err := run(context.Background(), Config{Trials: 1}); !errors.Is(err, ErrParam) {
-			t.Errorf("%v: err = %v, want ErrParam", args, err)
-		}
-	}
-}
-
 func TestRunErrors(t *testing.T) {
 	boom := errors.New("boom")
 	_, err := runRows(context.Background(), Config{}, "x", []rowSpec{{
