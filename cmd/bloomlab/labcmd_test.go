@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 )
 
 // labGoldenCases are the lab commands' cases beyond goldenCases: count
@@ -39,5 +41,19 @@ func TestLabCountNotation(t *testing.T) {
 	}
 	if !strings.Contains(o, "2000  20000  7  independent  1221     3") {
 		t.Errorf("-n 2e3 -m 2e4 -trials 3e0 is not -n 2000 -m 20000 -trials 3:\n%s", o)
+	}
+}
+
+// TestLabMemoryRefused: a simulation larger than the machine is a usage
+// error saying what it would need, not a fatal out-of-memory error (which
+// `simulate bloom -n 1e12 -trials 1` used to be).
+func TestLabMemoryRefused(t *testing.T) {
+	// -n 3e13 -c 8: a filter of 2.4e14 bits, 30 TB per worker.
+	if have := sysmem.Physical(); have == 0 || have >= 30e12 {
+		t.Skipf("machine memory %d unknown or above 30 TB", have)
+	}
+	_, e, code := invoke([]string{"simulate", "bloom", "-n", "3e13", "-k", "1", "-trials", "1"}, "")
+	if code != 2 || !strings.HasPrefix(e, "bloomlab simulate: simulate/bloom: the run needs ") || !strings.Contains(e, "more than this machine's") {
+		t.Errorf("exit %d, stderr %q", code, e)
 	}
 }

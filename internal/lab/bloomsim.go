@@ -87,6 +87,7 @@ func (pt bloomPoint) row() (rowSpec, error) {
 	spec := rowSpec{
 		Params: params,
 		Trials: pt.Trials,
+		Bytes:  (m + 63) / 64 * 8,
 		Metrics: []metricSpec{
 			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: fptr(pred), Method: fprMethod},
 			{Name: "fpr_state", Predicted: fptr(pred), Method: methodState},

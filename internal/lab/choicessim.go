@@ -60,8 +60,18 @@ func (pt choicesPoint) row() (rowSpec, error) {
 		return rowSpec{}, fmt.Errorf("lab: choices: n·c·k = %d exceeds 2^31 positions per trial: %w", uint64(pt.N)*uint64(pt.C*pt.K), ErrParam)
 	}
 	cfg := choices.Config{M: pt.M, K: pt.K, C: pt.C, Scheme: pt.Scheme}
-	if _, err := choices.New(cfg); err != nil {
+	// Validate the rest of cfg on a filter of at most 64 bits: a full-size
+	// one would be allocated before runRows checks the memory.
+	small := cfg
+	small.M = min(cfg.M, 64)
+	if _, err := choices.New(small); err != nil {
 		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+	}
+	bytes := (pt.M + 63) / 64 * 8 // the filter
+	if pt.Rounds > 0 {
+		// The keys, and choices.Builder's counters, groups and positions.
+		n := uint64(pt.N)
+		bytes += 16*n + pt.M + 1 + n + 8*n*uint64(pt.C*pt.K)
 	}
 	b := float64(pt.M) / float64(pt.N)
 	// The ODE predicts the online algorithm only (000 §3.2: "the
@@ -104,7 +114,7 @@ func (pt choicesPoint) row() (rowSpec, error) {
 	if pt.ODE {
 		ms = append(ms, metricSpec{Name: "ones_ode", Paper: pt.PaperODE, PaperTol: pt.PaperODETol, Method: methodExact})
 	}
-	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms}
+	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms, Bytes: bytes}
 	type state struct {
 		f    *choices.Filter
 		b    choices.Builder

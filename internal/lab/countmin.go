@@ -58,6 +58,8 @@ func (pt cmPoint) row() (rowSpec, error) {
 			{"w", w}, {"d", d}, {"update", update}},
 		Trials:  pt.Trials,
 		Metrics: ms,
+		// The sketches' counters and the true counts.
+		Bytes: uint64(len(cmSchemes))*uint64(w)*uint64(d)*8 + 8*uint64(pt.U),
 	}
 	spec.Setup = func() (any, error) {
 		var sk []*countmin.Sketch

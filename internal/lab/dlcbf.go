@@ -49,13 +49,23 @@ type churnPoint struct {
 var dlcbfMaxLoads = []int{6, 7, 8, 9}
 
 func (pt churnPoint) row() (rowSpec, error) {
-	f, err := dlcbf.New(pt.Cfg)
+	if pt.Cfg.Buckets < 1 || pt.Cfg.Buckets > dlcbf.MaxBuckets {
+		return rowSpec{}, fmt.Errorf("lab: dlcbf: Buckets = %d out of range [1, 2^40]: %w", pt.Cfg.Buckets, ErrParam)
+	}
+	// Validate the rest on a table of one bucket per subtable: a full-size
+	// one would be allocated before runRows checks the memory.
+	small := pt.Cfg
+	small.Buckets = 1
+	f, err := dlcbf.New(small)
 	if err != nil {
 		return rowSpec{}, fmt.Errorf("lab: dlcbf: %w: %w", err, ErrParam)
 	}
 	cfg := f.Config()
-	if pt.N < 1 || uint64(pt.N) > f.Capacity() || pt.Churn < 0 || pt.Queries < 0 || pt.Queries > maxQueries {
-		return rowSpec{}, fmt.Errorf("lab: dlcbf: n = %d (want 1 … %d cells), churn = %d, queries = %d (want 0 … %d): %w", pt.N, f.Capacity(), pt.Churn, pt.Queries, maxQueries, ErrParam)
+	cfg.Buckets = pt.Cfg.Buckets
+	buckets := uint64(cfg.Subtables) * cfg.Buckets
+	capacity := buckets * uint64(cfg.Cells)
+	if pt.N < 1 || uint64(pt.N) > capacity || pt.Churn < 0 || pt.Queries < 0 || pt.Queries > maxQueries {
+		return rowSpec{}, fmt.Errorf("lab: dlcbf: n = %d (want 1 … %d cells), churn = %d, queries = %d (want 0 … %d): %w", pt.N, capacity, pt.Churn, pt.Queries, maxQueries, ErrParam)
 	}
 	ties := "left"
 	if cfg.Ties == dlcbf.TieHash {
@@ -80,7 +90,9 @@ func (pt churnPoint) row() (rowSpec, error) {
 			ms = append(ms, metricSpec{Name: fmt.Sprintf("maxload_%d", m), Method: methodCount})
 		}
 	}
-	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms}
+	// The table and the slots of the present keys.
+	bytes := buckets*f.BucketBits()/8 + 8*uint64(pt.N)
+	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms, Bytes: bytes}
 	spec.Setup = func() (any, error) { return dlcbf.New(pt.Cfg) }
 	n, churn, q := pt.N, pt.Churn, pt.Queries
 	spec.Trial = func(state any, seed uint64, out []float64) error {
@@ -290,6 +302,7 @@ func runDlcbfSpace(ctx context.Context, cfg Config) (*Result, error) {
 			Params: paramList{{"target_fpr", target}, {"n", n}, {"dlcbf", fmt.Sprintf("d=4 B=%d h=%d r=%d c=%d", B, sp.h, sp.r, sp.c)},
 				{"cbf", fmt.Sprintf("m=%d k=%d w=4", cm, ck)}, {"queries", q}},
 			Trials: trials,
+			Bytes:  probe.Bits()/8 + cm/2, // the dlCBF and the 4-bit counters
 			Metrics: []metricSpec{
 				{Name: "dlcbf_bits_per_key", Predicted: fptr(sp.bpk), Method: methodExact},
 				{Name: "cbf_bits_per_key", Predicted: fptr(cBits), Method: methodExact},

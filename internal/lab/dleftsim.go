@@ -50,8 +50,25 @@ func (pt dleftPoint) row() (rowSpec, error) {
 	if pt.Rounds > 0 && max(1, cfg.Group) != 1 {
 		return rowSpec{}, fmt.Errorf("lab: dleft: -rounds needs -group 1: %w", ErrParam)
 	}
-	probe, _ := dleft.New(cfg)
+	// The defaults filled in, from a table of one group: a full-size one
+	// would be allocated before runRows checks the memory.
+	small := cfg
+	small.Buckets = uint64(max(1, cfg.Group))
+	probe, err := dleft.New(small)
+	if err != nil {
+		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+	}
+	buckets := cfg.Buckets
 	cfg = probe.Config()
+	cfg.Buckets = buckets
+	table := uint64(cfg.D) * cfg.Buckets * uint64(cfg.BucketBits) / 8
+	bytes := table
+	if pt.Rounds > 0 {
+		// dleft.Build: a second table, the keys and its per-key and
+		// per-bucket arrays.
+		n, nb := uint64(pt.N), uint64(cfg.D)*cfg.Buckets
+		bytes += table + n*(16+8*uint64(cfg.D)+1+8) + 17*nb
+	}
 	// The load the fluid limit sees is the actual n / buckets.
 	realLoad := float64(pt.N) / (float64(cfg.D) * float64(cfg.Buckets))
 	pred, over, err := dleft.PredictFPR(cfg, realLoad)
@@ -70,7 +87,7 @@ func (pt dleftPoint) row() (rowSpec, error) {
 	if pt.Queries == 0 {
 		fprMethod = methodState
 	}
-	spec := rowSpec{Params: params, Trials: pt.Trials}
+	spec := rowSpec{Params: params, Trials: pt.Trials, Bytes: bytes}
 	if pt.LoadMetrics == 0 {
 		spec.Metrics = []metricSpec{
 			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: predP, Method: fprMethod},

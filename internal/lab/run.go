@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 )
 
 // metricSpec describes one metric of a row before it is measured.
@@ -34,6 +36,10 @@ type rowSpec struct {
 	// metric j in out[j]. It must depend on nothing but its seed (and
 	// state it resets), so that results do not depend on scheduling.
 	Trial func(state any, seed uint64, out []float64) error
+	// Bytes is the memory a worker needs for this row: its Setup state and
+	// what one trial allocates. runRows refuses a run whose workers
+	// together need more than the machine has.
+	Bytes uint64
 }
 
 // rowMaker is a parameter point that builds its rowSpec.
@@ -142,6 +148,11 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 			return nil, fmt.Errorf("lab: %s: %d trial values to keep exceed %d: %w", name, stored, maxStored, ErrParam)
 		}
 		starts[r+1] = starts[r] + s.Trials
+	}
+	if err := checkMemory(cfg, name, workers, specs, stored); err != nil {
+		return nil, err
+	}
+	for r, s := range specs {
 		values[r] = make([]float64, s.Trials*len(s.Metrics))
 	}
 	total := starts[len(specs)]
@@ -219,6 +230,38 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 		res.rows = append(res.rows, row)
 	}
 	return res, nil
+}
+
+// checkMemory refuses a run that would need more than the machine's
+// memory (cfg.memory, else sysmem.Physical; no check if unknown): every
+// worker may hold the state of the largest row at once (Bytes), and the
+// run keeps every trial value (8 bytes each). Without the check such a run
+// ends the process with Go's fatal out-of-memory error.
+func checkMemory(cfg Config, name string, workers int, specs []rowSpec, stored int) error {
+	have := cfg.memory
+	if have == 0 {
+		have = sysmem.Physical()
+	}
+	if have == 0 {
+		return nil
+	}
+	big, at := uint64(0), 0
+	for r, s := range specs {
+		if s.Bytes > big {
+			big, at = s.Bytes, r
+		}
+	}
+	need := float64(big)*float64(workers) + float64(stored)*8
+	if need <= float64(have) {
+		return nil
+	}
+	var ps []string
+	for _, p := range specs[at].Params {
+		ps = append(ps, p.Name+"="+formatValue(p.Value))
+	}
+	return fmt.Errorf("lab: %s: the run needs %s of memory, more than this machine's %s: %s per worker (row %s) × %d workers, and %s of trial values: %w",
+		name, sysmem.FormatBytes(need), sysmem.FormatBytes(float64(have)), sysmem.FormatBytes(float64(big)),
+		strings.Join(ps, " "), workers, sysmem.FormatBytes(float64(stored)*8), ErrParam)
 }
 
 func progressEvery(total int) int64 {
