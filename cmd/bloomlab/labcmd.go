@@ -28,7 +28,8 @@ func init() {
 	register(&command{
 		name: "reproduce",
 		summary: "Run a named experiment (or all) and print paper / predicted / measured / 95% CI side by side, flagging rows " +
-			"whose paper value disagrees with the measurement. -quick runs a reduced version; -plot DIR writes the figures as SVG.",
+			"whose paper value disagrees with the measurement; all ends with a summary (experiments, paper values compared, " +
+			"flagged, time). -quick runs a reduced version, whose flags are hints, not verdicts; -plot DIR writes the figures as SVG.",
 		usage: "bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]",
 		run:   runReproduce,
 	})
@@ -114,6 +115,7 @@ func runReproduce(e *env, args []string) error {
 		}
 		exps = []lab.Experiment{x}
 	}
+	start := time.Now()
 	var results []*lab.Result
 	for _, x := range exps {
 		cfg, err := cf.config(e, x.Name)
@@ -138,15 +140,30 @@ func runReproduce(e *env, args []string) error {
 		}
 		results = append(results, res)
 	}
-	if *cf.format != "text" {
-		if err := lab.Write(e.stdout, *cf.format, results...); err != nil {
-			return err
-		}
+	if err := writeReproduced(e.stdout, *cf.format, pos[0] == "all", results, lab.Summarize(results, *cf.quick, time.Since(start))); err != nil {
+		return err
 	}
 	if *plotDir != "" {
 		return writePlots(*plotDir, results)
 	}
 	return nil
+}
+
+// writeReproduced ends the output of reproduce (text results are printed
+// as they come): for all, the summary line in text (after the tables) and
+// {"results", "summary"} in JSON; otherwise the results in csv or json. A
+// CSV is one table, without the summary.
+func writeReproduced(w io.Writer, format string, all bool, results []*lab.Result, s lab.Summary) error {
+	switch {
+	case format == "text" && all:
+		_, err := fmt.Fprintf(w, "\n%s\n", s)
+		return err
+	case format == "text":
+		return nil
+	case format == "json" && all:
+		return lab.WriteReport(w, results, s)
+	}
+	return lab.Write(w, format, results...)
 }
 
 // writePlots writes every plot of the results to dir/NAME.svg.

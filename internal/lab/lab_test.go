@@ -283,7 +283,7 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-func TestSummarize(t *testing.T) {
+func TestSampleSummary(t *testing.T) {
 	s := sampleSummary([]float64{1, 2, 3, 4, 5})
 	if s.mean != 3 || math.Abs(s.sd-math.Sqrt(2.5)) > 1e-12 {
 		t.Fatalf("%+v", s)

@@ -149,5 +149,18 @@ func (r *Result) flagged() int {
 	return c
 }
 
+// paperValues returns the number of metrics in r with a paper value.
+func (r *Result) paperValues() int {
+	c := 0
+	for _, row := range r.rows {
+		for _, m := range row.Metrics {
+			if m.Paper != nil {
+				c++
+			}
+		}
+	}
+	return c
+}
+
 // fptr returns a pointer to x, for metric.Paper and metric.Predicted.
 func fptr(x float64) *float64 { return &x }

@@ -158,7 +158,6 @@ func WriteText(w io.Writer, r *Result) error {
 	names := paramNames(r.rows)
 	head := append(append([]string{}, names...), "trials", "metric", "paper", "predicted", "measured", "ci95", "method", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	withPaper := 0
 	for _, row := range r.rows {
 		for j, m := range row.Metrics {
 			cells := make([]string, 0, len(head))
@@ -177,9 +176,6 @@ func WriteText(w io.Writer, r *Result) error {
 			if m.flagged() {
 				flag = "FLAG"
 			}
-			if m.Paper != nil {
-				withPaper++
-			}
 			ci := fmt.Sprintf("[%s, %s]", fmtNum(m.CI95[0]), fmtNum(m.CI95[1]))
 			cells = append(cells, trials, m.Name, fmtPtr(m.Paper, true), fmtPtr(m.Predicted, false),
 				fmtNum(m.Measured), ci, m.Method, flag)
@@ -196,8 +192,8 @@ func WriteText(w io.Writer, r *Result) error {
 		out.WriteString(strings.TrimRight(l, " "))
 		out.WriteByte('\n')
 	}
-	if withPaper > 0 {
-		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.flagged(), withPaper)
+	if pv := r.paperValues(); pv > 0 {
+		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.flagged(), pv)
 	}
 	for _, n := range r.notes {
 		fmt.Fprintf(&out, "note: %s\n", n)
