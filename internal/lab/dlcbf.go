@@ -198,7 +198,7 @@ func runDlcbfChurn(ctx context.Context, cfg Config) (*Result, error) {
 		"structure (002 §III-C): d = 4 subtables × 2048 buckets, 120 bits of cells per bucket: static = 8 cells of a 14-bit remainder and a 1-bit counter (0 = empty); dynamic = cells of ⌊120/M⌋ bits (1-bit counter storing count − 1, remainder with its first bit implied by semi-sorting: ⌊120/M⌋ effective bits) for a bucket whose largest load so far is M, plus a 12-bit bucket header; two-sizes = cells of at most two widths, new cells taking the free bits, no semi-sorting, 22-bit header.",
 		"predicted (static): 1 − Π_i Σ_j Q_ij (1 − 2^−14)^j with Q the d-left load distribution at average load 6 (theory.LoadsDleft, theory.FPDlcbf).",
 		"maxload_M is the fraction of buckets whose largest load so far is M (dynamic only): the distribution that sets the dynamic remainder lengths, 17 effective bits at M = 7 and 15 at M = 8.",
-		"placement is d-left with ties to the leftmost subtable (ties = left, shared/notes/dlcbf.md). 002 does not state its tie rule; the last two rows repeat the dynamic variants with ties broken by the key's hash (ties = hash), which leaves more buckets with largest load 8 instead of 7; each row carries its variant's paper value. See docs/LAB.md.",
+		"placement is d-left with ties to the leftmost subtable (ties = left, docs/DLCBF.md). 002 does not state its tie rule; the last two rows repeat the dynamic variants with ties broken by the key's hash (ties = hash), which leaves more buckets with largest load 8 instead of 7; each row carries its variant's paper value. See docs/LAB.md.",
 		"a row is flagged when |paper − measured| exceeds both the CI half-width and the paper's rounding (5e-8: 002 prints 7 decimals).",
 	}
 	return res, nil

@@ -66,7 +66,7 @@ func runDleftTable1(ctx context.Context, cfg Config) (*Result, error) {
 func runDleftTable2(ctx context.Context, cfg Config) (*Result, error) {
 	res, err := runDleftTable(ctx, cfg, "dleft/table2", 6.4, []float64{1.7e-08, 5.6e-07, 1.2e-05, 2.1e-04, 3.5e-03, 5.6e-02, 4.8e-01, 4.5e-01, 6.2e-03, 4.8e-15}, 1258291)
 	if err == nil {
-		res.notes = append(res.notes, "the caption's \"n/4 total buckets\" cannot give an average load of 6.4; the table is reproduced with n/6.4 buckets (n = 1,258,291 keys, 3 × 65,536 buckets; quick: a quarter), shared/notes/errata.md.")
+		res.notes = append(res.notes, "the caption's \"n/4 total buckets\" cannot give an average load of 6.4; the table is reproduced with n/6.4 buckets (n = 1,258,291 keys, 3 × 65,536 buckets; quick: a quarter), docs/ERRATA.md.")
 	}
 	return res, err
 }
@@ -109,7 +109,7 @@ func runDleftFP(ctx context.Context, cfg Config) (*Result, error) {
 	res.notes = append(res.notes,
 		fmt.Sprintf("each trial inserts n keys online into 3 subtables of 4096 buckets (load 4 for 64-bit, 6.4 for 128-bit buckets) and queries %d absent keys; %d trials.", q, trials),
 		"predicted: formula (1) over the fluid-limit loads with the filter's own f(a) (dleft.PredictFPR); fpr_state: formula (1) on each trial's buckets. The standard-filter rows are bloom.Filter (scheme independent) with predicted (1 − e^{−kn/m})^k, as 002 computes them.",
-		fmt.Sprintf("128-bit values: formula (1) with 002's f(a) gives %.7g (1-bit) and %.7g (2-bit), 0.04%% and 0.09%% below the printed 0.00004259 and 0.00002245; the other two match to all printed digits (errata, verified). We report our values; the gap is below any simulation's resolution. Our f(a) caps fingerprints at 64 bits (f(1) = 64, not 121), which changes nothing visible.", paperF1, paperF2),
+		fmt.Sprintf("128-bit values: formula (1) with 002's f(a) gives %.7g (1-bit) and %.7g (2-bit), 0.04%% and 0.09%% below the printed 0.00004259 and 0.00002245; the other two match to all printed digits (docs/ERRATA.md, verified). We report our values; the gap is below any simulation's resolution. Our f(a) caps fingerprints at 64 bits (f(1) = 64, not 121), which changes nothing visible.", paperF1, paperF2),
 		"the 128-bit 2-bit encoding holds loads up to 10 (255 counter values), not 11 as 002's a ∈ [1, 11] implies (267 values needed); Table II puts 1.8e-92 of the buckets at load 10.",
 		"the structure skips a key already reported present (002 §II-A), so it holds slightly fewer fingerprints than keys; formula (1) ignores equal fingerprints. Both effects are far below the CIs.",
 	)
@@ -152,7 +152,7 @@ func runDleftGrouping(ctx context.Context, cfg Config) (*Result, error) {
 	})
 	res.notes = append(res.notes,
 		"a group's 4 buckets share their fingerprint bits: with A fingerprints in the group each stores ⌊4·F/A⌋ bits, plus its own bucket's semi-sorting bits (the reading of 002 §II-C that reproduces 0.0003520).",
-		fmt.Sprintf("formula (1) with 002's lengths w(A) + p(a): %.7g (64-bit; printed 0.0003520) and %.7g (128-bit). 002 prints 0.0002042 for the latter and calls it a reduction from 0.00002245: a dropped zero; the paper column holds 0.00002042 (errata, verified to 0.05%%).", p64, p128),
+		fmt.Sprintf("formula (1) with 002's lengths w(A) + p(a): %.7g (64-bit; printed 0.0003520) and %.7g (128-bit). 002 prints 0.0002042 for the latter and calls it a reduction from 0.00002245: a dropped zero; the paper column holds 0.00002042 (docs/ERRATA.md, verified to 0.05%%).", p64, p128),
 		"the structure cannot give every bucket w(A) + p(a) bits: when an insert raises a bucket's semi-sorting bits (128-bit: load 5 → 6) while w(A) stays the same, its fingerprints would need a bit they never stored. dleft uses f(a, A) = min(w(A) + p(a), f(a−1, A−1)), non-increasing along every insertion, so no fingerprint ever grows; predicted is formula (1) with those lengths. For 64-bit buckets the two agree to 4 digits; for 128-bit buckets the sound lengths cost about 3% (predicted above the paper value: a real gap, not noise).",
 	)
 	return res, nil
@@ -203,7 +203,7 @@ func runDleftSimulation(ctx context.Context, cfg Config) (*Result, error) {
 				return 60/a + 1
 			}
 			return 60 / a
-		}))+", counting overflowing buckets as always matching). 3 × 4096 = 12288 buckets (load 4) is the configuration of the text and reproduces 0.00044988 (errata, verified); that is what runs here.",
+		}))+", counting overflowing buckets as always matching). 3 × 4096 = 12288 buckets (load 4) is the configuration of the text and reproduces 0.00044988 (docs/ERRATA.md, verified); that is what runs here.",
 		"measured: real dleft.Filter structures with real fingerprints, not balls and bins; the paper's trials ranged from 23 to 75 false positives per 100,000 queries.",
 	)
 	return res, nil

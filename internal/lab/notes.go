@@ -112,7 +112,7 @@ func runNotesExample(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.notes = []string{
 		"h1(x) = x mod 5, h2(x) = (2x + 3) mod 5 on the integer key itself, through bloom.WithIndexFunc.",
-		"B is printed B[0] … B[4]: 003 writes B[1..5] but its hash values index the bits from 0 (shared/notes/errata.md).",
+		"B is printed B[0] … B[4]: 003 writes B[1..5] but its hash values index the bits from 0 (docs/ERRATA.md).",
 		"ones is the fraction of bits set; present is 1 when the filter answers yes.",
 	}
 	return res, ctx.Err()
