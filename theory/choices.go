@@ -110,19 +110,33 @@ func powInt(x float64, n int) float64 {
 // into m = b·n bits with c groups of k hash functions: z(1), where
 // z(0) = 0 and dz/dt = E[min of c iid Bin(k, 1 − z)] / b. The equation is
 // solved with an adaptive Dormand–Prince 5(4) Runge–Kutta method with a
-// local relative error tolerance of 1e-12 per step. The prediction depends on m/n only;
+// local relative error tolerance of 1e-12 per step, in at most 20,000 steps
+// (for every b ≥ 2^−64, the smallest m/n that integer m and n give, it
+// needs fewer than 2,000); the result is clamped to [0, 1], which rounding
+// can leave by an ulp. The prediction depends on m/n only;
 // Theorem 3.3 states that the fill of a real filter converges to it as m
 // grows. Domain: b = m/n finite and > 0, 1 ≤ k ≤ MaxChoicesK,
-// 1 ≤ c ≤ MaxChoicesC; otherwise NaN.
+// 1 ≤ c ≤ MaxChoicesC; otherwise NaN. It is also NaN if the solver does not
+// reach t = 1 within its steps (b far below 2^−64).
 func FillChoices(b float64, k, c int) float64 {
+	z, _ := fillChoices(b, k, c)
+	return z
+}
+
+// fillChoices is FillChoices, also returning the number of solver steps.
+func fillChoices(b float64, k, c int) (z float64, steps int) {
 	if !validChoices(b, k, c) {
-		return math.NaN()
+		return math.NaN(), 0
 	}
 	f := func(z float64) float64 {
 		return ExpectedMinBinomial(k, c, 1-min(max(z, 0), 1)) / b
 	}
-	return solveDP45(f, 0, 1)
+	z, steps = solveDP45(f, 0, 1)
+	return min(max(z, 0), 1), steps // NaN passes through min and max
 }
+
+// maxODESteps bounds the steps (accepted or rejected) of solveDP45.
+const maxODESteps = 20_000
 
 // Dormand–Prince 5(4) coefficients.
 var (
@@ -140,12 +154,14 @@ var (
 )
 
 // solveDP45 integrates the autonomous equation y' = f(y) from y(0) = y0 to
-// t = tEnd > 0 with adaptive steps and returns y(tEnd). The local error of
-// every accepted step is below odeTol·(|y| + 1e-3).
-func solveDP45(f func(float64) float64, y0, tEnd float64) float64 {
+// t = tEnd > 0 with adaptive steps and returns y(tEnd) and the number of
+// steps taken (accepted or rejected). The local error of every accepted
+// step is below odeTol·(|y| + 1e-3). It gives up after maxODESteps steps
+// and returns NaN: a result at some t < tEnd is not y(tEnd).
+func solveDP45(f func(float64) float64, y0, tEnd float64) (float64, int) {
 	t, y, h := 0.0, y0, tEnd/64
 	var kk [7]float64
-	for iter := 0; t < tEnd && iter < 100_000; iter++ {
+	for iter := 1; iter <= maxODESteps; iter++ {
 		last := h >= tEnd-t
 		if last {
 			h = tEnd - t
@@ -167,7 +183,7 @@ func solveDP45(f func(float64) float64, y0, tEnd float64) float64 {
 		if errEst <= scale {
 			y = y5
 			if last {
-				return y
+				return y, iter
 			}
 			t += h
 		}
@@ -178,7 +194,7 @@ func solveDP45(f func(float64) float64, y0, tEnd float64) float64 {
 		}
 		h *= fac
 	}
-	return y
+	return math.NaN(), maxODESteps
 }
 
 // FPFromFillChoices returns 1 − (1 − fill^k)^c, the false-positive rate of a
@@ -209,27 +225,39 @@ func FPChoices(b float64, k, c int) float64 {
 
 // OptimalKChoices returns the k in [1, min(kmax, MaxChoicesK)] minimising
 // FPChoices(b, k, c), and that rate; of equal rates the smaller k. kmax ≤ 0
-// means MaxChoicesK. The scan stops once the rate has risen above twice the
-// best (the rate is unimodal in k for every (b, c) we have checked, and
-// rises at least geometrically beyond its minimum). It returns (0, NaN)
-// outside the domain of FillChoices.
+// means MaxChoicesK. The rate is unimodal in k (for every (b, c) we have
+// checked, and the tests compare the scan with an exhaustive one), so the
+// scan stops at the third k past the best that does not improve on it: it
+// solves the equation at most best k + 3 times. It returns (0, NaN)
+// outside the domain of FillChoices or where FillChoices is NaN.
 func OptimalKChoices(b float64, c, kmax int) (int, float64) {
+	k, fp, _ := optimalKChoices(b, c, kmax)
+	return k, fp
+}
+
+// optimalKChoices is OptimalKChoices, also returning the number of
+// equations solved.
+func optimalKChoices(b float64, c, kmax int) (bestK int, best float64, solves int) {
 	if kmax <= 0 || kmax > MaxChoicesK {
 		kmax = MaxChoicesK
 	}
 	if !validChoices(b, 1, c) {
-		return 0, math.NaN()
+		return 0, math.NaN(), 0
 	}
-	bestK, best := 0, math.Inf(1)
+	bestK, best = 0, math.Inf(1)
 	for k := 1; k <= kmax; k++ {
 		fp := FPChoices(b, k, c)
-		if fp < best {
+		solves++
+		switch {
+		case math.IsNaN(fp):
+			return 0, math.NaN(), solves
+		case fp < best:
 			bestK, best = k, fp
-		} else if fp > 2*best && k > bestK+2 {
-			break
+		case k >= bestK+3:
+			return bestK, best, solves
 		}
 	}
-	return bestK, best
+	return bestK, best, solves
 }
 
 // SizeChoices returns the smallest number of bits m, for n keys, such that
@@ -237,8 +265,11 @@ func OptimalKChoices(b float64, c, kmax int) (int, float64) {
 // (OptimalKChoices at that m). kmax ≤ 0 means MaxChoicesK; the filter of
 // package choices accepts k ≤ 64. The rate is the asymptotic (large-m)
 // prediction of the online greedy algorithm; the offline algorithm (000
-// §3.2) does better. Errors wrap ErrInvalid for n = 0, eps outside (0, 1) or
-// c outside [1, MaxChoicesC], and ErrTooLarge past MaxBits.
+// §3.2) does better. The search over m takes O(log(MaxBits)) evaluations
+// of OptimalKChoices, each a bounded number of bounded solves of the
+// equation, so its cost does not grow with n. Errors wrap ErrInvalid for
+// n = 0, eps outside (0, 1) or c outside [1, MaxChoicesC], and ErrTooLarge
+// past MaxBits.
 func SizeChoices(n uint64, eps float64, c, kmax int) (m uint64, k int, err error) {
 	if err := checkSizeArgs(n, eps); err != nil {
 		return 0, 0, err

@@ -14,7 +14,7 @@ import "math"
 //
 // (002 §II-A equation (1) without its union bound). For the static dlCBF
 // bits(j) = r for every j, and the rate is close to d·L·2^−r at average
-// load L (the note's 4·6·2^−14 = 1.46e-3). It returns NaN for empty q.
+// load L (docs/DLCBF.md's 4·6·2^−14 = 1.46e-3). It returns NaN for empty q.
 func FPDlcbf(q [][]float64, bits func(load int) float64) float64 {
 	if len(q) == 0 || bits == nil {
 		return math.NaN()

@@ -6,7 +6,7 @@ import (
 )
 
 func TestDlcbfFP(t *testing.T) {
-	// The note's design point: 4·6·2^−14 = 1.4648e-3, less a little for
+	// The design point of docs/DLCBF.md: 4·6·2^−14 = 1.4648e-3, less a little for
 	// the union bound.
 	p := FPDlcbfStatic(4, 6, 14)
 	if ub := 24 * math.Exp2(-14); !(p < ub && p > 0.995*ub) {

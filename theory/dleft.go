@@ -35,6 +35,11 @@ const MaxLoadDleft = 64
 // Runge-Kutta method from τ = 0 to load in steps of at most 1/2048, which
 // gives the tails of Tables I and II to all printed digits.
 //
+// For d = 1 the limit is the Poisson distribution with mean load, whose
+// mass beyond MaxLoadDleft (dropped) is below 1e-35 for load ≤ 8 but
+// 2e-7 at load 32. The cost depends on d and load only (about
+// 2048·load·d²·(load + 24) operations), never on the number of keys.
+//
 // d must be in [1, 16] and load in [0, MaxLoadDleft/2]; otherwise it
 // returns an error wrapping ErrInvalid.
 func LoadsDleft(d int, load float64) ([][]float64, error) {
@@ -44,9 +49,14 @@ func LoadsDleft(d int, load float64) ([][]float64, error) {
 	if !nonNeg(load) || load > MaxLoadDleft/2 {
 		return nil, fmt.Errorf("theory: load = %v out of range [0, %d]: %w", load, MaxLoadDleft/2, ErrInvalid)
 	}
-	// s[i][j] for j = 0 … J. Tails fall doubly exponentially: 24 levels
-	// above the average load carry no mass a float64 can hold.
+	// s[i][j] for j = 0 … J. For d ≥ 2 tails fall doubly exponentially: 24
+	// levels above the average load carry no mass a float64 can hold. For
+	// d = 1 the loads are Poisson, whose tail falls only exponentially:
+	// track every level up to MaxLoadDleft.
 	J := min(MaxLoadDleft+1, int(math.Ceil(load))+24)
+	if d == 1 {
+		J = MaxLoadDleft + 1
+	}
 	dim := d * (J + 1)
 	s := make([]float64, dim)
 	for i := 0; i < d; i++ {

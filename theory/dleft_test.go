@@ -8,7 +8,7 @@ import (
 
 // TestDleftPaperNumbers: the fluid limit reproduces 002's Tables I and II
 // to their two printed digits and formula (1) its rates (the two 128-bit
-// values 0.04% and 0.09% below the printed ones: shared/notes/errata.md).
+// values 0.04% and 0.09% below the printed ones: docs/ERRATA.md).
 func TestDleftPaperNumbers(t *testing.T) {
 	q4, err := LoadsDleft(3, 4)
 	if err != nil {

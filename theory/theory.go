@@ -1,9 +1,22 @@
 // Package theory gives the closed forms for standard and partitioned Bloom
 // filters: false-positive rates, expected fill, optimal number of hash
-// functions, sizing, and the information-theoretic lower bound.
+// functions, sizing, and the information-theoretic lower bound; and the
+// predictions for the other kinds: blocked filters, filters with c choices
+// (000), d-left filters and d-left counting filters (002).
 //
-// A Bloom filter has m bits and k hash functions and holds n keys. The papers
-// are in shared/papers; the function-by-function map is:
+// A Bloom filter has m bits and k hash functions and holds n keys. Sections
+// are cited by the papers' numbers:
+//
+//   - 000: S. Lumetta, M. Mitzenmacher, "Using the Power of Two Choices to
+//     Improve Bloom Filters", Internet Mathematics, 2007.
+//   - 001: A. Kirsch, M. Mitzenmacher, "Less Hashing, Same Performance:
+//     Building a Better Bloom Filter", ESA 2006.
+//   - 002: F. Bonomi, M. Mitzenmacher, R. Panigrahy, S. Singh, G. Varghese,
+//     "Bloom Filters via d-Left Hashing and Dynamic Bit Reassignment".
+//   - 003: lecture notes "Notes 14 for CS 170: Bloom Filters".
+//   - 004: lecture notes "Bloom Filters and Hashing".
+//
+// The function-by-function map is:
 //
 //   - [FPExact]: (1 − (1 − 1/m)^{kn})^k, 003 §3 and 004 §3 (left-hand side).
 //   - [FPAsymptotic]: (1 − e^{−kn/m})^k, 003 §3 and 004 §3 (the approximation).
@@ -28,6 +41,15 @@
 // its domain (negative, NaN, ±Inf, k ≤ 0, ...) returns NaN (the float
 // functions), 0 (the functions returning k), or an error wrapping [ErrInvalid]
 // (the sizing functions). No function panics.
+//
+// # Cost
+//
+// Every sizing function (Size, SizePartitioned, SizeBlocked, SizeChoices)
+// takes bounded time for any n up to 2^64 − 1 and any eps in (0, 1): it
+// rejects at once a size the continuous bound puts past [MaxBits], and
+// otherwise searches m in O(log(MaxBits)) evaluations of a rate whose cost
+// does not depend on n (FPBlocked sums a bounded number of loads,
+// FillChoices takes a bounded number of solver steps).
 //
 // # Numerical stability
 //

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/bloomlab/bloomlab/lab"
+	"github.com/bloomlab/bloomlab/internal/flagx"
+	"github.com/bloomlab/bloomlab/internal/lab"
 )
 
 func init() {
@@ -26,7 +28,8 @@ func init() {
 	register(&command{
 		name: "reproduce",
 		summary: "Run a named experiment (or all) and print paper / predicted / measured / 95% CI side by side, flagging rows " +
-			"whose paper value disagrees with the measurement. -quick runs a reduced version; -plot DIR writes the figures as SVG.",
+			"whose paper value disagrees with the measurement; all ends with a summary (experiments, paper values compared, " +
+			"flagged, time). -quick runs a reduced version, whose flags are hints, not verdicts; -plot DIR writes the figures as SVG.",
 		usage: "bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]",
 		run:   runReproduce,
 	})
@@ -65,20 +68,15 @@ func runExperiments(e *env, args []string) error {
 
 // commonLabFlags are the flags reproduce and simulate share.
 type commonLabFlags struct {
-	trials *int
+	trials *flagx.Count
 	quick  *bool
 	seed   *uint64
 	format *string
 }
 
-func addLabFlags(fs interface {
-	Int(string, int, string) *int
-	Bool(string, bool, string) *bool
-	Uint64(string, uint64, string) *uint64
-	String(string, string, string) *string
-}) commonLabFlags {
+func addLabFlags(fs *flag.FlagSet) commonLabFlags {
 	return commonLabFlags{
-		trials: fs.Int("trials", 0, "trials per row (default: the experiment's)"),
+		trials: lab.CountFlag(fs, "trials", 0, 1, lab.MaxTrials, "trials per row (a `count`; default: the experiment's)"),
 		quick:  fs.Bool("quick", false, "reduced run: fewer trials and points"),
 		seed:   fs.Uint64("seed", 1, "seed; the same seed gives the same output on any number of cores"),
 		format: fs.String("format", "text", "output format: text, csv or json"),
@@ -86,16 +84,10 @@ func addLabFlags(fs interface {
 }
 
 func (c commonLabFlags) config(e *env, label string) (lab.Config, error) {
-	if *c.trials < 0 {
-		return lab.Config{}, usagef("-trials %d must be positive", *c.trials)
-	}
-	if *c.trials > lab.MaxTrials {
-		return lab.Config{}, usagef("-trials %d exceeds %d", *c.trials, lab.MaxTrials)
-	}
 	if !slices.Contains(lab.Formats, *c.format) {
 		return lab.Config{}, usagef("unknown -format %q (want text, csv or json)", *c.format)
 	}
-	cfg := lab.Config{Seed: *c.seed, Trials: *c.trials, Quick: *c.quick}
+	cfg := lab.Config{Seed: *c.seed, Trials: int(c.trials.V), Quick: *c.quick}
 	if isTerminal(e.stderr) {
 		cfg.Progress = newProgress(e.stderr, label)
 	}
@@ -123,6 +115,7 @@ func runReproduce(e *env, args []string) error {
 		}
 		exps = []lab.Experiment{x}
 	}
+	start := time.Now()
 	var results []*lab.Result
 	for _, x := range exps {
 		cfg, err := cf.config(e, x.Name)
@@ -147,15 +140,30 @@ func runReproduce(e *env, args []string) error {
 		}
 		results = append(results, res)
 	}
-	if *cf.format != "text" {
-		if err := lab.Write(e.stdout, *cf.format, results...); err != nil {
-			return err
-		}
+	if err := writeReproduced(e.stdout, *cf.format, pos[0] == "all", results, lab.Summarize(results, *cf.quick, time.Since(start))); err != nil {
+		return err
 	}
 	if *plotDir != "" {
 		return writePlots(*plotDir, results)
 	}
 	return nil
+}
+
+// writeReproduced ends the output of reproduce (text results are printed
+// as they come): for all, the summary line in text (after the tables) and
+// {"results", "summary"} in JSON; otherwise the results in csv or json. A
+// CSV is one table, without the summary.
+func writeReproduced(w io.Writer, format string, all bool, results []*lab.Result, s lab.Summary) error {
+	switch {
+	case format == "text" && all:
+		_, err := fmt.Fprintf(w, "\n%s\n", s)
+		return err
+	case format == "text":
+		return nil
+	case format == "json" && all:
+		return lab.WriteReport(w, results, s)
+	}
+	return lab.Write(w, format, results...)
 }
 
 // writePlots writes every plot of the results to dir/NAME.svg.

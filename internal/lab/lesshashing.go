@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register(Experiment{
+	register(Experiment{
 		Name:    "less-hashing/figure1",
 		Paper:   "001 §6",
 		Summary: "Figure 1: FP rate of standard, partition, double and extended double hashing for c = m/n ∈ {4, 8, 12, 16}, n = 5,000..50,000",
@@ -61,20 +61,20 @@ func runFigure1(ctx context.Context, cfg Config) (*Result, error) {
 		for _, s := range figure1Schemes {
 			for _, n := range ns {
 				pts = append(pts, bloomPoint{
-					Pre: Params{{"c", c}},
+					Pre: paramList{{"c", c}},
 					N:   n, M: uint64(c * n), K: k, Scheme: s.scheme,
 					// ⌈10/p⌉ for the asymptotic p of (c, k), as in 001 §6.
 					Queries: int(math.Ceil(10 / theory.FPAsymptotic(float64(c), 1, k))),
-					Predict: PredictAsymptotic, Trials: trials,
+					Predict: predictAsymptotic, Trials: trials,
 				})
 			}
 		}
 	}
-	specs, err := bloomRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}
-	res, err := Run(ctx, cfg, "less-hashing/figure1", specs)
+	res, err := runRows(ctx, cfg, "less-hashing/figure1", specs)
 	if err != nil {
 		return nil, err
 	}
@@ -86,23 +86,23 @@ func runFigure1(ctx context.Context, cfg Config) (*Result, error) {
 		p := theory.FPAsymptotic(float64(c), 1, k)
 		plot := Plot{
 			Name:   fmt.Sprintf("figure1-c%d", c),
-			Title:  fmt.Sprintf("c = %d, k = %d", c, k),
-			XLabel: "n/1000",
-			YLabel: "Estimated False Positive Probability",
+			title:  fmt.Sprintf("c = %d, k = %d", c, k),
+			xLabel: "n/1000",
+			yLabel: "Estimated False Positive Probability",
 		}
-		line := Series{Name: "p", Dashed: true}
+		line := series{Name: "p", Dashed: true}
 		for _, n := range ns {
-			line.Points = append(line.Points, Point{X: float64(n) / 1000, Y: p})
+			line.Points = append(line.Points, point{X: float64(n) / 1000, Y: p})
 		}
-		plot.Series = append(plot.Series, line)
+		plot.series = append(plot.series, line)
 		var outside []string
 		for _, s := range figure1Schemes {
-			ser := Series{Name: s.label}
+			ser := series{Name: s.label}
 			var bad []string
 			for _, n := range ns {
-				fpr := res.Rows[i].Metrics[0]
+				fpr := res.rows[i].Metrics[0]
 				i++
-				ser.Points = append(ser.Points, Point{X: float64(n) / 1000, Y: fpr.Measured, Lo: fpr.CI95[0], Hi: fpr.CI95[1]})
+				ser.Points = append(ser.Points, point{X: float64(n) / 1000, Y: fpr.Measured, Lo: fpr.CI95[0], Hi: fpr.CI95[1]})
 				if p < fpr.CI95[0] || p > fpr.CI95[1] {
 					bad = append(bad, fmt.Sprintf("%d", n/1000))
 				}
@@ -110,16 +110,16 @@ func runFigure1(ctx context.Context, cfg Config) (*Result, error) {
 			if len(bad) > 0 {
 				outside = append(outside, fmt.Sprintf("%s at n/1000 = %s", s.scheme, strings.Join(bad, ",")))
 			}
-			plot.Series = append(plot.Series, ser)
+			plot.series = append(plot.series, ser)
 		}
 		res.Plots = append(res.Plots, plot)
 		msg := "every scheme's CI contains p"
 		if len(outside) > 0 {
 			msg = "CI excludes p: " + strings.Join(outside, "; ")
 		}
-		res.Notes = append(res.Notes, fmt.Sprintf("c = %d, k = %d, p = %.6g, %d queries per trial: %s.", c, k, p, int(math.Ceil(10/p)), msg))
+		res.notes = append(res.notes, fmt.Sprintf("c = %d, k = %d, p = %.6g, %d queries per trial: %s.", c, k, p, int(math.Ceil(10/p)), msg))
 	}
-	res.Notes = append(res.Notes,
+	res.notes = append(res.notes,
 		"001 prints no numbers for Figure 1 (paper is null); predicted is its p = (1 − e^{−k/c})^k (theory.FPAsymptotic).",
 		"partition rounds m up to a multiple of k; double and the extended schemes use an odd step h2 when m is even (package hashing), where 001 draws h2 from [0, m).",
 		"001 §6 expects the partition scheme above p for c ∈ {12, 16} and small n. Partitioning itself costs little here ((1 − (1 − k/m)^n)^k exceeds p by under 0.1%); "+

@@ -32,7 +32,7 @@ func Write(w io.Writer, format string, results ...*Result) error {
 		}
 		return nil
 	case "csv":
-		return WriteCSV(w, results...)
+		return writeCSV(w, results...)
 	case "json":
 		var v any = results
 		if len(results) == 1 {
@@ -52,9 +52,9 @@ func Write(w io.Writer, format string, results ...*Result) error {
 // MarshalJSON encodes r in the schema of docs/LAB.md.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	type row struct {
-		Params  Params  `json:"params"`
-		Trials  int     `json:"trials"`
-		Metrics metrics `json:"metrics"`
+		Params  paramList  `json:"params"`
+		Trials  int        `json:"trials"`
+		Metrics metricList `json:"metrics"`
 	}
 	out := struct {
 		Experiment string   `json:"experiment"`
@@ -62,45 +62,33 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Rows       []row    `json:"rows"`
 		Flagged    int      `json:"flagged"`
 		Notes      []string `json:"notes,omitempty"`
-	}{Experiment: r.Experiment, Seed: r.Seed, Rows: []row{}, Flagged: r.Flagged(), Notes: r.Notes}
-	for _, rw := range r.Rows {
+	}{Experiment: r.experiment, Seed: r.seed, Rows: []row{}, Flagged: r.flagged(), Notes: r.notes}
+	for _, rw := range r.rows {
 		ps := rw.Params
 		if ps == nil {
-			ps = Params{}
+			ps = paramList{}
 		}
-		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metrics(rw.Metrics)})
+		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metricList(rw.Metrics)})
 	}
 	return json.Marshal(out)
 }
 
-type metrics []Metric
+type metricList []metric
 
-func (ms metrics) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name, _ := json.Marshal(m.Name)
-		v, err := json.Marshal(struct {
-			Paper     any    `json:"paper"`
-			Predicted any    `json:"predicted"`
-			Measured  any    `json:"measured"`
-			CI95      [2]any `json:"ci95"`
-			Method    string `json:"method"`
-			Flagged   bool   `json:"flagged"`
-		}{ptrValue(m.Paper), ptrValue(m.Predicted), jsonValue(m.Measured),
-			[2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, m.Method, m.Flagged()})
-		if err != nil {
-			return nil, err
-		}
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(v)
+func (ms metricList) MarshalJSON() ([]byte, error) {
+	type value struct {
+		Paper     any    `json:"paper"`
+		Predicted any    `json:"predicted"`
+		Measured  any    `json:"measured"`
+		CI95      [2]any `json:"ci95"`
+		Method    string `json:"method"`
+		Flagged   bool   `json:"flagged"`
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return jsonObject(len(ms), func(i int) (string, any) {
+		m := ms[i]
+		return m.Name, value{ptrValue(m.Paper), ptrValue(m.Predicted), jsonValue(m.Measured),
+			[2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, m.Method, m.flagged()}
+	})
 }
 
 func ptrValue(p *float64) any {
@@ -110,8 +98,8 @@ func ptrValue(p *float64) any {
 	return jsonValue(*p)
 }
 
-// FormatValue renders a parameter value for text and CSV.
-func FormatValue(v any) string {
+// formatValue renders a parameter value for text and CSV.
+func formatValue(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "-"
@@ -145,7 +133,7 @@ func fmtPtr(p *float64, exact bool) string {
 
 // paramNames returns the union of the rows' parameter names in order of
 // first appearance.
-func paramNames(rows []Row) []string {
+func paramNames(rows []resultRow) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -162,21 +150,20 @@ func paramNames(rows []Row) []string {
 // WriteText writes r as an aligned table: one line per metric, the row's
 // parameters on its first line, paper / predicted / measured / CI side by
 // side, and FLAG where the paper value disagrees with the measurement
-// (Metric.Flagged).
+// (metric.flagged).
 func WriteText(w io.Writer, r *Result) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s (seed %d)\n", r.Experiment, r.Seed)
+	fmt.Fprintf(&b, "# %s (seed %d)\n", r.experiment, r.seed)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	names := paramNames(r.Rows)
+	names := paramNames(r.rows)
 	head := append(append([]string{}, names...), "trials", "metric", "paper", "predicted", "measured", "ci95", "method", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	withPaper := 0
-	for _, row := range r.Rows {
+	for _, row := range r.rows {
 		for j, m := range row.Metrics {
 			cells := make([]string, 0, len(head))
 			for _, n := range names {
 				if j == 0 {
-					cells = append(cells, FormatValue(row.Params.Get(n)))
+					cells = append(cells, formatValue(row.Params.get(n)))
 				} else {
 					cells = append(cells, "")
 				}
@@ -186,11 +173,8 @@ func WriteText(w io.Writer, r *Result) error {
 				trials = strconv.Itoa(row.Trials)
 			}
 			flag := ""
-			if m.Flagged() {
+			if m.flagged() {
 				flag = "FLAG"
-			}
-			if m.Paper != nil {
-				withPaper++
 			}
 			ci := fmt.Sprintf("[%s, %s]", fmtNum(m.CI95[0]), fmtNum(m.CI95[1]))
 			cells = append(cells, trials, m.Name, fmtPtr(m.Paper, true), fmtPtr(m.Predicted, false),
@@ -208,22 +192,22 @@ func WriteText(w io.Writer, r *Result) error {
 		out.WriteString(strings.TrimRight(l, " "))
 		out.WriteByte('\n')
 	}
-	if withPaper > 0 {
-		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.Flagged(), withPaper)
+	if pv := r.paperValues(); pv > 0 {
+		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.flagged(), pv)
 	}
-	for _, n := range r.Notes {
+	for _, n := range r.notes {
 		fmt.Fprintf(&out, "note: %s\n", n)
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
 }
 
-// WriteCSV writes the results as one CSV table with a header line: the
+// writeCSV writes the results as one CSV table with a header line: the
 // experiment, the union of the parameter names, then one line per metric.
-func WriteCSV(w io.Writer, results ...*Result) error {
-	var all []Row
+func writeCSV(w io.Writer, results ...*Result) error {
+	var all []resultRow
 	for _, r := range results {
-		all = append(all, r.Rows...)
+		all = append(all, r.rows...)
 	}
 	names := paramNames(all)
 	cw := csv.NewWriter(w)
@@ -239,19 +223,19 @@ func WriteCSV(w io.Writer, results ...*Result) error {
 		return full(*p)
 	}
 	for _, r := range results {
-		for _, row := range r.Rows {
+		for _, row := range r.rows {
 			for _, m := range row.Metrics {
-				rec := []string{r.Experiment, strconv.FormatUint(r.Seed, 10)}
+				rec := []string{r.experiment, strconv.FormatUint(r.seed, 10)}
 				for _, n := range names {
-					v := row.Params.Get(n)
+					v := row.Params.get(n)
 					if v == nil {
 						rec = append(rec, "")
 					} else {
-						rec = append(rec, FormatValue(v))
+						rec = append(rec, formatValue(v))
 					}
 				}
 				rec = append(rec, strconv.Itoa(row.Trials), m.Name, ptr(m.Paper), ptr(m.Predicted),
-					full(m.Measured), full(m.CI95[0]), full(m.CI95[1]), m.Method, strconv.FormatBool(m.Flagged()))
+					full(m.Measured), full(m.CI95[0]), full(m.CI95[1]), m.Method, strconv.FormatBool(m.flagged()))
 				if err := cw.Write(rec); err != nil {
 					return err
 				}

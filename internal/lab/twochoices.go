@@ -11,31 +11,31 @@ import (
 )
 
 func init() {
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/table1",
 		Paper:   "000 §3.1",
 		Summary: "Table 1: false-positive rate of the online greedy c-choice filter, m/n ∈ {8, 16, 32}, c ∈ {1, 2, 3}, best k (n = 10,000)",
 		Run:     runChoicesTable1,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/table2",
 		Paper:   "000 §3.1",
 		Summary: "Table 2: observed fraction of ones vs the differential equation (3.2), online greedy, c ∈ {2, 3}",
 		Run:     runChoicesTable2,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/table3",
 		Paper:   "000 §3.2",
 		Summary: "Table 3: false-positive rate of the offline greedy algorithm by rounds, m/n ∈ {8, 16, 32}, c ∈ {1, 2, 3}",
 		Run:     runChoicesTable3,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/k-robustness",
 		Paper:   "000 §3.1",
 		Summary: "the remark on k: m/n = 16, c = 2, online greedy with k = 12, 13, 14",
 		Run:     runChoicesKRobust,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "two-choices/double-hashing",
 		Paper:   "000 §3.1",
 		Summary: "Table 2's rows with double hashing per group (2c base hashes, odd step): same fraction of ones",
@@ -86,7 +86,7 @@ var table3Rows = []struct {
 
 // choicesNotes are the conventions shared by the experiments of 000.
 var choicesNotes = []string{
-	"each trial inserts n = 10,000 random keys (lab.KeyDigest) into m = (m/n)·n bits with c groups of k hash functions (choices.Filter); ties between groups are broken by the filter's seeded generator.",
+	"each trial inserts n = 10,000 random keys (SplitMix64 digests of the trial seed) into m = (m/n)·n bits with c groups of k hash functions (choices.Filter); ties between groups are broken by the filter's seeded generator.",
 	"the paper computes its rates from the number of ones (000 §3.1), so its values sit on fpr_state = 1 − (1 − z^k)^c of each trial's fill z; fpr is measured by querying ⌈10/p⌉ absent keys where p ≥ 1e-5, and equals fpr_state (method state) below that.",
 	"predicted: the differential equation (3.2) generalised to c choices, solved numerically (theory.FillChoices, theory.FPChoices); it describes the online algorithm only.",
 	"a metric is flagged when |paper − measured| exceeds both the 95% CI half-width and the paper's rounding (half a unit of its last printed digit).",
@@ -97,9 +97,9 @@ func runChoicesTable1(ctx context.Context, cfg Config) (*Result, error) {
 	var pts []choicesPoint
 	for _, r := range table1Rows {
 		p, tol := paperSci(r.mant, r.exp)
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", r.bpk}},
-			N: choicesN, M: uint64(r.bpk * choicesN), C: r.c, K: r.k, Scheme: hashing.Independent,
-			Queries: -1, Trials: trials, FP: true, PaperFP: p, PaperFPTol: tol})
+		pt := tablePoint(r.bpk, r.c, r.k, hashing.Independent, trials)
+		pt.FP, pt.PaperFP, pt.PaperFPTol = true, p, tol
+		pts = append(pts, pt)
 	}
 	return runChoices(ctx, cfg, "two-choices/table1", pts, []string{
 		"000 Table 1: online greedy insertion (§3.1), independent hash functions, 1000 trials per row, the best k of each (m/n, c); c = 1 is the standard filter.",
@@ -111,10 +111,11 @@ func runChoicesTable2(ctx context.Context, cfg Config) (*Result, error) {
 	trials := cfg.trials(1000, 20)
 	var pts []choicesPoint
 	for _, r := range table2Rows {
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", r.bpk}},
-			N: choicesN, M: uint64(r.bpk * choicesN), C: r.c, K: r.k, Scheme: hashing.Independent,
-			Trials: trials, ODE: true,
-			PaperOnes: F(r.observed), PaperOnesTol: 0.00005, PaperODE: F(r.pred), PaperODETol: 0.00005})
+		pt := tablePoint(r.bpk, r.c, r.k, hashing.Independent, trials)
+		pt.ODE = true
+		pt.PaperOnes, pt.PaperOnesTol = fptr(r.observed), 0.00005
+		pt.PaperODE, pt.PaperODETol = fptr(r.pred), 0.00005
+		pts = append(pts, pt)
 	}
 	return runChoices(ctx, cfg, "two-choices/table2", pts, []string{
 		"000 Table 2: ones is the observed fraction of ones (paper: its observed column); ones_ode is our numerical solution of (3.2) (paper: its prediction column), an exact computation.",
@@ -127,9 +128,9 @@ func runChoicesTable3(ctx context.Context, cfg Config) (*Result, error) {
 	var pts []choicesPoint
 	for _, r := range table3Rows {
 		p, tol := paperSci(r.mant, r.exp)
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", r.bpk}},
-			N: choicesN, M: uint64(r.bpk * choicesN), C: r.c, K: r.k, Rounds: r.rounds, Scheme: hashing.Independent,
-			Queries: -1, Trials: trials, FP: true, PaperFP: p, PaperFPTol: tol})
+		pt := tablePoint(r.bpk, r.c, r.k, hashing.Independent, trials)
+		pt.Rounds, pt.FP, pt.PaperFP, pt.PaperFPTol = r.rounds, true, p, tol
+		pts = append(pts, pt)
 	}
 	return runChoices(ctx, cfg, "two-choices/table3", pts, []string{
 		"000 Table 3: the offline greedy algorithm (§3.2) through choices.Builder: round 1 inserts every key greedily into a counting filter, each later round removes and greedily re-inserts every key in turn, random tie-breaks; the bits are the nonzero counters.",
@@ -146,9 +147,9 @@ func runChoicesKRobust(ctx context.Context, cfg Config) (*Result, error) {
 		mant float64
 	}{{12, 3.954}, {13, 3.935}, {14, 4.035}} {
 		p, tol := paperSci(r.mant, -4)
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", 16}},
-			N: choicesN, M: 16 * choicesN, C: 2, K: r.k, Scheme: hashing.Independent,
-			Queries: -1, Trials: trials, FP: true, PaperFP: p, PaperFPTol: tol})
+		pt := tablePoint(16, 2, r.k, hashing.Independent, trials)
+		pt.FP, pt.PaperFP, pt.PaperFPTol = true, p, tol
+		pts = append(pts, pt)
 	}
 	return runChoices(ctx, cfg, "two-choices/k-robustness", pts, []string{
 		"000 §3.1: \"while the best choice of 13 hash functions when m/n = 16 gave an average false positive probability of 3.935×10^-4 over 1000 trials, using 12 hash functions gave an average of 3.954×10^-4, and using 14 gave an average of 4.035×10^-4\".",
@@ -159,10 +160,9 @@ func runChoicesDouble(ctx context.Context, cfg Config) (*Result, error) {
 	trials := cfg.trials(1000, 20)
 	var pts []choicesPoint
 	for _, r := range table2Rows {
-		pts = append(pts, choicesPoint{Pre: Params{{"m/n", r.bpk}},
-			N: choicesN, M: uint64(r.bpk * choicesN), C: r.c, K: r.k, Scheme: hashing.Double,
-			Queries: -1, Trials: trials, FP: true,
-			PaperOnes: F(r.observed), PaperOnesTol: 0.00005})
+		pt := tablePoint(r.bpk, r.c, r.k, hashing.Double, trials)
+		pt.FP, pt.PaperOnes, pt.PaperOnesTol = true, fptr(r.observed), 0.00005
+		pts = append(pts, pt)
 	}
 	return runChoices(ctx, cfg, "two-choices/double-hashing", pts, []string{
 		"000 §3.1: with h_i(x) = α1(x) + (i − 1)·α2(x) mod m per group (2c base hashes, α2 odd as m is even), \"averaging the results of 1000 trials gives the same observed numerical results for the fraction of ones in the filter as in Table 2, to four decimal places\": paper is Table 2's observed column.",
@@ -170,18 +170,25 @@ func runChoicesDouble(ctx context.Context, cfg Config) (*Result, error) {
 	})
 }
 
+// tablePoint is a row of 000's tables: n = choicesN keys in m/n = bpk bits
+// per key, c groups of k hashes, queries sized automatically.
+func tablePoint(bpk, c, k int, s hashing.Scheme, trials int) choicesPoint {
+	return choicesPoint{Pre: paramList{{"m/n", bpk}}, N: choicesN, M: uint64(bpk * choicesN),
+		C: c, K: k, Scheme: s, Queries: -1, Trials: trials}
+}
+
 func runChoices(ctx context.Context, cfg Config, name string, pts []choicesPoint, notes []string) (*Result, error) {
-	specs, err := choicesRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}
-	res, err := Run(ctx, cfg, name, specs)
+	res, err := runRows(ctx, cfg, name, specs)
 	if err != nil {
 		return nil, err
 	}
-	res.Notes = append(notes, choicesNotes...)
+	res.notes = append(notes, choicesNotes...)
 	if len(pts) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d trials per row.", pts[0].Trials))
+		res.notes = append(res.notes, fmt.Sprintf("%d trials per row.", pts[0].Trials))
 	}
 	return res, nil
 }

@@ -12,13 +12,13 @@ import (
 )
 
 func init() {
-	Register(Experiment{
+	register(Experiment{
 		Name:    "notes/example",
 		Paper:   "003 §2",
 		Summary: "the m = 5, k = 2 worked example step by step: bit vector after each insert, four queries, the false positive for 16",
 		Run:     runNotesExample,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "notes/k-table",
 		Paper:   "003 §3",
 		Summary: "false-positive rate for m = 8n with k = 3..7 and m = 10n with k = 7: formula and simulation (n = 10,000)",
@@ -60,19 +60,19 @@ func runNotesExample(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return b.String()
 	}
-	exact := func(name string, paper *float64, v float64) Metric {
-		return Metric{Name: name, Paper: paper, Measured: v, CI95: [2]float64{v, v}, Method: MethodExact}
+	exact := func(name string, paper *float64, v float64) metric {
+		return metric{Name: name, Paper: paper, Measured: v, CI95: [2]float64{v, v}, Method: methodExact}
 	}
-	res := &Result{Experiment: "notes/example", Seed: cfg.Seed}
-	add := func(op string, x any, h1, h2 any, truth, answer string, ms ...Metric) {
-		res.Rows = append(res.Rows, Row{
-			Params: Params{{"op", op}, {"x", x}, {"h1", h1}, {"h2", h2}, {"B", bits()},
+	res := &Result{experiment: "notes/example", seed: cfg.Seed}
+	add := func(op string, x any, h1, h2 any, truth, answer string, ms ...metric) {
+		res.rows = append(res.rows, resultRow{
+			Params: paramList{{"op", op}, {"x", x}, {"h1", h1}, {"h2", h2}, {"B", bits()},
 				{"in S", truth}, {"answer", answer}},
 			Trials:  1,
 			Metrics: ms,
 		})
 	}
-	add("init", nil, nil, nil, "", "", exact("ones", F(0), f.FillRatio()))
+	add("init", nil, nil, nil, "", "", exact("ones", fptr(0), f.FillRatio()))
 	inS := map[uint64]bool{}
 	// The paper's bit vectors after each insert: 01001, then 11001.
 	for _, ins := range []struct {
@@ -82,14 +82,14 @@ func runNotesExample(ctx context.Context, cfg Config) (*Result, error) {
 		d := hashing.Digest{H1: ins.x}
 		f.AddHash(d)
 		inS[ins.x] = true
-		add("insert", ins.x, exampleIndex(d, 0), exampleIndex(d, 1), "", "", exact("ones", F(ins.ones), f.FillRatio()))
+		add("insert", ins.x, exampleIndex(d, 0), exampleIndex(d, 1), "", "", exact("ones", fptr(ins.ones), f.FillRatio()))
 	}
 	// 003 prints the answers for 15 (no) and 16 (yes, a false positive);
 	// 9 and 11 were inserted, so a Bloom filter must answer yes.
 	for _, q := range []struct {
 		x     uint64
 		paper *float64
-	}{{9, nil}, {11, nil}, {15, F(0)}, {16, F(1)}} {
+	}{{9, nil}, {11, nil}, {15, fptr(0)}, {16, fptr(1)}} {
 		d := hashing.Digest{H1: q.x}
 		got := f.ContainsHash(d)
 		truth, answer := "no", "no"
@@ -110,9 +110,9 @@ func runNotesExample(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		add("query", q.x, exampleIndex(d, 0), exampleIndex(d, 1), truth, answer, exact("present", q.paper, v))
 	}
-	res.Notes = []string{
+	res.notes = []string{
 		"h1(x) = x mod 5, h2(x) = (2x + 3) mod 5 on the integer key itself, through bloom.WithIndexFunc.",
-		"B is printed B[0] … B[4]: 003 writes B[1..5] but its hash values index the bits from 0 (shared/notes/errata.md).",
+		"B is printed B[0] … B[4]: 003 writes B[1..5] but its hash values index the bits from 0 (docs/ERRATA.md).",
 		"ones is the fraction of bits set; present is 1 when the filter answers yes.",
 	}
 	return res, ctx.Err()
@@ -137,21 +137,21 @@ func runNotesKTable(ctx context.Context, cfg Config) (*Result, error) {
 	var pts []bloomPoint
 	for _, r := range kTablePaper {
 		pts = append(pts, bloomPoint{
-			Pre: Params{{"m/n", r.c}},
+			Pre: paramList{{"m/n", r.c}},
 			N:   kTableN, M: uint64(r.c * kTableN), K: r.k, Scheme: hashing.Independent,
-			Queries: kTableQueries, Predict: PredictExact, Trials: trials,
-			Paper: F(r.paper), PaperTol: 0.00005,
+			Queries: kTableQueries, Predict: predictExact, Trials: trials,
+			Paper: fptr(r.paper), PaperTol: 0.00005,
 		})
 	}
-	specs, err := bloomRows(pts)
+	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err
 	}
-	res, err := Run(ctx, cfg, "notes/k-table", specs)
+	res, err := runRows(ctx, cfg, "notes/k-table", specs)
 	if err != nil {
 		return nil, err
 	}
-	res.Notes = []string{
+	res.notes = []string{
 		fmt.Sprintf("each trial inserts n = %d random keys into m = (m/n)·n bits with k independent hash functions (scheme independent) and queries %d keys not inserted.", kTableN, kTableQueries),
 		"paper: 003 §3's printed rates, rounded to 4 decimals; predicted: (1 − (1 − 1/m)^{kn})^k (theory.FPExact).",
 		"fpr_state is fill^k of each trial's filter; ones is its fraction of bits set, predicted 1 − (1 − 1/m)^{kn}.",

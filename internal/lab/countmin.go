@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register(Experiment{
+	register(Experiment{
 		Name:    "countmin/two-hashes",
 		Paper:   "001 §1, §7",
 		Summary: "Count-Min on a Zipf stream: overestimates with rows g_i = h1 + i·h2 against d independent row hashes (same error, fewer hashes)",
@@ -36,28 +36,30 @@ type cmPoint struct {
 // independent rows.
 var cmSchemes = []hashing.Scheme{hashing.Double, hashing.Independent}
 
-func (pt cmPoint) row() (RowSpec, error) {
+func (pt cmPoint) row() (rowSpec, error) {
 	w, d, err := countmin.Dimensions(pt.Eps, pt.Delta)
 	if err != nil {
-		return RowSpec{}, fmt.Errorf("lab: countmin: %w: %w", err, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: countmin: %w: %w", err, ErrParam)
 	}
-	var ms []MetricSpec
+	var ms []metricSpec
 	for _, s := range cmSchemes {
 		ms = append(ms,
-			MetricSpec{Name: s.String() + "_mean_over_N", Method: MethodCount},
-			MetricSpec{Name: s.String() + "_frac_over_epsN", Predicted: F(pt.Delta), Method: MethodCount},
+			metricSpec{Name: s.String() + "_mean_over_N", Method: methodCount},
+			metricSpec{Name: s.String() + "_frac_over_epsN", Predicted: fptr(pt.Delta), Method: methodCount},
 		)
 	}
-	ms = append(ms, MetricSpec{Name: "diff_mean_over_N", Predicted: F(0), Method: MethodCount})
+	ms = append(ms, metricSpec{Name: "diff_mean_over_N", Predicted: fptr(0), Method: methodCount})
 	update := "plain"
 	if pt.Conservative {
 		update = "conservative"
 	}
-	spec := RowSpec{
-		Params: Params{{"N", pt.N}, {"U", pt.U}, {"zipf_s", pt.S}, {"eps", pt.Eps}, {"delta", pt.Delta},
+	spec := rowSpec{
+		Params: paramList{{"N", pt.N}, {"U", pt.U}, {"zipf_s", pt.S}, {"eps", pt.Eps}, {"delta", pt.Delta},
 			{"w", w}, {"d", d}, {"update", update}},
 		Trials:  pt.Trials,
 		Metrics: ms,
+		// The sketches' counters and the true counts.
+		Bytes: uint64(len(cmSchemes))*uint64(w)*uint64(d)*8 + 8*uint64(pt.U),
 	}
 	spec.Setup = func() (any, error) {
 		var sk []*countmin.Sketch
@@ -75,14 +77,14 @@ func (pt cmPoint) row() (RowSpec, error) {
 		for _, c := range sk {
 			c.Clear()
 		}
-		// Item ranks are mapped to random keys (KeyDigest), so heavy
+		// Item ranks are mapped to random keys (keyDigest), so heavy
 		// items land anywhere; every sketch sees the same stream.
 		z := rand.NewZipf(rand.New(rand.NewPCG(seed, seed^0x5eed)), pt.S, 1, uint64(pt.U-1))
 		truth := make([]uint64, pt.U)
 		for range pt.N {
 			i := z.Uint64()
 			truth[i]++
-			k := KeyDigest(seed, int(i))
+			k := keyDigest(seed, int(i))
 			for _, c := range sk {
 				c.AddHash(k, 1)
 			}
@@ -97,7 +99,7 @@ func (pt cmPoint) row() (RowSpec, error) {
 					continue
 				}
 				seen++
-				e := float64(c.EstimateHash(KeyDigest(seed, i)) - t)
+				e := float64(c.EstimateHash(keyDigest(seed, i)) - t)
 				sum += e
 				if e > limit {
 					over++
@@ -119,7 +121,7 @@ func runCountMinTwoHashes(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Quick {
 		n = 200_000
 	}
-	var specs []RowSpec
+	var specs []rowSpec
 	for _, cons := range []bool{false, true} {
 		for _, s := range []float64{1.1, 1.5} {
 			sp, err := cmPoint{N: n, U: 100_000, S: s, Eps: 0.001, Delta: 0.01, Conservative: cons, Trials: trials}.row()
@@ -129,18 +131,18 @@ func runCountMinTwoHashes(ctx context.Context, cfg Config) (*Result, error) {
 			specs = append(specs, sp)
 		}
 	}
-	res, err := Run(ctx, cfg, "countmin/two-hashes", specs)
+	res, err := runRows(ctx, cfg, "countmin/two-hashes", specs)
 	if err != nil {
 		return nil, err
 	}
-	res.Notes = []string{
+	res.notes = []string{
 		fmt.Sprintf("each trial draws a stream of N updates from a Zipf law (math/rand/v2 Zipf, exponent zipf_s, ranks 0 … U−1 mapped to random keys) and feeds it to two sketches of w = ⌈e/ε⌉ × d = ⌈ln 1/δ⌉ counters that differ only in their row hashes: double = g_i = h1 + i·h2 mod w (001, two hash values per key), independent = d independent hashes."),
 		"X_mean_over_N is the mean overestimate (estimate − true count) over the items that occur, divided by N; X_frac_over_epsN is the fraction of those items overestimated by more than εN, whose Count-Min bound is δ (predicted); diff_mean_over_N is double − independent, paired on the same stream (predicted 0: same error).",
 		fmt.Sprintf("Count-Min's guarantee: overestimate ≤ εN with probability ≥ 1 − δ per item; %s.", "both schemes never underestimate (tests)"),
 		"a measured mean whose CI excludes the other scheme's would show a difference; the paired diff's CI containing 0 is the 'same error' claim.",
 		"the one systematic difference of the two-hash rows: a key whose (h1, h2) equals a heavier key's (probability about 1/w² per pair) collides with it in every row, so now and then a light key is overestimated by a heavy key's whole count. It shows in X_frac_over_epsN (independent rows: none) and adds a small positive term to the mean (≈ 1/w² × keys × the heavy count; full run: at most about 1% of the mean overestimate, CI of diff excluding 0 in some rows); the same full-collision effect 001 §6 shows for the partition scheme.",
 	}
-	if math.IsNaN(res.Rows[0].Metrics[0].Measured) {
+	if math.IsNaN(res.rows[0].Metrics[0].Measured) {
 		return nil, fmt.Errorf("lab: countmin/two-hashes: no item occurred")
 	}
 	return res, nil

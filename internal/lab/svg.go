@@ -11,23 +11,22 @@ import (
 // Plot is a line chart: one polyline per series, optional error bars.
 type Plot struct {
 	// Name is the file's base name (without .svg), e.g. "figure1-c4".
-	Name   string
-	Title  string
-	XLabel string
-	YLabel string
-	Series []Series
+	Name string
+
+	title, xLabel, yLabel string
+	series                []series
 }
 
-// Series is one line of a Plot.
-type Series struct {
+// series is one line of a Plot.
+type series struct {
 	Name   string
 	Dashed bool // drawn dashed and without markers (e.g. a theory line)
-	Points []Point
+	Points []point
 }
 
-// Point is one (x, y) value with an optional interval [Lo, Hi] (drawn when
+// point is one (x, y) value with an optional interval [Lo, Hi] (drawn when
 // Lo < Hi).
-type Point struct {
+type point struct {
 	X, Y, Lo, Hi float64
 }
 
@@ -43,7 +42,7 @@ func WriteSVG(w io.Writer, p Plot) error {
 	pw, ph := width-left-right, height-top-bott
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ymin, ymax := math.Inf(1), math.Inf(-1)
-	for _, s := range p.Series {
+	for _, s := range p.series {
 		for _, pt := range s.Points {
 			xmin, xmax = math.Min(xmin, pt.X), math.Max(xmax, pt.X)
 			lo, hi := pt.Y, pt.Y
@@ -72,7 +71,7 @@ func WriteSVG(w io.Writer, p Plot) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%g" y="24" text-anchor="middle" font-size="14">%s</text>`+"\n", left+pw/2, html.EscapeString(p.Title))
+	fmt.Fprintf(&b, `<text x="%g" y="24" text-anchor="middle" font-size="14">%s</text>`+"\n", left+pw/2, html.EscapeString(p.title))
 	// Grid and ticks.
 	for _, x := range xt {
 		fmt.Fprintf(&b, `<line x1="%.2f" y1="%g" x2="%.2f" y2="%g" stroke="#ddd"/>`+"\n", sx(x), top, sx(x), top+ph)
@@ -83,10 +82,10 @@ func WriteSVG(w io.Writer, p Plot) error {
 		fmt.Fprintf(&b, `<text x="%g" y="%.2f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", left-6, sy(y), tickLabel(y))
 	}
 	fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="black"/>`+"\n", left, top, pw, ph)
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", left+pw/2, top+ph+36, html.EscapeString(p.XLabel))
-	fmt.Fprintf(&b, `<text x="16" y="%g" text-anchor="middle" transform="rotate(-90 16 %g)">%s</text>`+"\n", top+ph/2, top+ph/2, html.EscapeString(p.YLabel))
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", left+pw/2, top+ph+36, html.EscapeString(p.xLabel))
+	fmt.Fprintf(&b, `<text x="16" y="%g" text-anchor="middle" transform="rotate(-90 16 %g)">%s</text>`+"\n", top+ph/2, top+ph/2, html.EscapeString(p.yLabel))
 	// Series.
-	for i, s := range p.Series {
+	for i, s := range p.series {
 		col := palette[i%len(palette)]
 		dash := ""
 		if s.Dashed {
@@ -108,7 +107,7 @@ func WriteSVG(w io.Writer, p Plot) error {
 		}
 	}
 	// Legend below the plot, two columns.
-	for i, s := range p.Series {
+	for i, s := range p.series {
 		col := palette[i%len(palette)]
 		x := left + float64(i%3)*pw/3
 		y := top + ph + 58 + float64(i/3)*18

@@ -18,19 +18,19 @@ import (
 )
 
 func init() {
-	Register(Experiment{
+	register(Experiment{
 		Name:    "dlcbf/churn",
 		Paper:   "002 §III-C",
 		Summary: "dlCBF, ddlCBF with semi-sorting and two remainder sizes: 4 × 2048 buckets, 49,152 keys, 2^20 delete+insert pairs, FP rate and the buckets' maximum loads",
 		Run:     runDlcbfChurn,
 	})
-	Register(Experiment{
+	register(Experiment{
 		Name:    "dlcbf/space",
 		Paper:   "002 §I, §III (ESA 2006 claim)",
 		Summary: "bits per key of the smallest static dlCBF against the 4-bit counting Bloom filter at FP rates 1e-2, 1e-3, 1e-4 (theory and measured)",
 		Run:     runDlcbfSpace,
 	})
-	RegisterSimulator(dlcbfSimulator{})
+	registerSimulator(dlcbfSimulator{})
 }
 
 // churnPoint is one dlcbf configuration under insert-then-churn.
@@ -48,39 +48,51 @@ type churnPoint struct {
 // dlcbfMaxLoads are the maximum loads reported for Dynamic rows.
 var dlcbfMaxLoads = []int{6, 7, 8, 9}
 
-func (pt churnPoint) row() (RowSpec, error) {
-	f, err := dlcbf.New(pt.Cfg)
+func (pt churnPoint) row() (rowSpec, error) {
+	if pt.Cfg.Buckets < 1 || pt.Cfg.Buckets > dlcbf.MaxBuckets {
+		return rowSpec{}, fmt.Errorf("lab: dlcbf: Buckets = %d out of range [1, 2^40]: %w", pt.Cfg.Buckets, ErrParam)
+	}
+	// Validate the rest on a table of one bucket per subtable: a full-size
+	// one would be allocated before runRows checks the memory.
+	small := pt.Cfg
+	small.Buckets = 1
+	f, err := dlcbf.New(small)
 	if err != nil {
-		return RowSpec{}, fmt.Errorf("lab: dlcbf: %w: %w", err, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: dlcbf: %w: %w", err, ErrParam)
 	}
 	cfg := f.Config()
-	if pt.N < 1 || uint64(pt.N) > f.Cells() || pt.Churn < 0 || pt.Queries < 0 || pt.Queries > MaxQueries {
-		return RowSpec{}, fmt.Errorf("lab: dlcbf: n = %d (want 1 … %d cells), churn = %d, queries = %d (want 0 … %d): %w", pt.N, f.Cells(), pt.Churn, pt.Queries, MaxQueries, ErrParam)
+	cfg.Buckets = pt.Cfg.Buckets
+	buckets := uint64(cfg.Subtables) * cfg.Buckets
+	capacity := buckets * uint64(cfg.Cells)
+	if pt.N < 1 || uint64(pt.N) > capacity || pt.Churn < 0 || pt.Queries < 0 || pt.Queries > maxQueries {
+		return rowSpec{}, fmt.Errorf("lab: dlcbf: n = %d (want 1 … %d cells), churn = %d, queries = %d (want 0 … %d): %w", pt.N, capacity, pt.Churn, pt.Queries, maxQueries, ErrParam)
 	}
 	ties := "left"
 	if cfg.Ties == dlcbf.TieHash {
 		ties = "hash"
 	}
-	params := Params{{"variant", cfg.Variant.String()}, {"ties", ties}, {"d", cfg.Subtables}, {"B", cfg.Buckets}, {"h", cfg.Cells},
+	params := paramList{{"variant", cfg.Variant.String()}, {"ties", ties}, {"d", cfg.Subtables}, {"B", cfg.Buckets}, {"h", cfg.Cells},
 		{"r", cfg.RemainderBits}, {"c", cfg.CounterBits}, {"bucket_bits", int(f.BucketBits())},
 		{"n", pt.N}, {"churn", pt.Churn}, {"queries", pt.Queries}}
-	fprMethod := MethodQueries
+	fprMethod := methodQueries
 	if pt.Queries == 0 {
-		fprMethod = MethodState
+		fprMethod = methodState
 	}
-	ms := []MetricSpec{
+	ms := []metricSpec{
 		{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: pt.Pred, Method: fprMethod},
-		{Name: "fpr_state", Predicted: pt.Pred, Method: MethodState},
-		{Name: "bits_per_key", Method: MethodExact},
-		{Name: "refused", Predicted: F(0), Method: MethodCount},
+		{Name: "fpr_state", Predicted: pt.Pred, Method: methodState},
+		{Name: "bits_per_key", Method: methodExact},
+		{Name: "refused", Predicted: fptr(0), Method: methodCount},
 	}
 	dynamic := cfg.Variant == dlcbf.Dynamic
 	if dynamic {
 		for _, m := range dlcbfMaxLoads {
-			ms = append(ms, MetricSpec{Name: fmt.Sprintf("maxload_%d", m), Method: MethodCount})
+			ms = append(ms, metricSpec{Name: fmt.Sprintf("maxload_%d", m), Method: methodCount})
 		}
 	}
-	spec := RowSpec{Params: params, Trials: pt.Trials, Metrics: ms}
+	// The table and the slots of the present keys.
+	bytes := buckets*f.BucketBits()/8 + 8*uint64(pt.N)
+	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms, Bytes: bytes}
 	spec.Setup = func() (any, error) { return dlcbf.New(pt.Cfg) }
 	n, churn, q := pt.N, pt.Churn, pt.Queries
 	spec.Trial = func(state any, seed uint64, out []float64) error {
@@ -90,7 +102,7 @@ func (pt churnPoint) row() (RowSpec, error) {
 		refused, inserts := 0, 0
 		add := func(j int) int {
 			inserts++
-			if err := f.AddHash(KeyDigest(seed, j)); err != nil {
+			if err := f.AddHash(keyDigest(seed, j)); err != nil {
 				refused++
 				return -1
 			}
@@ -99,31 +111,20 @@ func (pt churnPoint) row() (RowSpec, error) {
 		for j := range ids {
 			ids[j] = add(j)
 		}
-		x := SplitMix64(seed ^ churnStream)
+		x := splitMix64(seed ^ churnStream)
 		next := n
 		for s := 0; s < churn; s++ {
-			x = SplitMix64(x)
+			x = splitMix64(x)
 			i := hashing.Reduce(x, uint64(n))
 			if ids[i] >= 0 {
-				if err := f.RemoveHash(KeyDigest(seed, ids[i])); err != nil {
+				if err := f.RemoveHash(keyDigest(seed, ids[i])); err != nil {
 					return fmt.Errorf("remove of a present key: %w", err)
 				}
 			}
 			ids[i] = add(next)
 			next++
 		}
-		est := f.EstimatedFPR()
-		out[0] = est
-		if q > 0 {
-			fp := 0
-			for j := next; j < next+q; j++ {
-				if f.ContainsHash(KeyDigest(seed, j)) {
-					fp++
-				}
-			}
-			out[0] = float64(fp) / float64(q)
-		}
-		out[1] = est
+		measureFPR(f, seed, next, q, out)
 		out[2] = float64(f.Bits()) / float64(n)
 		out[3] = float64(refused) / float64(inserts)
 		if dynamic {
@@ -163,12 +164,12 @@ func runDlcbfChurn(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Quick { // a smoke run: a quarter of the churn, fewer queries
 		churn, queries = 1<<18, 200_000
 	}
-	var specs []RowSpec
+	var specs []rowSpec
 	for _, p := range churnPaper {
 		pt := churnPoint{Cfg: churnConfig(p.v), N: n, Churn: churn, Queries: queries, Trials: trials,
-			Paper: F(p.paper), PaperTol: 0.00000005}
+			Paper: fptr(p.paper), PaperTol: 0.00000005}
 		if p.v == dlcbf.Static {
-			pt.Pred = F(theory.FPDlcbfStatic(4, 6, 14))
+			pt.Pred = fptr(theory.FPDlcbfStatic(4, 6, 14))
 		}
 		s, err := pt.row()
 		if err != nil {
@@ -182,22 +183,22 @@ func runDlcbfChurn(ctx context.Context, cfg Config) (*Result, error) {
 	for _, p := range churnPaper[1:] {
 		hc := churnConfig(p.v)
 		hc.Ties = dlcbf.TieHash
-		s, err := churnPoint{Cfg: hc, N: n, Churn: churn, Queries: queries, Trials: trials, Paper: F(p.paper), PaperTol: 0.00000005}.row()
+		s, err := churnPoint{Cfg: hc, N: n, Churn: churn, Queries: queries, Trials: trials, Paper: fptr(p.paper), PaperTol: 0.00000005}.row()
 		if err != nil {
 			return nil, err
 		}
 		specs = append(specs, s)
 	}
-	res, err := Run(ctx, cfg, "dlcbf/churn", specs)
+	res, err := runRows(ctx, cfg, "dlcbf/churn", specs)
 	if err != nil {
 		return nil, err
 	}
-	res.Notes = []string{
+	res.notes = []string{
 		fmt.Sprintf("each trial inserts n = %d random keys, then %d times removes a random present key and inserts a new one, then queries %d keys never inserted (fpr); fpr_state is the rate computed from the buckets' cells (1 − Π_i(1 − p_i), p_i = mean over subtable i's buckets of Σ_cells 2^−ℓ).", n, churn, queries),
 		"structure (002 §III-C): d = 4 subtables × 2048 buckets, 120 bits of cells per bucket: static = 8 cells of a 14-bit remainder and a 1-bit counter (0 = empty); dynamic = cells of ⌊120/M⌋ bits (1-bit counter storing count − 1, remainder with its first bit implied by semi-sorting: ⌊120/M⌋ effective bits) for a bucket whose largest load so far is M, plus a 12-bit bucket header; two-sizes = cells of at most two widths, new cells taking the free bits, no semi-sorting, 22-bit header.",
 		"predicted (static): 1 − Π_i Σ_j Q_ij (1 − 2^−14)^j with Q the d-left load distribution at average load 6 (theory.LoadsDleft, theory.FPDlcbf).",
 		"maxload_M is the fraction of buckets whose largest load so far is M (dynamic only): the distribution that sets the dynamic remainder lengths, 17 effective bits at M = 7 and 15 at M = 8.",
-		"placement is d-left with ties to the leftmost subtable (ties = left, shared/notes/dlcbf.md). 002 does not state its tie rule; the last two rows repeat the dynamic variants with ties broken by the key's hash (ties = hash), which leaves more buckets with largest load 8 instead of 7; each row carries its variant's paper value. See docs/LAB.md.",
+		"placement is d-left with ties to the leftmost subtable (ties = left, docs/DLCBF.md). 002 does not state its tie rule; the last two rows repeat the dynamic variants with ties broken by the key's hash (ties = hash), which leaves more buckets with largest load 8 instead of 7; each row carries its variant's paper value. See docs/LAB.md.",
 		"a row is flagged when |paper − measured| exceeds both the CI half-width and the paper's rounding (5e-8: 002 prints 7 decimals).",
 	}
 	return res, nil
@@ -272,7 +273,7 @@ func dlcbfSmallest(target float64) (spacePoint, error) {
 func runDlcbfSpace(ctx context.Context, cfg Config) (*Result, error) {
 	trials := cfg.trials(20, 2)
 	const n = 100_000
-	var specs []RowSpec
+	var specs []rowSpec
 	var notes []string
 	for _, target := range []float64{1e-2, 1e-3, 1e-4} {
 		sp, err := dlcbfSmallest(target)
@@ -297,16 +298,17 @@ func runDlcbfSpace(ctx context.Context, cfg Config) (*Result, error) {
 		if cfg.Quick {
 			q = int(math.Ceil(20 / target))
 		}
-		specs = append(specs, RowSpec{
-			Params: Params{{"target_fpr", target}, {"n", n}, {"dlcbf", fmt.Sprintf("d=4 B=%d h=%d r=%d c=%d", B, sp.h, sp.r, sp.c)},
+		specs = append(specs, rowSpec{
+			Params: paramList{{"target_fpr", target}, {"n", n}, {"dlcbf", fmt.Sprintf("d=4 B=%d h=%d r=%d c=%d", B, sp.h, sp.r, sp.c)},
 				{"cbf", fmt.Sprintf("m=%d k=%d w=4", cm, ck)}, {"queries", q}},
 			Trials: trials,
-			Metrics: []MetricSpec{
-				{Name: "dlcbf_bits_per_key", Predicted: F(sp.bpk), Method: MethodExact},
-				{Name: "cbf_bits_per_key", Predicted: F(cBits), Method: MethodExact},
-				{Name: "ratio", Predicted: F(cBits / sp.bpk), Method: MethodExact},
-				{Name: "dlcbf_fpr", Predicted: F(sp.fp), Method: MethodQueries},
-				{Name: "cbf_fpr", Predicted: F(cPred), Method: MethodQueries},
+			Bytes:  probe.Bits()/8 + cm/2, // the dlCBF and the 4-bit counters
+			Metrics: []metricSpec{
+				{Name: "dlcbf_bits_per_key", Predicted: fptr(sp.bpk), Method: methodExact},
+				{Name: "cbf_bits_per_key", Predicted: fptr(cBits), Method: methodExact},
+				{Name: "ratio", Predicted: fptr(cBits / sp.bpk), Method: methodExact},
+				{Name: "dlcbf_fpr", Predicted: fptr(sp.fp), Method: methodQueries},
+				{Name: "cbf_fpr", Predicted: fptr(cPred), Method: methodQueries},
 			},
 			Setup: func() (any, error) {
 				d, err := dlcbf.New(dcfg)
@@ -322,38 +324,28 @@ func runDlcbfSpace(ctx context.Context, cfg Config) (*Result, error) {
 				d.Clear()
 				c.Clear()
 				for j := 0; j < n; j++ {
-					k := KeyDigest(seed, j)
+					k := keyDigest(seed, j)
 					if err := d.AddHash(k); err != nil {
 						return err
 					}
 					c.AddHash(k)
 				}
-				dfp, cfp := 0, 0
-				for j := n; j < n+q; j++ {
-					k := KeyDigest(seed, j)
-					if d.ContainsHash(k) {
-						dfp++
-					}
-					if c.ContainsHash(k) {
-						cfp++
-					}
-				}
 				out[0] = float64(d.Bits()) / n
 				out[1] = float64(c.M()*4) / n
 				out[2] = out[1] / out[0]
-				out[3] = float64(dfp) / float64(q)
-				out[4] = float64(cfp) / float64(q)
+				out[3] = queryFPR(d, seed, n, q)
+				out[4] = queryFPR(c, seed, n, q)
 				return nil
 			},
 		})
 		notes = append(notes, fmt.Sprintf("fpr %g: dlCBF h = %d cells of %d+%d bits at %.2f keys per bucket (%.2f bits/key, theory %.3g) vs counting m = %d, k = %d, 4-bit counters (%.2f bits/key): ratio %.2f.",
 			target, sp.h, sp.r, sp.c, sp.load, dBits, sp.fp, cm, ck, cBits, cBits/dBits))
 	}
-	res, err := Run(ctx, cfg, "dlcbf/space", specs)
+	res, err := runRows(ctx, cfg, "dlcbf/space", specs)
 	if err != nil {
 		return nil, err
 	}
-	res.Notes = append(notes,
+	res.notes = append(notes,
 		fmt.Sprintf("dlCBF: the static variant (ESA 2006, 2-bit counters) with d = 4 whose bits per key h·(r+c)/L is smallest among h ∈ [4, 15], average loads L in steps of 1/4 with a d-left overflow fraction below 1e-12, and r the smallest remainder with theory.FPDlcbf ≤ target; B = ⌈n/(4L)⌉, so the measured bits per key include the rounding of B."),
 		"counting: counting.NewWithEstimates(n, target) (the smallest m reaching the rate exactly, optimal k), 4-bit counters, bits = 4m.",
 		"ratio = counting bits / dlCBF bits at equal target rate; the earlier paper (cited in 002 §I) claims a factor of 2 or more for rates of 1% or less. Both rates are measured with ⌈100/target⌉ absent keys per trial (quick: ⌈20/target⌉).",
@@ -373,15 +365,15 @@ func (dlcbfSimulator) Summary() string {
 // Flags registers the dlcbf parameters; -variant is a list (one row each).
 func (dlcbfSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
 	vs := fs.String("variant", "static,dynamic,two-sizes", "variants (list): static, dynamic, two-sizes")
-	d := fs.Int("d", 4, "subtables")
-	nb := fs.Uint64("buckets", 2048, "buckets per subtable")
-	h := fs.Int("cells", 8, "cells per bucket")
-	r := fs.Int("r", 14, "(minimal) remainder bits")
-	c := fs.Int("c", 1, "counter bits per cell (dynamic variants: 0 = none)")
-	R := fs.Int("bucket-bits", 0, "cell bits per bucket of the dynamic variants (0: cells·(r+c))")
-	n := fs.Int("n", 49152, "keys inserted first")
-	churn := fs.Int("churn", 1<<20, "delete+insert pairs after the inserts")
-	queries := fs.Int("queries", 1_000_000, "absent keys queried per trial; 0: rate from the state only")
+	d := CountFlag(fs, "d", 4, 1, dlcbf.MaxSubtables, "`number` of subtables")
+	nb := CountFlag(fs, "buckets", 2048, 1, dlcbf.MaxBuckets, "buckets per subtable (a `count`)")
+	h := CountFlag(fs, "cells", 8, 1, dlcbf.MaxCells, "cells per bucket (a `count`)")
+	r := CountFlag(fs, "r", 14, 1, dlcbf.MaxRemainder, "(minimal) remainder `bits`")
+	c := CountFlag(fs, "c", 1, 0, dlcbf.MaxCounter, "counter `bits` per cell (dynamic variants: 0 = none)")
+	R := CountFlag(fs, "bucket-bits", 0, 0, dlcbf.MaxBucketBits, "cell `bits` per bucket of the dynamic variants (0: cells·(r+c))")
+	n := CountFlag(fs, "n", 49152, 1, dlcbf.MaxBuckets, "keys inserted first (a `count`; 1e4 notation allowed)")
+	churn := CountFlag(fs, "churn", 1<<20, 0, 1<<40, "delete+insert pairs after the inserts (a `count`)")
+	queries := CountFlag(fs, "queries", 1_000_000, 0, maxQueries, "absent keys queried per trial (a `count`); 0: rate from the state only")
 	tieName := fs.String("ties", "left", "tie-breaking between equally loaded buckets: left (always go left) or hash")
 	return func(ctx context.Context, cfg Config) (*Result, error) {
 		var tie dlcbf.Tie
@@ -392,26 +384,27 @@ func (dlcbfSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 		default:
 			return nil, fmt.Errorf("lab: -ties %q: want left or hash: %w", *tieName, ErrParam)
 		}
-		var specs []RowSpec
+		var specs []rowSpec
 		for _, name := range strings.Split(*vs, ",") {
 			v, err := dlcbf.ParseVariant(strings.TrimSpace(name))
 			if err != nil {
 				return nil, fmt.Errorf("lab: -variant: %w: %w", err, ErrParam)
 			}
-			dc := dlcbf.Config{Variant: v, Subtables: *d, Buckets: *nb, Cells: *h, RemainderBits: *r, CounterBits: *c, BucketBits: *R, Ties: tie}
-			if *c == 0 {
+			dc := dlcbf.Config{Variant: v, Subtables: int(d.V), Buckets: nb.V, Cells: int(h.V), RemainderBits: int(r.V),
+				CounterBits: int(c.V), BucketBits: int(R.V), Ties: tie}
+			if c.V == 0 {
 				if v == dlcbf.Static {
 					return nil, fmt.Errorf("lab: -c 0 is not allowed for the static variant: %w", ErrParam)
 				}
 				dc.CounterBits = dlcbf.NoCounter
 			}
-			pt := churnPoint{Cfg: dc, N: *n, Churn: *churn, Queries: *queries, Trials: cfg.trials(50, 2)}
+			pt := churnPoint{Cfg: dc, N: int(n.V), Churn: int(churn.V), Queries: int(queries.V), Trials: cfg.trials(50, 2)}
 			s, err := pt.row()
 			if err != nil {
 				return nil, err
 			}
 			specs = append(specs, s)
 		}
-		return Run(ctx, cfg, "simulate/dlcbf", specs)
+		return runRows(ctx, cfg, "simulate/dlcbf", specs)
 	}
 }

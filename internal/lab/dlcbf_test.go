@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"flag"
 	"math"
 	"testing"
 )
@@ -12,7 +11,7 @@ import (
 // state is d·6·2^−14 within 2%, the dynamic variants are at least twice
 // better, and the queried rate agrees with the state's within the CI.
 func TestDlcbfChurnSmall(t *testing.T) {
-	var specs []RowSpec
+	var specs []rowSpec
 	for _, p := range churnPaper {
 		c := churnConfig(p.v)
 		c.Buckets = 256
@@ -22,24 +21,24 @@ func TestDlcbfChurnSmall(t *testing.T) {
 		}
 		specs = append(specs, s)
 	}
-	res, err := Run(context.Background(), Config{Seed: 3}, "test", specs)
+	res, err := runRows(context.Background(), Config{Seed: 3}, "test", specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(r int, name string) Metric {
-		for _, m := range res.Rows[r].Metrics {
+	get := func(r int, name string) metric {
+		for _, m := range res.rows[r].Metrics {
 			if m.Name == name {
 				return m
 			}
 		}
 		t.Fatalf("row %d has no metric %s", r, name)
-		return Metric{}
+		return metric{}
 	}
 	static := get(0, "fpr_state").Measured
 	if want := 24 * math.Exp2(-14); math.Abs(static-want)/want > 0.02 {
 		t.Errorf("static state rate %g, want %g ± 2%%", static, want)
 	}
-	for r := range res.Rows {
+	for r := range res.rows {
 		if get(r, "refused").Measured != 0 {
 			t.Errorf("row %d refused inserts", r)
 		}
@@ -71,29 +70,16 @@ func TestCountMinTwoHashesQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), Config{Seed: 1}, "test", []RowSpec{sp})
+	res, err := runRows(context.Background(), Config{Seed: 1}, "test", []rowSpec{sp})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range res.Rows[0].Metrics {
+	for _, m := range res.rows[0].Metrics {
 		if math.IsNaN(m.Measured) || m.Measured < -1 || m.Measured > 1 {
 			t.Errorf("%s = %g", m.Name, m.Measured)
 		}
 		if m.Name == "diff_mean_over_N" && (m.CI95[0] > 0 || m.CI95[1] < 0) && math.Abs(m.Measured) > 1e-4 {
 			t.Errorf("two-hash and independent rows differ: %g %v", m.Measured, m.CI95)
-		}
-	}
-}
-
-func TestDlcbfSimulatorParams(t *testing.T) {
-	for _, args := range [][]string{{"-variant", "nope"}, {"-cells", "99"}, {"-n", "0"}, {"-variant", "static", "-c", "0"}} {
-		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		run := dlcbfSimulator{}.Flags(fs)
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := run(context.Background(), Config{Trials: 1}); err == nil {
-			t.Errorf("%v accepted", args)
 		}
 	}
 }

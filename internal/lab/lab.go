@@ -1,5 +1,8 @@
-// Package lab reproduces the papers' tables and figures with bloomlab's
-// real structures, and runs any other configuration of the same machinery.
+// Package lab is the machinery behind `bloomlab reproduce` and
+// `bloomlab simulate`: it reproduces the papers' tables and figures with
+// bloomlab's real structures, and runs any other configuration of the same
+// machinery. It is the command's internals, not a library: researchers use
+// the command and its JSON output (docs/LAB.md).
 //
 // An Experiment is a named, registered procedure that returns a Result: a
 // list of rows, each with its parameters and its metrics. Every metric is
@@ -10,19 +13,20 @@
 // Simulator, which builds an experiment from command-line parameters. The
 // papers' tables are named configurations of the simulators.
 //
-// Trials run in parallel on all cores (Config.Workers) and are
+// Trials run in parallel on all cores (Config.workers) and are
 // deterministic for a seed whatever the number of workers: trial i of row r
-// draws its keys from TrialSeed(seed, r, i), and results are combined in
+// draws its keys from trialSeed(seed, r, i), and results are combined in
 // trial order.
 //
 // # Adding an experiment
 //
 // Write a function func(ctx context.Context, cfg Config) (*Result, error)
-// that builds RowSpecs (parameters, metric definitions and a Trial function)
-// and hands them to Run, then register it from an init function:
+// that builds rowSpecs (parameters, metric definitions and a trial
+// function) and hands them to runRows, then register it from an init
+// function:
 //
 //	func init() {
-//		Register(Experiment{Name: "paper/table", Paper: "002 §3", Summary: "…", Run: runTable})
+//		register(Experiment{Name: "paper/table", Paper: "002 §3", Summary: "…", Run: runTable})
 //	}
 //
 // Write the experiments of one paper in a file named after the paper
@@ -32,7 +36,7 @@
 //
 // Implement Simulator (a kind name, a one-line summary and a function that
 // registers the kind's flags and returns the experiment they configure) and
-// call RegisterSimulator from an init function; see bloomSimulator.
+// call registerSimulator from an init function; see bloomSimulator.
 package lab
 
 import (
@@ -40,15 +44,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
 	"sort"
 	"sync"
+
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 // Config controls one run of an experiment.
 type Config struct {
 	// Seed makes the run reproducible: the same seed gives the same output
-	// whatever Workers is.
+	// whatever the number of workers.
 	Seed uint64
 	// Trials overrides the experiment's number of trials per row (0: the
 	// experiment's default, reduced under Quick).
@@ -56,8 +61,11 @@ type Config struct {
 	// Quick asks for a reduced run: fewer trials and parameter points, for
 	// smoke tests and CI. Every experiment's quick run takes seconds.
 	Quick bool
-	// Workers is the number of goroutines running trials (0: GOMAXPROCS).
-	Workers int
+	// workers is the number of goroutines running trials (0: GOMAXPROCS).
+	workers int
+	// memory is the machine's memory for the check of runRows (0:
+	// sysmem.Physical()); tests set it.
+	memory uint64
 	// Progress, if not nil, is called from time to time with the number of
 	// trials done and the total. It must be safe for concurrent use.
 	Progress func(done, total int)
@@ -93,47 +101,58 @@ var (
 	simulators  = map[string]Simulator{}
 )
 
-// Register adds e to the registry. It panics if the name is empty, taken or
+// register adds e to the registry. It panics if the name is empty, taken or
 // e.Run is nil: registration happens in init functions, where that is a
 // programming error.
-func Register(e Experiment) {
+func register(e Experiment) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if e.Name == "" || e.Run == nil {
-		panic("lab: Register: experiment needs a Name and a Run function")
+		panic("lab: register: experiment needs a Name and a Run function")
 	}
 	if _, dup := experiments[e.Name]; dup {
-		panic("lab: Register: duplicate experiment " + e.Name)
+		panic("lab: register: duplicate experiment " + e.Name)
 	}
 	experiments[e.Name] = e
 }
 
 // Experiments returns the registered experiments sorted by name.
-func Experiments() []Experiment {
+func Experiments() []Experiment { return sorted(experiments) }
+
+// sorted returns the values of a registry in the order of their names.
+func sorted[T any](m map[string]T) []T {
 	regMu.Lock()
 	defer regMu.Unlock()
-	out := make([]Experiment, 0, len(experiments))
-	for _, e := range experiments {
-		out = append(out, e)
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Strings(names)
+	out := make([]T, len(names))
+	for i, name := range names {
+		out[i] = m[name]
+	}
 	return out
 }
 
-// ErrUnknown is wrapped by the error for an unknown experiment or simulate
-// kind.
-var ErrUnknown = errors.New("unknown")
-
-// Lookup returns the experiment with the given name.
-func Lookup(name string) (Experiment, error) {
+// lookup returns the value registered under name, wrapping errUnknown in
+// an error naming what if there is none.
+func lookup[T any](m map[string]T, what, name string) (T, error) {
 	regMu.Lock()
-	e, ok := experiments[name]
+	v, ok := m[name]
 	regMu.Unlock()
 	if !ok {
-		return Experiment{}, fmt.Errorf("lab: experiment %q: %w (see `bloomlab experiments`)", name, ErrUnknown)
+		return v, fmt.Errorf("lab: %s %q: %w", what, name, errUnknown)
 	}
-	return e, nil
+	return v, nil
 }
+
+// errUnknown is wrapped by the error for an unknown experiment or simulate
+// kind.
+var errUnknown = errors.New("unknown")
+
+// Lookup returns the experiment with the given name.
+func Lookup(name string) (Experiment, error) { return lookup(experiments, "experiment", name) }
 
 // Simulator is a simulate kind: a family of experiments configured by
 // command-line parameters.
@@ -151,35 +170,20 @@ type Simulator interface {
 // ErrParam is wrapped by errors about invalid experiment parameters.
 var ErrParam = kind.ErrParam
 
-// RegisterSimulator adds s to the simulate kinds; it panics on a duplicate.
-func RegisterSimulator(s Simulator) {
+// registerSimulator adds s to the simulate kinds; it panics on a duplicate.
+func registerSimulator(s Simulator) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := simulators[s.Kind()]; dup {
-		panic("lab: RegisterSimulator: duplicate kind " + s.Kind())
+		panic("lab: registerSimulator: duplicate kind " + s.Kind())
 	}
 	simulators[s.Kind()] = s
 }
 
 // Simulators returns the simulate kinds sorted by name.
-func Simulators() []Simulator {
-	regMu.Lock()
-	defer regMu.Unlock()
-	out := make([]Simulator, 0, len(simulators))
-	for _, s := range simulators {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Kind() < out[j].Kind() })
-	return out
-}
+func Simulators() []Simulator { return sorted(simulators) }
 
 // LookupSimulator returns the simulate kind with the given name.
 func LookupSimulator(kind string) (Simulator, error) {
-	regMu.Lock()
-	s, ok := simulators[kind]
-	regMu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("lab: simulate kind %q: %w", kind, ErrUnknown)
-	}
-	return s, nil
+	return lookup(simulators, "simulate kind", kind)
 }

@@ -14,7 +14,7 @@ import (
 // dleftPoint is one configuration of a d-left Bloom filter trial (002 §II):
 // N keys into D subtables of N/(D·Load) buckets, then Queries absent keys.
 type dleftPoint struct {
-	Pre      Params
+	Pre      paramList
 	N        int
 	Cfg      dleft.Config // Buckets filled in by row
 	Load     float64
@@ -38,57 +38,74 @@ func (pt dleftPoint) buckets() uint64 {
 	return max(g, (b+g-1)/g*g)
 }
 
-func (pt dleftPoint) row() (RowSpec, error) {
+func (pt dleftPoint) row() (rowSpec, error) {
 	if pt.N < 1 || !(pt.Load > 0) || pt.Load > theory.MaxLoadDleft/2 {
-		return RowSpec{}, fmt.Errorf("lab: dleft: n = %d, load = %v: want n ≥ 1, 0 < load ≤ %d: %w", pt.N, pt.Load, theory.MaxLoadDleft/2, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: dleft: n = %d, load = %v: want n ≥ 1, 0 < load ≤ %d: %w", pt.N, pt.Load, theory.MaxLoadDleft/2, ErrParam)
 	}
 	cfg := pt.Cfg
 	cfg.Buckets = pt.buckets()
 	if err := cfg.Validate(); err != nil {
-		return RowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
 	}
 	if pt.Rounds > 0 && max(1, cfg.Group) != 1 {
-		return RowSpec{}, fmt.Errorf("lab: dleft: -rounds needs -group 1: %w", ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: dleft: -rounds needs -group 1: %w", ErrParam)
 	}
-	probe, _ := dleft.New(cfg)
+	// The defaults filled in, from a table of one group: a full-size one
+	// would be allocated before runRows checks the memory.
+	small := cfg
+	small.Buckets = uint64(max(1, cfg.Group))
+	probe, err := dleft.New(small)
+	if err != nil {
+		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+	}
+	buckets := cfg.Buckets
 	cfg = probe.Config()
+	cfg.Buckets = buckets
+	table := uint64(cfg.D) * cfg.Buckets * uint64(cfg.BucketBits) / 8
+	bytes := table
+	if pt.Rounds > 0 {
+		// dleft.Build: a second table, the keys and its per-key and
+		// per-bucket arrays.
+		n, nb := uint64(pt.N), uint64(cfg.D)*cfg.Buckets
+		bytes += table + n*(16+8*uint64(cfg.D)+1+8) + 17*nb
+	}
 	// The load the fluid limit sees is the actual n / buckets.
 	realLoad := float64(pt.N) / (float64(cfg.D) * float64(cfg.Buckets))
 	pred, over, err := dleft.PredictFPR(cfg, realLoad)
 	if err != nil {
-		return RowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
 	}
 	var predP *float64
 	if !pt.NoPredict {
-		predP = F(pred)
+		predP = fptr(pred)
 	}
-	params := append(append(Params{}, pt.Pre...),
-		Param{"n", pt.N}, Param{"d", cfg.D}, Param{"buckets", cfg.Buckets}, Param{"bucket_bits", cfg.BucketBits},
-		Param{"load", math.Round(realLoad*1000) / 1000}, Param{"semisort", cfg.Semisort.PrefixBits()},
-		Param{"group", cfg.Group}, Param{"rounds", pt.Rounds}, Param{"queries", pt.Queries})
-	fprMethod := MethodQueries
+	params := append(append(paramList{}, pt.Pre...),
+		param{"n", pt.N}, param{"d", cfg.D}, param{"buckets", cfg.Buckets}, param{"bucket_bits", cfg.BucketBits},
+		param{"load", math.Round(realLoad*1000) / 1000}, param{"semisort", cfg.Semisort.PrefixBits()},
+		param{"group", cfg.Group}, param{"rounds", pt.Rounds}, param{"queries", pt.Queries})
+	fprMethod := methodQueries
 	if pt.Queries == 0 {
-		fprMethod = MethodState
+		fprMethod = methodState
 	}
-	spec := RowSpec{Params: params, Trials: pt.Trials}
+	spec := rowSpec{Params: params, Trials: pt.Trials, Bytes: bytes}
 	if pt.LoadMetrics == 0 {
-		spec.Metrics = []MetricSpec{
+		spec.Metrics = []metricSpec{
 			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: predP, Method: fprMethod},
-			{Name: "fpr_state", Predicted: predP, Method: MethodState},
-			{Name: "overflow", Predicted: F(over), Method: MethodCount},
+			{Name: "fpr_state", Predicted: predP, Method: methodState},
+			{Name: "overflow", Predicted: fptr(over), Method: methodCount},
 		}
 	}
 	var tl []float64
 	if pt.LoadMetrics > 0 {
 		q, err := theory.LoadsDleft(cfg.D, realLoad)
 		if err != nil {
-			return RowSpec{}, err
+			return rowSpec{}, err
 		}
 		tl = theory.TableLoadsDleft(q)
 		for a := 0; a <= pt.LoadMetrics; a++ {
-			ms := MetricSpec{Name: fmt.Sprintf("frac_load=%d", a), Predicted: F(tl[a]), Method: MethodCount}
+			ms := metricSpec{Name: fmt.Sprintf("frac_load=%d", a), Predicted: fptr(tl[a]), Method: methodCount}
 			if a < len(pt.TablePaper) {
-				ms.Paper = F(pt.TablePaper[a])
+				ms.Paper = fptr(pt.TablePaper[a])
 				ms.PaperTol = halfDigit2(pt.TablePaper[a])
 			}
 			spec.Metrics = append(spec.Metrics, ms)
@@ -101,7 +118,7 @@ func (pt dleftPoint) row() (RowSpec, error) {
 		if rounds > 0 {
 			ds := make([]hashing.Digest, n)
 			for j := range ds {
-				ds[j] = KeyDigest(seed, j)
+				ds[j] = keyDigest(seed, j)
 			}
 			g, err := dleft.Build(cfg, ds, rounds)
 			if err != nil {
@@ -111,7 +128,7 @@ func (pt dleftPoint) row() (RowSpec, error) {
 		} else {
 			f.Clear()
 			for j := 0; j < n; j++ {
-				if err := f.AddHash(KeyDigest(seed, j)); err != nil {
+				if err := f.AddHash(keyDigest(seed, j)); err != nil {
 					return err
 				}
 			}
@@ -130,19 +147,7 @@ func (pt dleftPoint) row() (RowSpec, error) {
 			}
 			return nil
 		}
-		est := f.EstimatedFPR()
-		if q > 0 {
-			fp := 0
-			for j := n; j < n+q; j++ {
-				if f.ContainsHash(KeyDigest(seed, j)) {
-					fp++
-				}
-			}
-			out[0] = float64(fp) / float64(q)
-		} else {
-			out[0] = est
-		}
-		out[1] = est
+		measureFPR(f, seed, n, q, out)
 		out[2] = float64(f.Overflows()) / (float64(cfg.D) * float64(cfg.Buckets))
 		return nil
 	}
@@ -166,22 +171,10 @@ func halfLast(x float64, digits int) float64 {
 	return 0.5 * math.Pow(10, e-float64(digits-1))
 }
 
-func dleftRows(pts []dleftPoint) ([]RowSpec, error) {
-	var specs []RowSpec
-	for _, pt := range pts {
-		s, err := pt.row()
-		if err != nil {
-			return nil, err
-		}
-		specs = append(specs, s)
-	}
-	return specs, nil
-}
-
 // dleftSimulator is `bloomlab simulate dleft`.
 type dleftSimulator struct{}
 
-func init() { RegisterSimulator(dleftSimulator{}) }
+func init() { registerSimulator(dleftSimulator{}) }
 
 func (dleftSimulator) Kind() string { return "dleft" }
 
@@ -190,34 +183,28 @@ func (dleftSimulator) Summary() string {
 }
 
 func (dleftSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
-	n := fs.Int("n", 49152, "keys inserted per trial")
-	d := fs.Int("d", 3, "subtables")
-	bb := fs.Int("bucket-bits", 64, "bucket size: 64 or 128")
+	n := CountFlag(fs, "n", 49152, 1, dleft.MaxBuckets, "keys inserted per trial (a `count`; 1e4 notation allowed)")
+	d := CountFlag(fs, "d", 3, 1, 8, "`number` of subtables")
+	bb := CountFlag(fs, "bucket-bits", 64, 64, 128, "bucket size in `bits`: 64 or 128")
 	load := fs.Float64("load", 4, "average keys per bucket (buckets = n/load)")
-	ss := fs.Int("semisort", -1, "semi-sorting prefix bits 0, 1 or 2; -1: 1 for 64-bit, 2 for 128-bit buckets")
-	group := fs.Int("group", 1, "buckets per group sharing their bits: 1, 2, 4, 8")
-	rounds := fs.Int("rounds", 0, "offline balancing rounds (002 §II-D; 0: online inserts)")
-	queries := fs.Int("queries", 100000, "absent keys queried per trial (0: rate from the state only)")
+	ss := CountFlag(fs, "semisort", 0, 0, 2, "semi-sorting prefix `bits` 0, 1 or 2; default 1 for 64-bit, 2 for 128-bit buckets")
+	group := CountFlag(fs, "group", 1, 1, 8, "buckets per group sharing their bits (a `count`): 1, 2, 4, 8")
+	rounds := CountFlag(fs, "rounds", 0, 0, 1000, "offline balancing `rounds` (002 §II-D; 0: online inserts)")
+	queries := CountFlag(fs, "queries", 100000, 0, maxQueries, "absent keys queried per trial (a `count`; 0: rate from the state only)")
 	return func(ctx context.Context, cfg Config) (*Result, error) {
 		sem := dleft.SemisortAuto
-		if *ss >= 0 {
+		if ss.Given {
 			var err error
-			if sem, err = dleft.SemisortFromBits(*ss); err != nil {
+			if sem, err = dleft.SemisortFromBits(int(ss.V)); err != nil {
 				return nil, fmt.Errorf("lab: -semisort: %w: %w", err, ErrParam)
 			}
 		}
-		if *queries < 0 || *queries > MaxQueries {
-			return nil, fmt.Errorf("lab: dleft: -queries %d out of range [0, %d]: %w", *queries, MaxQueries, ErrParam)
-		}
-		if *rounds < 0 || *rounds > 1000 {
-			return nil, fmt.Errorf("lab: dleft: -rounds %d out of range [0, 1000]: %w", *rounds, ErrParam)
-		}
-		pt := dleftPoint{N: *n, Load: *load, Rounds: *rounds, Queries: *queries, Trials: cfg.trials(200, 10),
-			Cfg: dleft.Config{D: *d, BucketBits: *bb, Semisort: sem, Group: *group}, NoPredict: *rounds > 0}
-		specs, err := dleftRows([]dleftPoint{pt})
+		pt := dleftPoint{N: int(n.V), Load: *load, Rounds: int(rounds.V), Queries: int(queries.V), Trials: cfg.trials(200, 10),
+			Cfg: dleft.Config{D: int(d.V), BucketBits: int(bb.V), Semisort: sem, Group: int(group.V)}, NoPredict: rounds.V > 0}
+		specs, err := specsOf([]dleftPoint{pt})
 		if err != nil {
 			return nil, err
 		}
-		return Run(ctx, cfg, "simulate/dleft", specs)
+		return runRows(ctx, cfg, "simulate/dleft", specs)
 	}
 }

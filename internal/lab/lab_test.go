@@ -41,7 +41,7 @@ func jsonOf(t *testing.T, r *Result) string {
 func TestDeterministicAcrossWorkers(t *testing.T) {
 	var outs []string
 	for _, w := range []int{1, 2, 3, 8} {
-		r := runNamed(t, "notes/k-table", Config{Seed: 7, Trials: 5, Workers: w})
+		r := runNamed(t, "notes/k-table", Config{Seed: 7, Trials: 5, workers: w})
 		outs = append(outs, jsonOf(t, r))
 	}
 	for i := 1; i < len(outs); i++ {
@@ -59,7 +59,7 @@ func TestTrialSeedsDistinct(t *testing.T) {
 	seen := map[uint64]bool{}
 	for r := 0; r < 50; r++ {
 		for i := 0; i < 200; i++ {
-			s := TrialSeed(1, r, i)
+			s := trialSeed(1, r, i)
 			if seen[s] {
 				t.Fatalf("seed collision at row %d trial %d", r, i)
 			}
@@ -69,20 +69,20 @@ func TestTrialSeedsDistinct(t *testing.T) {
 }
 
 func TestFlagRule(t *testing.T) {
-	m := Metric{Paper: F(0.0306), PaperTol: 0.00005, Measured: 0.03064, CI95: [2]float64{0.03062, 0.03066}}
-	if m.Flagged() {
+	m := metric{Paper: fptr(0.0306), PaperTol: 0.00005, Measured: 0.03064, CI95: [2]float64{0.03062, 0.03066}}
+	if m.flagged() {
 		t.Error("difference within the paper's rounding flagged")
 	}
 	m.Measured, m.CI95 = 0.0308, [2]float64{0.0307, 0.0309}
-	if !m.Flagged() {
+	if !m.flagged() {
 		t.Error("difference beyond CI and rounding not flagged")
 	}
 	m.CI95 = [2]float64{0.0300, 0.0316}
-	if m.Flagged() {
+	if m.flagged() {
 		t.Error("paper inside a wide CI flagged")
 	}
 	m.Paper = nil
-	if m.Flagged() {
+	if m.flagged() {
 		t.Error("metric without paper value flagged")
 	}
 }
@@ -91,10 +91,10 @@ func TestNotesExample(t *testing.T) {
 	r := runNamed(t, "notes/example", Config{})
 	var bits []string
 	answers := map[float64]float64{}
-	for _, row := range r.Rows {
-		bits = append(bits, row.Params.Get("B").(string))
-		if row.Params.Get("op") == "query" {
-			answers[float64(row.Params.Get("x").(uint64))] = row.Metrics[0].Measured
+	for _, row := range r.rows {
+		bits = append(bits, row.Params.get("B").(string))
+		if row.Params.get("op") == "query" {
+			answers[float64(row.Params.get("x").(uint64))] = row.Metrics[0].Measured
 		}
 	}
 	want := []string{"00000", "01001", "11001", "11001", "11001", "11001", "11001"}
@@ -106,8 +106,8 @@ func TestNotesExample(t *testing.T) {
 			t.Errorf("query %v answered %v, want %v", x, answers[x], a)
 		}
 	}
-	if r.Flagged() != 0 {
-		t.Errorf("%d flagged metrics", r.Flagged())
+	if r.flagged() != 0 {
+		t.Errorf("%d flagged metrics", r.flagged())
 	}
 }
 
@@ -119,12 +119,12 @@ func TestKTableAgreesWithPaper(t *testing.T) {
 		trials = 15
 	}
 	r := runNamed(t, "notes/k-table", Config{Seed: 1, Trials: trials})
-	if len(r.Rows) != 6 {
-		t.Fatalf("%d rows, want 6", len(r.Rows))
+	if len(r.rows) != 6 {
+		t.Fatalf("%d rows, want 6", len(r.rows))
 	}
-	for _, row := range r.Rows {
+	for _, row := range r.rows {
 		for _, m := range row.Metrics {
-			if m.Flagged() {
+			if m.flagged() {
 				t.Errorf("%v: %s flagged: paper %v, measured %v, CI %v", row.Params, m.Name, *m.Paper, m.Measured, m.CI95)
 			}
 			// 18 metrics at 95%: allow 3 half-widths (a 99.7% interval).
@@ -137,8 +137,8 @@ func TestKTableAgreesWithPaper(t *testing.T) {
 
 func TestFigure1Structure(t *testing.T) {
 	r := runNamed(t, "less-hashing/figure1", Config{Seed: 1, Quick: true, Trials: 2})
-	if len(r.Rows) != 4*5*3 {
-		t.Fatalf("%d rows, want 60", len(r.Rows))
+	if len(r.rows) != 4*5*3 {
+		t.Fatalf("%d rows, want 60", len(r.rows))
 	}
 	if len(r.Plots) != 4 {
 		t.Fatalf("%d plots, want 4", len(r.Plots))
@@ -149,10 +149,10 @@ func TestFigure1Structure(t *testing.T) {
 			t.Errorf("c = %d: k = %d, want %d", c, got, k)
 		}
 	}
-	for _, row := range r.Rows {
-		c := row.Params.Get("c").(int)
+	for _, row := range r.rows {
+		c := row.Params.get("c").(int)
 		p := theory.FPAsymptotic(float64(c), 1, wantK[c])
-		if q := row.Params.Get("queries").(int); q != int(math.Ceil(10/p)) {
+		if q := row.Params.get("queries").(int); q != int(math.Ceil(10/p)) {
 			t.Errorf("%v: %d queries, want ⌈10/p⌉ = %v", row.Params, q, math.Ceil(10/p))
 		}
 		if row.Metrics[0].Paper != nil {
@@ -165,8 +165,8 @@ func TestFigure1Structure(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkXML(t, b.Bytes())
-		if len(p.Series) != 6 {
-			t.Errorf("%s: %d series, want p and 5 schemes", p.Name, len(p.Series))
+		if len(p.series) != 6 {
+			t.Errorf("%s: %d series, want p and 5 schemes", p.Name, len(p.series))
 		}
 	}
 }
@@ -209,10 +209,10 @@ func TestJSONSchema(t *testing.T) {
 		t.Fatalf("unexpected JSON: %+v", v)
 	}
 	fpr := v.Rows[0].Metrics["fpr"]
-	if fpr.Paper == nil || *fpr.Paper != 0.0306 || fpr.Predicted == nil || fpr.Method != MethodQueries {
+	if fpr.Paper == nil || *fpr.Paper != 0.0306 || fpr.Predicted == nil || fpr.Method != methodQueries {
 		t.Errorf("fpr metric %+v", fpr)
 	}
-	if m := v.Rows[0].Metrics["fpr_state"]; m.Paper != nil || m.Method != MethodState {
+	if m := v.Rows[0].Metrics["fpr_state"]; m.Paper != nil || m.Method != methodState {
 		t.Errorf("fpr_state metric %+v", m)
 	}
 	if v.Rows[0].Params["k"] != 3.0 || v.Rows[0].Params["scheme"] != "independent" {
@@ -253,36 +253,19 @@ func TestStateMethodForTinyRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := r.Rows[0].Metrics[0]
-	if m.Method != MethodState || r.Rows[0].Params.Get("queries") != 0 {
-		t.Errorf("fpr at c = 40 measured by %s with %v queries, want state", m.Method, r.Rows[0].Params.Get("queries"))
+	m := r.rows[0].Metrics[0]
+	if m.Method != methodState || r.rows[0].Params.get("queries") != 0 {
+		t.Errorf("fpr at c = 40 measured by %s with %v queries, want state", m.Method, r.rows[0].Params.get("queries"))
 	}
 	if !(m.Measured > 0 && m.Measured < 1e-6) {
 		t.Errorf("state-based fpr %v", m.Measured)
 	}
 }
 
-func TestSimulatorParamErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{"-n", "0"}, {"-n", "x"}, {"-m", "100", "-c", "8"}, {"-scheme", "nope"},
-		{"-k", "65"}, {"-predict", "magic"}, {"-c", "-1"}, {"-queries", "100000000"},
-	} {
-		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		run := bloomSimulator{}.Flags(fs)
-		if err := fs.Parse(args); err != nil {
-			continue
-		}
-		if _, err := run(context.Background(), Config{Trials: 1}); !errors.Is(err, ErrParam) {
-			t.Errorf("%v: err = %v, want ErrParam", args, err)
-		}
-	}
-}
-
 func TestRunErrors(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := Run(context.Background(), Config{}, "x", []RowSpec{{
-		Trials: 3, Metrics: []MetricSpec{{Name: "a"}},
+	_, err := runRows(context.Background(), Config{}, "x", []rowSpec{{
+		Trials: 3, Metrics: []metricSpec{{Name: "a"}},
 		Trial: func(any, uint64, []float64) error { return boom },
 	}})
 	if !errors.Is(err, boom) {
@@ -290,18 +273,18 @@ func TestRunErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Run(ctx, Config{}, "x", []RowSpec{{Trials: 3, Metrics: []MetricSpec{{Name: "a"}},
+	_, err = runRows(ctx, Config{}, "x", []rowSpec{{Trials: 3, Metrics: []metricSpec{{Name: "a"}},
 		Trial: func(any, uint64, []float64) error { return nil }}})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: %v", err)
 	}
-	if _, err := Run(context.Background(), Config{}, "x", []RowSpec{{Trials: 0}}); !errors.Is(err, ErrParam) {
+	if _, err := runRows(context.Background(), Config{}, "x", []rowSpec{{Trials: 0}}); !errors.Is(err, ErrParam) {
 		t.Errorf("zero trials: %v", err)
 	}
 }
 
-func TestSummarize(t *testing.T) {
-	s := summarize([]float64{1, 2, 3, 4, 5})
+func TestSampleSummary(t *testing.T) {
+	s := sampleSummary([]float64{1, 2, 3, 4, 5})
 	if s.mean != 3 || math.Abs(s.sd-math.Sqrt(2.5)) > 1e-12 {
 		t.Fatalf("%+v", s)
 	}
@@ -324,7 +307,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s not registered", n)
 		}
 	}
-	if _, err := Lookup("nope"); !errors.Is(err, ErrUnknown) {
+	if _, err := Lookup("nope"); !errors.Is(err, errUnknown) {
 		t.Errorf("Lookup(nope) = %v", err)
 	}
 	if _, err := LookupSimulator("bloom"); err != nil {
@@ -335,5 +318,5 @@ func TestRegistry(t *testing.T) {
 			t.Error("duplicate registration did not panic")
 		}
 	}()
-	Register(Experiment{Name: "notes/example", Run: runNotesExample})
+	register(Experiment{Name: "notes/example", Run: runNotesExample})
 }

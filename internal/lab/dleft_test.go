@@ -18,10 +18,10 @@ func TestDleftExperiments(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(res.Rows) == 0 || len(res.Notes) == 0 {
+		if len(res.rows) == 0 || len(res.notes) == 0 {
 			t.Fatalf("%s: empty result", name)
 		}
-		for _, row := range res.Rows {
+		for _, row := range res.rows {
 			for _, m := range row.Metrics {
 				if m.Name == "fpr_state" && m.Predicted != nil && *m.Predicted > 1e-6 { // tinier rates hinge on a few buckets
 					if r := m.Measured / *m.Predicted; r < 0.9 || r > 1.1 {
@@ -36,7 +36,7 @@ func TestDleftExperiments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := *res.Rows[0].Metrics[0].Predicted; p < 0.000352 || p > 0.0003522 {
+	if p := *res.rows[0].Metrics[0].Predicted; p < 0.000352 || p > 0.0003522 {
 		t.Errorf("grouping prediction %.7g, want 0.0003521", p)
 	}
 }

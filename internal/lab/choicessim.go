@@ -1,0 +1,246 @@
+package lab
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/bloomlab/bloomlab/choices"
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+// maxChoicesQueries is the most queries a choices trial makes (each costs up
+// to c·k probes): a rate below 1e-5 is computed from the state.
+const maxChoicesQueries = 1_000_000
+
+// choicesPoint is one configuration of a c-choice filter trial (000 §3):
+// insert N random keys into M bits with C groups of K hash functions,
+// online (Rounds = 0) or offline in Rounds rounds, then measure.
+type choicesPoint struct {
+	Pre     paramList // parameters shown before the filter's own
+	N       int
+	M       uint64
+	C, K    int
+	Rounds  int // 0: online greedy (Add); ≥ 1: offline Build
+	Scheme  hashing.Scheme
+	Queries int // < 0: automatic (⌈10/p⌉, state when above maxChoicesQueries); 0: state only
+	Trials  int
+	// FP adds the metrics fpr and fpr_state; ODE adds ones_ode, the
+	// fill predicted by eq. (3.2), as an exact metric beside the paper's.
+	FP, ODE bool
+	// Paper values and their roundings (nil: the paper prints none).
+	PaperFP, PaperOnes, PaperODE          *float64
+	PaperFPTol, PaperOnesTol, PaperODETol float64
+}
+
+// paperSci returns a value the paper prints with four significant digits,
+// mant×10^exp, and its rounding (half a unit of the last digit).
+func paperSci(mant float64, exp int) (*float64, float64) {
+	v, err := strconv.ParseFloat(fmt.Sprintf("%.3fe%d", mant, exp), 64)
+	if err != nil {
+		panic(err) // the tables are literals
+	}
+	return fptr(v), 0.0005 * math.Pow10(exp)
+}
+
+func (pt choicesPoint) row() (rowSpec, error) {
+	switch {
+	case pt.N < 1 || pt.M < 1 || pt.M > hashing.MaxM:
+		return rowSpec{}, fmt.Errorf("lab: choices: n = %d, m = %d: want n ≥ 1, 1 ≤ m ≤ 2^48: %w", pt.N, pt.M, ErrParam)
+	case pt.K < 1 || pt.K > hashing.MaxK:
+		return rowSpec{}, fmt.Errorf("lab: choices: k = %d out of range [1, %d]: %w", pt.K, hashing.MaxK, ErrParam)
+	case pt.C < 1 || pt.C > choices.MaxC:
+		return rowSpec{}, fmt.Errorf("lab: choices: c = %d out of range [1, %d]: %w", pt.C, choices.MaxC, ErrParam)
+	case pt.Rounds < 0 || pt.Rounds > choices.MaxRounds:
+		return rowSpec{}, fmt.Errorf("lab: choices: rounds = %d out of range [0, %d]: %w", pt.Rounds, choices.MaxRounds, ErrParam)
+	case uint64(pt.N)*uint64(pt.C*pt.K) > 1<<31:
+		return rowSpec{}, fmt.Errorf("lab: choices: n·c·k = %d exceeds 2^31 positions per trial: %w", uint64(pt.N)*uint64(pt.C*pt.K), ErrParam)
+	}
+	cfg := choices.Config{M: pt.M, K: pt.K, C: pt.C, Scheme: pt.Scheme}
+	// Validate the rest of cfg on a filter of at most 64 bits: a full-size
+	// one would be allocated before runRows checks the memory.
+	small := cfg
+	small.M = min(cfg.M, 64)
+	if _, err := choices.New(small); err != nil {
+		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+	}
+	bytes := (pt.M + 63) / 64 * 8 // the filter
+	if pt.Rounds > 0 {
+		// The keys, and choices.Builder's counters, groups and positions.
+		n := uint64(pt.N)
+		bytes += 16*n + pt.M + 1 + n + 8*n*uint64(pt.C*pt.K)
+	}
+	b := float64(pt.M) / float64(pt.N)
+	// The ODE predicts the online algorithm only (000 §3.2: "the
+	// differential equations approach does not apply" offline).
+	var predFill, predFP *float64
+	z := theory.FillChoices(b, pt.K, pt.C)
+	if pt.Rounds <= 1 || pt.C == 1 {
+		predFill, predFP = fptr(z), fptr(theory.FPFromFillChoices(z, pt.K, pt.C))
+	}
+	q := pt.Queries
+	if q < 0 {
+		// ⌈10/p⌉ at the online rate, an upper bound on the offline one.
+		p := theory.FPFromFillChoices(z, pt.K, pt.C)
+		q = 0
+		if p > 0 && 10/p <= maxChoicesQueries {
+			q = int(math.Ceil(10 / p))
+		}
+	}
+	params := append(append(paramList{}, pt.Pre...),
+		param{"n", pt.N}, param{"m", pt.M}, param{"c", pt.C}, param{"k", pt.K})
+	rounds := any(pt.Rounds)
+	if pt.Rounds == 0 {
+		rounds = "online"
+	}
+	params = append(params, param{"rounds", rounds}, param{"scheme", pt.Scheme.String()})
+	if pt.FP {
+		params = append(params, param{"queries", q})
+	}
+	var ms []metricSpec
+	if pt.FP {
+		method := methodQueries
+		if q == 0 {
+			method = methodState
+		}
+		ms = append(ms,
+			metricSpec{Name: "fpr", Predicted: predFP, Method: method},
+			metricSpec{Name: "fpr_state", Paper: pt.PaperFP, PaperTol: pt.PaperFPTol, Predicted: predFP, Method: methodState})
+	}
+	ms = append(ms, metricSpec{Name: "ones", Paper: pt.PaperOnes, PaperTol: pt.PaperOnesTol, Predicted: predFill, Method: methodCount})
+	if pt.ODE {
+		ms = append(ms, metricSpec{Name: "ones_ode", Paper: pt.PaperODE, PaperTol: pt.PaperODETol, Method: methodExact})
+	}
+	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms, Bytes: bytes}
+	type state struct {
+		f    *choices.Filter
+		b    choices.Builder
+		keys []hashing.Digest
+	}
+	spec.Setup = func() (any, error) {
+		f, err := choices.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &state{f: f}, nil
+	}
+	n, rr, fp, ode := pt.N, pt.Rounds, pt.FP, pt.ODE
+	spec.Trial = func(st any, seed uint64, out []float64) error {
+		s := st.(*state)
+		f := s.f
+		f.Clear()
+		f.SetTieSeed(splitMix64(seed ^ 0x7469652d62726b73))
+		if rr == 0 {
+			for j := 0; j < n; j++ {
+				f.AddHash(keyDigest(seed, j))
+			}
+		} else {
+			if cap(s.keys) < n {
+				s.keys = make([]hashing.Digest, n)
+			}
+			keys := s.keys[:n]
+			for j := range keys {
+				keys[j] = keyDigest(seed, j)
+			}
+			if err := s.b.Build(f, keys, rr); err != nil {
+				return err
+			}
+		}
+		i := 0
+		if fp {
+			measureFPR(f, seed, n, q, out)
+			i = 2
+		}
+		out[i] = f.FillRatio()
+		if ode {
+			out[i+1] = z
+		}
+		return nil
+	}
+	return spec, nil
+}
+
+// choicesSimulator is `bloomlab simulate choices`.
+type choicesSimulator struct{}
+
+func init() { registerSimulator(choicesSimulator{}) }
+
+func (choicesSimulator) Kind() string { return "choices" }
+
+func (choicesSimulator) Summary() string {
+	return "Bloom filter with c choices (000 §3), online greedy or offline in rounds: measured vs ODE fill and false-positive rate (-n -m|-bits-per-key -c -k -rounds -scheme, lists allowed)"
+}
+
+// Flags registers -n, -m, -bits-per-key, -c, -k, -rounds, -scheme (each a
+// comma-separated list; the rows are their product) and -queries.
+func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error) {
+	ns := countListFlag(fs, "n", "10000", 1, 1<<31, "keys inserted per trial (`list`; 1e4 notation allowed)")
+	ms := countListFlag(fs, "m", "", 1, hashing.MaxM, "bits (`list`); default 16·n")
+	bs := fs.String("bits-per-key", "", "bits per key m/n (`list`), instead of -m")
+	cs := countListFlag(fs, "c", "2", 1, choices.MaxC, fmt.Sprintf("groups of hash functions (choices), 1 … %d (`list`)", choices.MaxC))
+	ks := countListFlag(fs, "k", "", 1, hashing.MaxK, "hash functions per group (`list`); default the k minimising the ODE's rate for m/n and c")
+	rs := countListFlag(fs, "rounds", "0", 0, choices.MaxRounds, "0: online greedy (000 §3.1); R ≥ 1: offline greedy, each key inserted R times (000 §3.2) (`list`)")
+	ss := fs.String("scheme", "independent", "index scheme inside each group (`list`): independent, double, enhanced, extended-square, extended-cube")
+	queries := CountFlag(fs, "queries", 0, 0, maxChoicesQueries, "absent keys queried per trial (a `count`); default ⌈10/p⌉ (the state's rate when p < 1e-5); 0: the state's rate only")
+	return func(ctx context.Context, cfg Config) (*Result, error) {
+		if ms.given && *bs != "" {
+			return nil, fmt.Errorf("lab: choices: give -m or -bits-per-key, not both: %w", ErrParam)
+		}
+		var bl []float64
+		switch {
+		case ms.given:
+		case *bs != "":
+			var err error
+			if bl, err = parseFloats("bits-per-key", *bs); err != nil {
+				return nil, err
+			}
+		default:
+			bl = []float64{16}
+		}
+		sl, err := parseSchemes("choices", *ss)
+		if err != nil {
+			return nil, err
+		}
+		q := autoQueriesFlag(queries)
+		trials := cfg.trials(1000, 20)
+		var pts []choicesPoint
+		for _, n := range ns.ints() {
+			var sizes []uint64
+			if ms.given {
+				sizes = append(sizes, ms.v...)
+			}
+			for _, b := range bl {
+				if b*float64(n) > float64(hashing.MaxM) {
+					return nil, fmt.Errorf("lab: choices: -bits-per-key %v out of range: %w", b, ErrParam)
+				}
+				sizes = append(sizes, uint64(math.Ceil(b*float64(n))))
+			}
+			for _, m := range sizes {
+				for _, c := range cs.ints() {
+					kk := ks.ints()
+					if !ks.given {
+						k, _ := theory.OptimalKChoices(float64(m)/float64(n), c, hashing.MaxK)
+						kk = []int{max(k, 1)}
+					}
+					for _, k := range kk {
+						for _, r := range rs.ints() {
+							for _, s := range sl {
+								pts = append(pts, choicesPoint{Pre: paramList{{"m/n", float64(m) / float64(n)}},
+									N: n, M: m, C: c, K: k, Rounds: r, Scheme: s,
+									Queries: q, Trials: trials, FP: true})
+							}
+						}
+					}
+				}
+			}
+		}
+		specs, err := specsOf(pts)
+		if err != nil {
+			return nil, err
+		}
+		return runRows(ctx, cfg, "simulate/choices", specs)
+	}
+}

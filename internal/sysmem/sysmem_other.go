@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sysmem
+
+// Physical returns the machine's RAM in bytes, or 0 if unknown (always
+// unknown off Linux).
+func Physical() uint64 { return 0 }
