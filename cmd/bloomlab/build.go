@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"io"
 	"strings"
 
@@ -210,7 +211,7 @@ func runBuild(e *env, args []string) error {
 // instead of a message.
 func checkMemory(cmd string, bits uint64) error {
 	need := float64(bits) / 8
-	if have := physicalMemory(); have > 0 && need > float64(have) {
+	if have := sysmem.Physical(); have > 0 && need > float64(have) {
 		return fmt.Errorf("%s: the filter needs %s of memory, more than this machine's %s", cmd, humanBytes(need), humanBytes(float64(have)))
 	}
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"math"
 	"strconv"
 	"strings"
@@ -162,18 +163,7 @@ func formatPtr(p *float64) string {
 }
 
 // humanBytes renders a byte count with a binary unit.
-func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	if i == 0 {
-		return strconv.FormatFloat(b, 'f', -1, 64) + " B"
-	}
-	return fmt.Sprintf("%.3g %s", b, units[i])
-}
+func humanBytes(b float64) string { return sysmem.FormatBytes(b) }
 
 // joinNames joins kind names for messages.
 func joinNames(names []string) string { return strings.Join(names, ", ") }

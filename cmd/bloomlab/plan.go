@@ -205,4 +205,3 @@ func recommend(plans []kind.Plan, t kind.Target) string {
 	}
 	return strings.Join(parts, "; ")
 }
-

@@ -10,9 +10,9 @@ import (
 )
 
 // FormatBytes renders a size in bytes with binary units, three significant
-// digits: "512 B", "1.5 KiB", "23.4 GiB", "1.02e+03 TiB".
+// digits: "512 B", "1.5 KiB", "23.4 GiB", "16 EiB".
 func FormatBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	i := 0
 	for b >= 1024 && i < len(units)-1 {
 		b /= 1024
