@@ -1,7 +1,7 @@
 // Package dlcbf implements the d-left counting Bloom filter (dlCBF) of
 // Bonomi, Mitzenmacher, Panigrahy, Singh and Varghese ("An Improved
 // Construction for Counting Bloom Filters", ESA 2006, summarised in
-// shared/notes/dlcbf.md) and its dynamic variants from paper 002 §III:
+// docs/DLCBF.md) and its dynamic variants from paper 002 §III:
 // the ddlCBF, whose remainder length in a bucket is set by the largest load
 // the bucket has had, with semi-sorting (002 §III-A, §II-B), and the
 // variant with two remainder sizes per bucket (002 §III-B).
@@ -198,7 +198,7 @@ type Config struct {
 	BucketBits int
 	// Ties selects how Add breaks a tie between equally loaded buckets:
 	// TieLeft (default: the leftmost subtable, always-go-left d-left
-	// hashing, shared/notes/dlcbf.md) or TieHash (a tied bucket chosen
+	// hashing, docs/DLCBF.md) or TieHash (a tied bucket chosen
 	// uniformly by the key's hash). Placement never affects lookups or
 	// deletions, only the load balance (002 does not say which it used).
 	Ties Tie

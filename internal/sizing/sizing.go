@@ -68,7 +68,7 @@ func Standard(pkg string, s hashing.Scheme, t kind.Target) (m uint64, k int, not
 			size = theory.SizePartitioned
 		}
 		if m, k, err = size(t.N, t.FPR); err != nil {
-			return 0, 0, nil, fmt.Errorf("%s: %w: %w", pkg, err, kind.ErrParam)
+			return 0, 0, nil, fmt.Errorf("%s: %w", pkg, err)
 		}
 		if k > hashing.MaxK {
 			return 0, 0, nil, fmt.Errorf("%s: fpr = %v needs k = %d hash functions, more than %d: %w", pkg, t.FPR, k, hashing.MaxK, kind.ErrParam)
