@@ -135,6 +135,15 @@ const maxOverflowMass = 1e-12
 // fingerprint lengths; and the fraction of buckets the fluid limit puts
 // beyond the largest load a bucket can hold (the overflow mass).
 func PredictFPR(cfg Config, load float64) (fpr, overflow float64, err error) {
+	q, err := theory.LoadsDleft(cfg.withDefaults().D, load)
+	if err != nil {
+		return 0, 0, fmt.Errorf("dleft: %w", err)
+	}
+	return predict(cfg, q)
+}
+
+// predict is PredictFPR for the fluid-limit loads q.
+func predict(cfg Config, q [][]float64) (fpr, overflow float64, err error) {
 	cfg.Buckets = uint64(max(1, cfg.Group))
 	if err := cfg.Validate(); err != nil {
 		return 0, 0, err
@@ -142,10 +151,6 @@ func PredictFPR(cfg Config, load float64) (fpr, overflow float64, err error) {
 	cfg = cfg.withDefaults()
 	f := &Filter{cfg: cfg}
 	f.init()
-	q, err := theory.LoadsDleft(cfg.D, load)
-	if err != nil {
-		return 0, 0, fmt.Errorf("dleft: %w: %w", err, ErrParam)
-	}
 	for _, qi := range q {
 		for a := f.maxLoad + 1; a < len(qi); a++ {
 			overflow += qi[a] / float64(cfg.D)
@@ -243,7 +248,7 @@ func planBitsPerKey(configs []Config, n uint64, bitsPerKey float64) (Plan, error
 	found := false
 	for _, c := range configs {
 		load := float64(c.BucketBits) / bitsPerKey
-		p, ok := planAt(c, n, load)
+		p, ok := planAt(c, n, load, nil)
 		if ok && (!found || p.FPR < best.FPR) {
 			best, found = p, true
 		}
@@ -254,12 +259,19 @@ func planBitsPerKey(configs []Config, n uint64, bitsPerKey float64) (Plan, error
 	return best, nil
 }
 
-// planAt sizes c for n keys at average load, if that load is safe.
-func planAt(c Config, n uint64, load float64) (Plan, bool) {
+// planAt sizes c for n keys at average load, if that load is safe; q are
+// the fluid-limit loads at that load (nil: computed here).
+func planAt(c Config, n uint64, load float64, q [][]float64) (Plan, bool) {
 	if load > float64(theory.MaxLoadDleft/2) {
 		return Plan{}, false
 	}
-	fpr, over, err := PredictFPR(c, load)
+	var fpr, over float64
+	var err error
+	if q == nil {
+		fpr, over, err = PredictFPR(c, load)
+	} else {
+		fpr, over, err = predict(c, q)
+	}
 	if err != nil || over > maxOverflowMass {
 		return Plan{}, false
 	}
@@ -282,22 +294,33 @@ func planFPR(configs []Config, n uint64, fpr float64) (Plan, error) {
 	}
 	var best Plan
 	found := false
+	const top = 64 * 12              // loads are searched in (0, top/64]
+	grids := map[int][][][]float64{} // the fluid-limit loads on the search grid, per d
 	for _, c := range configs {
+		d := c.withDefaults().D
+		if grids[d] == nil {
+			g, err := theory.LoadsDleftGrid(d, top)
+			if err != nil {
+				return Plan{}, fmt.Errorf("dleft: %w", err)
+			}
+			grids[d] = g
+		}
+		at := func(i int) (Plan, bool) { return planAt(c, n, float64(i)/64, grids[d][i-1]) }
 		// Bisection on the load in 1/64 steps: the rate grows with it.
-		lo, hi := 0, 64*12 // loads lo/64 (acceptable) … hi/64 (not)
-		if p, ok := planAt(c, n, 1.0/64); !ok || p.FPR > fpr {
+		lo, hi := 0, top // loads lo/64 (acceptable) … hi/64 (not)
+		if p, ok := at(1); !ok || p.FPR > fpr {
 			continue
 		}
 		lo = 1
 		for hi-lo > 1 {
 			mid := (lo + hi) / 2
-			if p, ok := planAt(c, n, float64(mid)/64); ok && p.FPR <= fpr {
+			if p, ok := at(mid); ok && p.FPR <= fpr {
 				lo = mid
 			} else {
 				hi = mid
 			}
 		}
-		p, _ := planAt(c, n, float64(lo)/64)
+		p, _ := at(lo)
 		if !found || p.BitsPerKey < best.BitsPerKey {
 			best, found = p, true
 		}

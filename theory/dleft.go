@@ -43,11 +43,35 @@ const MaxLoadDleft = 64
 // d must be in [1, 16] and load in [0, MaxLoadDleft/2]; otherwise it
 // returns an error wrapping ErrInvalid.
 func LoadsDleft(d int, load float64) ([][]float64, error) {
-	if d < 1 || d > 16 {
-		return nil, fmt.Errorf("theory: d = %d out of range [1, 16]: %w", d, ErrInvalid)
-	}
 	if !nonNeg(load) || load > MaxLoadDleft/2 {
 		return nil, fmt.Errorf("theory: load = %v out of range [0, %d]: %w", load, MaxLoadDleft/2, ErrInvalid)
+	}
+	path, err := loadsDleft(d, load, 1, int(math.Ceil(load*2048)))
+	if err != nil {
+		return nil, err
+	}
+	return path[0], nil
+}
+
+// LoadsDleftGrid returns LoadsDleft(d, i/64) for i = 1 … count (count ≤
+// 64·MaxLoadDleft/2), from one integration instead of count: the fluid
+// limit is autonomous and the ODE of level j involves only levels ≤ j, so
+// each snapshot equals the separate call (both step by exactly 1/2048),
+// up to levels whose mass no float64 holds. Planners that search over the
+// load use it.
+func LoadsDleftGrid(d, count int) ([][][]float64, error) {
+	if count < 1 || count > 64*MaxLoadDleft/2 {
+		return nil, fmt.Errorf("theory: count = %d out of range [1, %d]: %w", count, 64*MaxLoadDleft/2, ErrInvalid)
+	}
+	return loadsDleft(d, float64(count)/64, count, 32*count)
+}
+
+// loadsDleft integrates the fluid limit of d-left hashing to the given
+// load in steps of load/steps, and returns the load distributions at
+// snapshots evenly spaced steps (steps a multiple of snapshots).
+func loadsDleft(d int, load float64, snapshots, steps int) ([][][]float64, error) {
+	if d < 1 || d > 16 {
+		return nil, fmt.Errorf("theory: d = %d out of range [1, 16]: %w", d, ErrInvalid)
 	}
 	// s[i][j] for j = 0 … J. For d ≥ 2 tails fall doubly exponentially: 24
 	// levels above the average load carry no mass a float64 can hold. For
@@ -80,37 +104,45 @@ func LoadsDleft(d int, load float64) ([][]float64, error) {
 			}
 		}
 	}
-	steps := int(math.Ceil(load * 2048))
-	if steps > 0 {
-		h := load / float64(steps)
-		k1, k2, k3, k4, tmp := make([]float64, dim), make([]float64, dim), make([]float64, dim), make([]float64, dim), make([]float64, dim)
-		for step := 0; step < steps; step++ {
-			deriv(s, k1)
-			for x := range tmp {
-				tmp[x] = s[x] + h/2*k1[x]
-			}
-			deriv(tmp, k2)
-			for x := range tmp {
-				tmp[x] = s[x] + h/2*k2[x]
-			}
-			deriv(tmp, k3)
-			for x := range tmp {
-				tmp[x] = s[x] + h*k3[x]
-			}
-			deriv(tmp, k4)
-			for x := range s {
-				s[x] += h / 6 * (k1[x] + 2*k2[x] + 2*k3[x] + k4[x])
+	snapshot := func() [][]float64 {
+		q := make([][]float64, d)
+		for i := range q {
+			q[i] = make([]float64, MaxLoadDleft+1)
+			for a := 0; a < J; a++ {
+				q[i][a] = math.Max(0, s[i*(J+1)+a]-s[i*(J+1)+a+1])
 			}
 		}
+		return q
 	}
-	q := make([][]float64, d)
-	for i := range q {
-		q[i] = make([]float64, MaxLoadDleft+1)
-		for a := 0; a < J; a++ {
-			q[i][a] = math.Max(0, s[i*(J+1)+a]-s[i*(J+1)+a+1])
+	var out [][][]float64
+	if steps == 0 {
+		return [][][]float64{snapshot()}, nil
+	}
+	h := load / float64(steps)
+	every := steps / snapshots
+	k1, k2, k3, k4, tmp := make([]float64, dim), make([]float64, dim), make([]float64, dim), make([]float64, dim), make([]float64, dim)
+	for step := 0; step < steps; step++ {
+		deriv(s, k1)
+		for x := range tmp {
+			tmp[x] = s[x] + h/2*k1[x]
+		}
+		deriv(tmp, k2)
+		for x := range tmp {
+			tmp[x] = s[x] + h/2*k2[x]
+		}
+		deriv(tmp, k3)
+		for x := range tmp {
+			tmp[x] = s[x] + h*k3[x]
+		}
+		deriv(tmp, k4)
+		for x := range s {
+			s[x] += h / 6 * (k1[x] + 2*k2[x] + 2*k3[x] + k4[x])
+		}
+		if (step+1)%every == 0 {
+			out = append(out, snapshot())
 		}
 	}
-	return q, nil
+	return out, nil
 }
 
 // TableLoadsDleft averages LoadsDleft over the subtables: the fraction of

@@ -95,3 +95,28 @@ func TestDleftPaperNumbers(t *testing.T) {
 		t.Error("NaN load accepted")
 	}
 }
+
+// LoadsDleftGrid's snapshots are LoadsDleft at each grid load: the same
+// steps of 1/2048, up to levels whose mass no float64 holds.
+func TestLoadsDleftGrid(t *testing.T) {
+	for _, d := range []int{1, 3, 4} {
+		grid, err := LoadsDleftGrid(d, 64*8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range []int{1, 63, 64, 100, 383, 512} {
+			want, _ := LoadsDleft(d, float64(i)/64)
+			got := grid[i-1]
+			for s := range want {
+				for a := range want[s] {
+					if diff := math.Abs(got[s][a] - want[s][a]); diff > 1e-15*math.Max(want[s][a], 1e-300) && diff > 1e-300 {
+						t.Fatalf("d = %d, load %d/64, subtable %d, load %d: grid %g, direct %g", d, i, s, a, got[s][a], want[s][a])
+					}
+				}
+			}
+		}
+	}
+	if _, err := LoadsDleftGrid(3, 0); err == nil {
+		t.Error("count 0 accepted")
+	}
+}
