@@ -80,11 +80,18 @@ const maxK = min(1<<53, math.MaxInt)
 var (
 	// ErrInvalid is wrapped by the errors that [Size] and [SizePartitioned]
 	// return for an argument outside their domain.
-	ErrInvalid = fmt.Errorf("theory: invalid argument: %w", kind.ErrParam)
+	ErrInvalid error = paramError("theory: invalid argument")
 	// ErrTooLarge is wrapped by the errors that [Size] and [SizePartitioned]
 	// return when the filter would need more than [MaxBits] bits.
-	ErrTooLarge = fmt.Errorf("theory: filter larger than 2^48 bits: %w", kind.ErrParam)
+	ErrTooLarge error = paramError("theory: the filter would need more than 2^48 bits (32 TiB)")
 )
+
+// paramError is a parameter error of this package: it wraps the module's
+// ErrParam without repeating its text.
+type paramError string
+
+func (e paramError) Error() string { return string(e) }
+func (e paramError) Unwrap() error { return kind.ErrParam }
 
 // finite reports whether x is neither NaN nor ±Inf.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -115,7 +115,9 @@ func runPlan(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "plan for n = %d keys at %g bits per key\n\n", t.N, t.BitsPerKey)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "kind\tscheme\tm\tk\tmemory\tbits/key\tfpr\thashes/query\taccesses/query\tvs bound\tremove\tnote")
+	if len(rep.Kinds) > 0 {
+		fmt.Fprintln(tw, "kind\tscheme\tm\tk\tmemory\tbits/key\tfpr\thashes/query\taccesses/query\tvs bound\tremove\tnote")
+	}
 	for _, r := range rep.Kinds {
 		rm := "no"
 		if r.Removes {
@@ -202,6 +204,9 @@ func recommend(plans []kind.Plan, t kind.Target) string {
 			s += fmt.Sprintf(" (%.3g× the memory)", float64(bestRm.Bits)/float64(best.Bits))
 		}
 		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "none: no kind meets this target (see above why)"
 	}
 	return strings.Join(parts, "; ")
 }
