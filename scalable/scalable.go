@@ -268,14 +268,55 @@ func makeBloomlabLink(m uint64, k int, entries uint64, errRate float64, words []
 // nextLink allocates the link after cur, the n-th: entries times the
 // expansion, the rate times the ratio.
 func (f *Filter) nextLink(cur *link, n int) (*link, error) {
+	entries, errRate, err := f.nextShape(cur, n)
+	if err != nil {
+		return nil, err
+	}
+	return f.newLink(entries, errRate)
+}
+
+func (f *Filter) nextShape(cur *link, n int) (entries uint64, errRate float64, err error) {
 	if n >= MaxLinks {
-		return nil, fmt.Errorf("the chain has %d links, the most it may have: %w", n, errCannotGrow)
+		return 0, 0, fmt.Errorf("the chain has %d links, the most it may have: %w", n, errCannotGrow)
 	}
 	hi, entries := bits.Mul64(cur.entries, uint64(f.growth))
 	if hi != 0 || entries == 0 {
-		return nil, fmt.Errorf("link of %d × %d entries: %w", cur.entries, f.growth, errCannotGrow)
+		return 0, 0, fmt.Errorf("link of %d × %d entries: %w", cur.entries, f.growth, errCannotGrow)
 	}
-	return f.newLink(entries, cur.errRate*f.ratio)
+	return entries, cur.errRate * f.ratio, nil
+}
+
+// NextLinkBits returns the bits the next link would take, without
+// allocating it: the memory the add that fills the newest link will
+// allocate. It returns 0 for a non-scaling chain, and an error wrapping
+// ErrFull when the chain cannot grow. A chain read from an untrusted
+// source may have a large expansion: check this before adding to it if
+// memory matters.
+func (f *Filter) NextLinkBits() (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls := f.snapshot()
+	if len(ls) == 0 {
+		return 0, errZero
+	}
+	if f.NonScaling() {
+		return 0, nil
+	}
+	entries, errRate, err := f.nextShape(ls[len(ls)-1], len(ls))
+	if err == nil {
+		if f.profile == RedisBloom {
+			var g redisGeometry
+			if g, err = redisInit(entries, errRate, f.options); err == nil {
+				return g.bits, nil
+			}
+		} else {
+			var m uint64
+			if m, _, err = bloomlabGeometry(entries, errRate); err == nil {
+				return m, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("scalable: %v: %w", err, ErrFull)
 }
 
 func (f *Filter) snapshot() []*link {

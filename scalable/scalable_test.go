@@ -380,3 +380,28 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestNextLinkBits: NextLinkBits predicts the link the next growth
+// allocates, 0 for a non-scaling chain, ErrFull when it cannot grow.
+func TestNextLinkBits(t *testing.T) {
+	for _, p := range profiles {
+		f := must(New(Config{Capacity: 10, Profile: p}))
+		for i := 0; f.Links() < 6; i++ {
+			want, err := f.NextLinkBits()
+			links := f.Links()
+			must(0, f.Add(key(i)))
+			if err != nil || f.Links() > links && f.LinkStats()[links].Bits != want {
+				t.Fatalf("%v: NextLinkBits %d, %v; link %d", p, want, err, links)
+			}
+		}
+		if b, err := must(New(Config{NonScaling: true, Profile: p})).NextLinkBits(); b != 0 || err != nil {
+			t.Errorf("%v non-scaling: %d, %v", p, b, err)
+		}
+	}
+	for _, p := range profiles {
+		g := must(New(Config{Capacity: 100000, Expansion: math.MaxUint32, Profile: p}))
+		if _, err := g.NextLinkBits(); !errors.Is(err, ErrFull) {
+			t.Errorf("%v: 4·10^14-entry link: %v", p, err)
+		}
+	}
+}
