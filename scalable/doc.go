@@ -91,7 +91,9 @@
 //
 // # Concurrency
 //
-// Every method is safe for concurrent use. Contains (and ContainsHash,
+// Every method is safe for concurrent use, except ReadFrom and
+// UnmarshalBinary, which replace the filter and need it to themselves.
+// Contains (and ContainsHash,
 // Digest, N, Card, Capacity, Bits, Links) never block and may run alongside
 // anything, including the add that opens a link: bits are set and read
 // atomically and the list of links is replaced atomically, so a query sees

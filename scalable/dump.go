@@ -302,22 +302,22 @@ func (ld *Loader) load(iter int64, data []byte) error {
 	if start != ld.done {
 		return badDump("chunk for bytes %d … %d, expected byte %d next (chunks must come in SCANDUMP order)", start, start+uint64(len(data)), ld.done)
 	}
-	for len(data) > 0 {
-		if ld.li >= len(ld.ls) {
-			return badDump("%d bytes beyond the %d the header announces", len(data), ld.total)
-		}
-		lk := ld.ls[ld.li]
-		lb := lk.bits / 8
-		if uint64(len(data)) > lb-ld.loff {
-			// BF.LOADCHUNK: "invalid chunk - Too big for current filter".
-			return badDump("chunk of %d bytes crosses the end of link %d (%d bytes left in it)", len(data), ld.li, lb-ld.loff)
-		}
-		ld.feed(lk, data)
-		ld.done += uint64(len(data))
-		data = nil
-		if ld.loff == lb {
-			ld.li, ld.loff = ld.li+1, 0
-		}
+	if len(data) == 0 {
+		return nil
+	}
+	if ld.li >= len(ld.ls) {
+		return badDump("%d bytes beyond the %d the header announces", len(data), ld.total)
+	}
+	lk := ld.ls[ld.li]
+	lb := lk.bits / 8
+	if uint64(len(data)) > lb-ld.loff {
+		// BF.LOADCHUNK: "invalid chunk - Too big for current filter".
+		return badDump("chunk of %d bytes crosses the end of link %d (%d bytes left in it)", len(data), ld.li, lb-ld.loff)
+	}
+	ld.feed(lk, data)
+	ld.done += uint64(len(data))
+	if ld.loff == lb {
+		ld.li, ld.loff = ld.li+1, 0
 	}
 	return nil
 }
