@@ -328,3 +328,25 @@ func FuzzReadRedisBloom(f *testing.F) {
 		}
 	})
 }
+
+// TestGrowthZero: RedisBloom 2.4's BF.RESERVE accepts EXPANSION 0; such a
+// chain cannot open a second link (RedisBloom then replies 1 without
+// adding the key). Loaded here, it refuses the new key with ErrFull and
+// changes nothing.
+func TestGrowthZero(t *testing.T) {
+	f := redisChain(t, 0, Config{Capacity: 10})
+	chunks := must(f.Dump(0))
+	binary.LittleEndian.PutUint32(chunks[0].Data[16:], 0)
+	g := must(LoadChunks(chunks))
+	var err error
+	for i := 0; err == nil && i < 100; i++ {
+		err = g.Add(key(i))
+	}
+	before := g.Clone()
+	if !errors.Is(err, ErrFull) || g.Links() != 1 || g.N() != 10 {
+		t.Fatalf("expansion 0: %v, %d links, N = %d", err, g.Links(), g.N())
+	}
+	if err := g.Add([]byte("new")); !errors.Is(err, ErrFull) || !g.Equal(before) {
+		t.Errorf("second refusal: %v", err)
+	}
+}
