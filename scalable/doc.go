@@ -84,8 +84,9 @@
 // the first that answers: with expansion s the newest link holds a
 // fraction (s − 1)/s of the keys, so a present key is found after about
 // s/(s − 1) links, where oldest first would test nearly all of them; an
-// absent key tests every link either way, each stopping at its first zero
-// bit (about two probes at the design fill). Add tests every link (to
+// absent key tests every link either way, each stopping after its first
+// batch of four probes that holds a zero (the probes of a batch are loaded
+// together and tested with one branch). Add tests every link (to
 // count only new keys), then sets k bits in the newest. Only the add that
 // opens a link allocates (the link's bits and a new list of links).
 //
