@@ -1,6 +1,7 @@
 package scalable
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync/atomic"
@@ -51,7 +52,9 @@ func bloomlabGeometry(entries uint64, errRate float64) (m uint64, k int, err err
 		return 0, 0, fmt.Errorf("link of %d entries at rate %v: %w", entries, errRate, errCannotGrow)
 	}
 	m, k, err = theory.Size(entries, errRate)
-	if err != nil {
+	if errors.Is(err, theory.ErrTooLarge) {
+		return 0, 0, fmt.Errorf("link of %d entries at rate %v needs more than 2^48 bits: %w", entries, errRate, errCannotGrow)
+	} else if err != nil {
 		return 0, 0, fmt.Errorf("link of %d entries at rate %v: %v: %w", entries, errRate, err, errCannotGrow)
 	}
 	m = (m + 63) / 64 * 64
@@ -130,7 +133,7 @@ func (f *Filter) NextLinkBits() (uint64, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("scalable: %v: %w", err, ErrFull)
+	return 0, fmt.Errorf("scalable: %w: %v", ErrFull, err)
 }
 
 // has reports whether all k positions of d are set. The bits are ANDed

@@ -114,7 +114,7 @@ func redisLog(x float64) float64 {
 }
 
 // errCannotGrow is wrapped, with ErrFull, when a link cannot be created.
-var errCannotGrow = errors.New("cannot add a link")
+var errCannotGrow = errors.New("cannot create the link")
 
 // redisGeometry is what RedisBloom's bloom_init computes for a link of
 // entries keys at rate errRate with the chain's options: its bits (a

@@ -18,7 +18,7 @@ var (
 	ErrIncompatible = kind.ErrIncompatible
 	// ErrFull: the filter cannot take a new key (a non-scaling filter at
 	// its capacity, or a chain that cannot add a link); nothing changed.
-	ErrFull = errors.New("scalable: filter is full")
+	ErrFull = errors.New("filter is full")
 )
 
 // Profile selects how a chain hashes keys and lays out its links.
@@ -259,11 +259,11 @@ func (f *Filter) TestAndAddHash(d hashing.Digest) (present bool, err error) {
 	cur := ls[len(ls)-1]
 	if cur.size >= cur.entries {
 		if f.options&OptNoScaling != 0 {
-			return false, fmt.Errorf("scalable: non scaling filter is full (capacity %d): %w", cur.entries, ErrFull)
+			return false, fmt.Errorf("scalable: non scaling %w (capacity %d)", ErrFull, cur.entries)
 		}
 		next, err := f.nextLink(cur, len(ls))
 		if err != nil {
-			return false, fmt.Errorf("scalable: %v: %w", err, ErrFull)
+			return false, fmt.Errorf("scalable: %w: %v", ErrFull, err)
 		}
 		grown := append(ls[:len(ls):len(ls)], next)
 		f.links.Store(&grown)
