@@ -10,4 +10,5 @@ import (
 	_ "github.com/bloomlab/bloomlab/countmin"
 	_ "github.com/bloomlab/bloomlab/dlcbf"
 	_ "github.com/bloomlab/bloomlab/dleft"
+	_ "github.com/bloomlab/bloomlab/scalable"
 )

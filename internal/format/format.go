@@ -43,6 +43,7 @@ const (
 	KindDleft    Kind = 5 // dleft.Filter
 	KindDlcbf    Kind = 6 // dlcbf.Filter
 	KindCountMin Kind = 7 // countmin.Sketch
+	KindScalable Kind = 8 // scalable.Filter (growing chain; bloomlab or RedisBloom profile)
 )
 
 var kindNames = map[Kind]string{

@@ -1,0 +1,410 @@
+package scalable
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/bloomlab/bloomlab/internal/format"
+)
+
+// RedisBloom's BF.SCANDUMP format (src/sb.c, module 2.x). SCANDUMP key 0
+// returns iterator 1 and the header; SCANDUMP key it (it ≥ 1) returns the
+// bytes of the chain from byte offset it − 1, at most a chunk's worth and
+// never past the end of a link, with the iterator it + length; past the
+// last byte it returns 0 and an empty string. BF.LOADCHUNK key it data
+// takes each pair back: it = 1 with the header creates the chain, and
+// otherwise the data go to byte offset it − len(data) − 1.
+//
+// The header is packed, little-endian (20 + 53·L bytes):
+//
+//	offset size field
+//	0      8    size: keys in the chain (N)
+//	8      4    nfilters: L, the links
+//	12     4    options (OptNoRound | OptForce64 | OptNoScaling)
+//	16     4    growth: the expansion
+//	20     53·L one record per link, oldest first:
+//	            0  8  bytes of the link's bits (a multiple of 8)
+//	            8  8  bits = 8·bytes
+//	            16 8  size: keys in the link
+//	            24 8  error: the link's rate (float64)
+//	            32 8  bpe: bits per entry, −ln(error)/ln²2 (float64)
+//	            40 4  hashes: k = ⌈0.693147180559945·bpe⌉
+//	            44 8  entries: the link's capacity
+//	            52 1  n2: 0, or the exponent of a power-of-two link
+//
+// Then the links' bytes, oldest link first, bit j of a link in byte j/8 at
+// bit j mod 8.
+
+const (
+	headerFixed = 20
+	headerLink  = 53
+	// DefaultChunkSize is RedisBloom's largest SCANDUMP chunk (16 MiB).
+	DefaultChunkSize = 16 << 20
+)
+
+// Chunk is one BF.SCANDUMP reply: the iterator returned with the data,
+// which is the iterator BF.LOADCHUNK takes with them.
+type Chunk struct {
+	Iter int64
+	Data []byte
+}
+
+func (f *Filter) checkRedis() ([]*link, error) {
+	ls := f.snapshot()
+	if len(ls) == 0 {
+		return nil, errZero
+	}
+	if f.profile != RedisBloom {
+		return nil, fmt.Errorf("scalable: a %v-profile chain has no RedisBloom dump (create it with Profile: RedisBloom): %w", f.profile, ErrParam)
+	}
+	return ls, nil
+}
+
+// appendHeader appends the SCANDUMP header of the chain (its mutex held).
+func (f *Filter) appendHeader(b []byte, ls []*link) []byte {
+	b = binary.LittleEndian.AppendUint64(b, f.card.Load())
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(ls)))
+	b = binary.LittleEndian.AppendUint32(b, f.options)
+	b = binary.LittleEndian.AppendUint32(b, f.growth)
+	for _, l := range ls {
+		b = binary.LittleEndian.AppendUint64(b, l.bits/8)
+		b = binary.LittleEndian.AppendUint64(b, l.bits)
+		b = binary.LittleEndian.AppendUint64(b, l.size)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.errRate))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.bpe))
+		b = binary.LittleEndian.AppendUint32(b, uint32(l.k))
+		b = binary.LittleEndian.AppendUint64(b, l.entries)
+		b = append(b, l.n2)
+	}
+	return b
+}
+
+// appendLinkBytes appends bytes off … off+n−1 of words, little-endian.
+func appendLinkBytes(b []byte, words []uint64, off, n uint64) []byte {
+	for n > 0 {
+		if off%8 == 0 && n >= 8 {
+			b = binary.LittleEndian.AppendUint64(b, words[off/8])
+			off, n = off+8, n-8
+			continue
+		}
+		b = append(b, byte(words[off/8]>>(8*(off%8))))
+		off, n = off+1, n-1
+	}
+	return b
+}
+
+// ScanDump is BF.SCANDUMP on f: iterator 0 gives (1, the header); an
+// iterator it ≥ 1 gives (it + len(data), data), data the chain's bytes from
+// offset it − 1, at most maxChunk of them (0: DefaultChunkSize) and not
+// past the end of a link; past the end (or for it < 0) it gives (0, an
+// empty slice). Each call sees the state between two adds; a dump taken
+// over several calls is consistent only if nothing is added meanwhile
+// (Dump takes it in one). The data are a copy. Only RedisBloom-profile
+// chains have this format.
+func (f *Filter) ScanDump(iter int64, maxChunk int) (next int64, data []byte, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls, err := f.checkRedis()
+	if err != nil {
+		return 0, nil, err
+	}
+	if iter == 0 {
+		return 1, f.appendHeader(make([]byte, 0, headerFixed+headerLink*len(ls)), ls), nil
+	}
+	n, d := scanLinks(ls, iter, maxChunk)
+	return n, d, nil
+}
+
+func scanLinks(ls []*link, iter int64, maxChunk int) (int64, []byte) {
+	if maxChunk <= 0 {
+		maxChunk = DefaultChunkSize
+	}
+	if iter < 1 {
+		return 0, []byte{}
+	}
+	pos := uint64(iter - 1)
+	for _, l := range ls {
+		lb := l.bits / 8
+		if pos < lb {
+			n := min(lb-pos, uint64(maxChunk))
+			return iter + int64(n), appendLinkBytes(make([]byte, 0, n), l.words, pos, n)
+		}
+		pos -= lb
+	}
+	return 0, []byte{}
+}
+
+// Dump returns the chunks BF.SCANDUMP gives for f, header first, with
+// chunks of at most chunkSize bytes (0: DefaultChunkSize, as RedisBloom),
+// taken in one consistent state. Feeding each (Iter, Data) to
+// BF.LOADCHUNK, or to LoadChunks, recreates the filter. The terminating
+// (0, "") reply is not included.
+func (f *Filter) Dump(chunkSize int) ([]Chunk, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls, err := f.checkRedis()
+	if err != nil {
+		return nil, err
+	}
+	chunks := []Chunk{{Iter: 1, Data: f.appendHeader(nil, ls)}}
+	for it := int64(1); ; {
+		next, data := scanLinks(ls, it, chunkSize)
+		if next == 0 {
+			return chunks, nil
+		}
+		chunks = append(chunks, Chunk{Iter: next, Data: data})
+		it = next
+	}
+}
+
+func badDump(msg string, args ...any) error {
+	return fmt.Errorf("scalable: RedisBloom dump: "+msg+": %w", append(args, format.ErrFormat)...)
+}
+
+// parseHeader validates a SCANDUMP header and returns the chain it
+// describes, its links without bits, and the number of bytes of bits to
+// follow. Nothing is allocated before the header is known to be valid
+// except the link descriptions (53 header bytes each).
+func parseHeader(b []byte) (*Filter, []*link, uint64, error) {
+	if len(b) < headerFixed {
+		return nil, nil, 0, badDump("header of %d bytes, want at least %d", len(b), headerFixed)
+	}
+	size := binary.LittleEndian.Uint64(b)
+	nf := binary.LittleEndian.Uint32(b[8:])
+	options := binary.LittleEndian.Uint32(b[12:])
+	growth := binary.LittleEndian.Uint32(b[16:])
+	switch {
+	case nf < 1 || nf > MaxLinks:
+		return nil, nil, 0, badDump("%d links, want 1 … %d", nf, MaxLinks)
+	case uint64(len(b)) != headerFixed+headerLink*uint64(nf):
+		return nil, nil, 0, badDump("header of %d bytes for %d links, want %d", len(b), nf, headerFixed+headerLink*uint64(nf))
+	case options&^(OptNoRound|OptForce64|OptNoScaling) != 0:
+		return nil, nil, 0, badDump("options %#x: only NOROUND (1), FORCE64 (4) and NO_SCALING (8) are supported", options)
+	case options&OptForce64 == 0:
+		return nil, nil, 0, badDump("options %#x lack FORCE64: 32-bit hashing (RedisBloom 1.0) is not supported", options)
+	}
+	ls := make([]*link, nf)
+	var total, sum uint64
+	for i := range ls {
+		r := b[headerFixed+headerLink*i:]
+		bytes := binary.LittleEndian.Uint64(r)
+		bitsN := binary.LittleEndian.Uint64(r[8:])
+		lsize := binary.LittleEndian.Uint64(r[16:])
+		errRate := math.Float64frombits(binary.LittleEndian.Uint64(r[24:]))
+		bpe := math.Float64frombits(binary.LittleEndian.Uint64(r[32:]))
+		hashes := binary.LittleEndian.Uint32(r[40:])
+		entries := binary.LittleEndian.Uint64(r[44:])
+		n2 := r[52]
+		if err := checkRedisLink(bytes, bitsN, errRate, bpe, hashes, entries, n2); err != nil {
+			return nil, nil, 0, badDump("link %d: %v", i, err)
+		}
+		ls[i] = makeRedisLink(redisGeometry{bits: bitsN, entries: entries, bpe: bpe, k: int(hashes), n2: n2}, errRate, nil, lsize)
+		total += bytes
+		var over bool
+		if sum, over = addOverflow(sum, lsize); over {
+			return nil, nil, 0, badDump("link sizes overflow")
+		}
+	}
+	if sum != size {
+		return nil, nil, 0, badDump("the chain holds %d keys, its links %d", size, sum)
+	}
+	f := &Filter{profile: RedisBloom, growth: growth, ratio: redisTighten, options: options}
+	f.card.Store(size)
+	return f, ls, total, nil
+}
+
+func addOverflow(a, b uint64) (uint64, bool) {
+	s := a + b
+	return s, s < a
+}
+
+// checkRedisLink applies RedisBloom's own checks (bloom_validate_integrity)
+// and the bounds this package needs: at most 2^48 bits, k consistent with
+// bpe and bpe with the rate, at least one entry.
+func checkRedisLink(bytes, bitsN uint64, errRate, bpe float64, hashes uint32, entries uint64, n2 uint8) error {
+	switch {
+	case bytes == 0 || bytes%8 != 0 || bytes > (1<<48)/8:
+		return fmt.Errorf("%d bytes, want a positive multiple of 8 up to 2^45", bytes)
+	case bitsN != 8*bytes:
+		return fmt.Errorf("%d bits for %d bytes", bitsN, bytes)
+	case n2 > 48 || n2 != 0 && bitsN < 1<<n2:
+		return fmt.Errorf("n2 = %d for %d bits", n2, bitsN)
+	case !(errRate > 0 && errRate < 1):
+		return fmt.Errorf("error rate %v out of (0, 1)", errRate)
+	case !(bpe > 0 && bpe <= maxRedisBPE):
+		return fmt.Errorf("bits per entry %v out of (0, %d]", bpe, maxRedisBPE)
+	case int64(hashes) != int64(redisHashes(bpe)):
+		return fmt.Errorf("%d hashes, bpe %v gives %d", hashes, bpe, redisHashes(bpe))
+	case math.Abs(bpe+math.Log(errRate)/redisLn2Sq) > 1e-9*bpe:
+		return fmt.Errorf("bits per entry %v disagree with the rate %v", bpe, errRate)
+	case entries < 1:
+		return fmt.Errorf("capacity 0")
+	}
+	return nil
+}
+
+// Loader rebuilds a RedisBloom-profile filter from BF.SCANDUMP chunks, fed
+// in the order SCANDUMP produced them, as BF.LOADCHUNK takes them: first
+// (1, header), then every data chunk (iterator, bytes). Unlike
+// BF.LOADCHUNK it insists that the chunks follow each other without gap
+// or overlap and that every byte arrives (a missing chunk would leave
+// zero bits, that is, false negatives); the final (0, "") reply may be fed
+// too and is ignored. The header is validated before anything is
+// allocated, and a link's bits are allocated only as its bytes arrive.
+// The zero Loader is ready.
+type Loader struct {
+	f      *Filter
+	ls     []*link
+	total  uint64 // bytes of bits the header announces
+	done   uint64 // bytes received
+	li     int    // link being filled
+	loff   uint64 // bytes of it received
+	part   uint64 // its partial word
+	exact  bool   // allocate each link whole on its first chunk
+	ended  bool   // the (0, "") reply was seen
+	err    error  // sticky
+	result bool   // Filter was called
+}
+
+// LoadChunk takes one chunk. After an error the Loader is spent and
+// returns it again.
+func (ld *Loader) LoadChunk(iter int64, data []byte) error {
+	if ld.err == nil {
+		ld.err = ld.load(iter, data)
+	}
+	return ld.err
+}
+
+func (ld *Loader) load(iter int64, data []byte) error {
+	switch {
+	case ld.result:
+		return fmt.Errorf("scalable: Loader already returned its filter: %w", ErrParam)
+	case ld.f == nil:
+		if iter != 1 {
+			return badDump("the first chunk must be the header, with iterator 1 (got %d)", iter)
+		}
+		f, ls, total, err := parseHeader(data)
+		if err != nil {
+			return err
+		}
+		ld.f, ld.ls, ld.total = f, ls, total
+		return nil
+	case iter == 0 && len(data) == 0:
+		ld.ended = true
+		return nil
+	case ld.ended:
+		return badDump("chunk after the end of the dump")
+	case iter < 1 || uint64(iter)-1 < uint64(len(data)):
+		return badDump("iterator %d with %d bytes", iter, len(data))
+	}
+	start := uint64(iter) - 1 - uint64(len(data))
+	if start != ld.done {
+		return badDump("chunk for bytes %d … %d, expected byte %d next (chunks must come in SCANDUMP order)", start, start+uint64(len(data)), ld.done)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if ld.li >= len(ld.ls) {
+		return badDump("%d bytes beyond the %d the header announces", len(data), ld.total)
+	}
+	lk := ld.ls[ld.li]
+	lb := lk.bits / 8
+	if uint64(len(data)) > lb-ld.loff {
+		// BF.LOADCHUNK: "invalid chunk - Too big for current filter".
+		return badDump("chunk of %d bytes crosses the end of link %d (%d bytes left in it)", len(data), ld.li, lb-ld.loff)
+	}
+	ld.feed(lk, data)
+	ld.done += uint64(len(data))
+	if ld.loff == lb {
+		ld.li, ld.loff = ld.li+1, 0
+	}
+	return nil
+}
+
+// feed appends data to link lk's words; the caller has checked that they
+// fit.
+func (ld *Loader) feed(lk *link, data []byte) {
+	if lk.words == nil {
+		nw := lk.bits / 64
+		if !ld.exact {
+			nw = min(nw, 1<<17) // 1 MiB; append grows it as bytes arrive
+		}
+		lk.words = make([]uint64, 0, nw)
+	}
+	for len(data) > 0 {
+		if ld.loff%8 == 0 && len(data) >= 8 {
+			n := len(data) / 8
+			for i := 0; i < n; i++ {
+				lk.words = append(lk.words, binary.LittleEndian.Uint64(data[8*i:]))
+			}
+			data = data[8*n:]
+			ld.loff += 8 * uint64(n)
+			continue
+		}
+		ld.part |= uint64(data[0]) << (8 * (ld.loff % 8))
+		data = data[1:]
+		ld.loff++
+		if ld.loff%8 == 0 {
+			lk.words = append(lk.words, ld.part)
+			ld.part = 0
+		}
+	}
+}
+
+// Filter returns the loaded filter once every byte the header announces
+// has arrived.
+func (ld *Loader) Filter() (*Filter, error) {
+	if ld.err != nil {
+		return nil, ld.err
+	}
+	switch {
+	case ld.result:
+		return nil, fmt.Errorf("scalable: Loader already returned its filter: %w", ErrParam)
+	case ld.f == nil:
+		ld.err = badDump("no header")
+	case ld.done != ld.total:
+		ld.err = badDump("%d of %d bytes loaded", ld.done, ld.total)
+	}
+	if ld.err != nil {
+		return nil, ld.err
+	}
+	for i, l := range ld.ls {
+		if !l.tailClear() {
+			ld.err = badDump("link %d: bits set beyond its %d positions", i, l.mod)
+			return nil, ld.err
+		}
+	}
+	ld.result = true
+	ls := ld.ls
+	ld.f.links.Store(&ls)
+	return ld.f, nil
+}
+
+// LoadChunks recreates a filter from the chunks of Dump or BF.SCANDUMP
+// (see Loader; the final (0, "") reply may be included). It checks that
+// the chunks hold exactly the bytes the header announces before it
+// allocates the links.
+func LoadChunks(chunks []Chunk) (*Filter, error) {
+	if len(chunks) == 0 {
+		return nil, badDump("no chunks")
+	}
+	var ld Loader
+	if err := ld.LoadChunk(chunks[0].Iter, chunks[0].Data); err != nil {
+		return nil, err
+	}
+	var have uint64
+	for _, c := range chunks[1:] {
+		have += uint64(len(c.Data))
+	}
+	if have != ld.total {
+		return nil, badDump("the chunks hold %d bytes, the header announces %d", have, ld.total)
+	}
+	ld.exact = true
+	for _, c := range chunks[1:] {
+		if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
+			return nil, err
+		}
+	}
+	return ld.Filter()
+}

@@ -1,0 +1,257 @@
+package scalable
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+var _ kind.Filter = (*Filter)(nil)
+
+func init() {
+	kind.Register(kind.Spec{
+		Name: "scalable",
+		Summary: "growing (scalable) Bloom filter: a chain of standard filters of growing capacity and tightening rate " +
+			"that never exceeds its target rate (Almeida et al. 2007); byte-compatible with RedisBloom in the redisbloom profile",
+		Order:     80,
+		Format:    format.KindScalable,
+		Decode:    kind.Decoded(decode),
+		Options:   options,
+		FPRMethod: "1 − Π(1 − fill_i^k_i) over the links, from the bits",
+		Growing:   true,
+		Describe:  describe,
+		Combine:   kind.Union[*Filter](),
+		Exports: []kind.Export{{
+			Name: "redisbloom",
+			Summary: "RedisBloom's BF.SCANDUMP chunks in a file (magic BLRD; docs/SCALABLE.md), for BF.LOADCHUNK: " +
+				"a filter built with -profile redisbloom, or one dumped from Redis",
+			Write: func(f kind.Filter, w io.Writer) error {
+				g, ok := f.(*Filter)
+				if !ok {
+					return fmt.Errorf("scalable: cannot export a %s as a RedisBloom dump: %w", f.Kind(), ErrParam)
+				}
+				_, err := g.WriteRedisBloom(w, 0)
+				return err
+			},
+			Read: func(r io.Reader) (kind.Filter, error) {
+				f, err := ReadRedisBloom(r)
+				if err != nil {
+					return nil, err
+				}
+				return f, nil
+			},
+		}},
+	})
+}
+
+// options declares the kind's build flags and plans with them.
+func options(fs *flag.FlagSet) kind.Planner {
+	profile := fs.String("profile", "bloomlab", "link layout: bloomlab (xxh3-128, enhanced double hashing, exact sizing) or "+
+		"redisbloom (bit for bit RedisBloom, for BF.LOADCHUNK and BF.SCANDUMP; -seed 0 only)")
+	expansion := fs.Uint("expansion", DefaultExpansion, "each link's capacity is this many times the previous one's (1 … 2^32−1)")
+	ratio := fs.Float64("ratio", DefaultRatio, "each link's rate is this times the previous one's, in (0, 1) (redisbloom: 0.5 only)")
+	nonScaling := fs.Bool("nonscaling", false, "one link at the target rate that refuses new keys past -n (RedisBloom's NONSCALING)")
+	return func(t kind.Target) (kind.Plan, error) {
+		p, err := ParseProfile(*profile)
+		if err != nil {
+			return kind.Plan{}, err
+		}
+		if *expansion < 1 || *expansion > math.MaxUint32 {
+			return kind.Plan{}, fmt.Errorf("scalable: -expansion %d out of range [1, 2^32−1]: %w", *expansion, ErrParam)
+		}
+		return plan(Config{Capacity: t.N, FPR: t.FPR, Expansion: uint32(*expansion), Ratio: *ratio,
+			NonScaling: *nonScaling, Profile: p, Seed: t.Seed}, t)
+	}
+}
+
+// linkShape is a link's geometry, computed without allocating it.
+type linkShape struct {
+	entries, bits, m uint64
+	k                int
+	rate             float64
+}
+
+// shapes returns the links of a chain for c (defaults applied) until their
+// capacities reach n, stopping early (with the error) where the chain
+// cannot grow.
+func shapes(c Config, n uint64) ([]linkShape, error) {
+	f := &Filter{profile: c.Profile, growth: c.Expansion, ratio: c.Ratio}
+	if c.Profile == RedisBloom {
+		f.options = redisOptions
+	}
+	if c.NonScaling {
+		f.options |= OptNoScaling
+	}
+	shape := func(entries uint64, rate float64) (linkShape, error) {
+		if c.Profile == RedisBloom {
+			g, err := redisInit(entries, rate, f.options)
+			mod := g.bits
+			if g.n2 > 0 {
+				mod = 1 << g.n2
+			}
+			return linkShape{g.entries, g.bits, mod, g.k, rate}, err
+		}
+		m, k, err := bloomlabGeometry(entries, rate)
+		return linkShape{entries, m, m, k, rate}, err
+	}
+	rate := c.FPR
+	if !c.NonScaling {
+		rate *= 1 - c.Ratio
+	}
+	s, err := shape(c.Capacity, rate)
+	if err != nil {
+		return nil, err
+	}
+	out := []linkShape{s}
+	for total := s.entries; total < n && !c.NonScaling; total += s.entries {
+		cur := &link{entries: s.entries, errRate: s.rate}
+		entries, rate, err := f.nextShape(cur, len(out))
+		if err == nil {
+			s, err = shape(entries, rate)
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// plan sizes the kind for a target: -fpr is the compound rate, -n the
+// first link's capacity.
+func plan(c Config, t kind.Target) (kind.Plan, error) {
+	if t.BitsPerKey != 0 || t.M != 0 || t.K != 0 {
+		return kind.Plan{}, fmt.Errorf("scalable: a growing chain is sized by -fpr (the compound rate it never exceeds) and -n "+
+			"(its first link's capacity); -bits-per-key, -m and -k do not apply: %w", ErrParam)
+	}
+	var notices []string
+	if c.FPR == 0 {
+		notices = append(notices, fmt.Sprintf("no -fpr: target rate %g (RedisBloom's default)", DefaultFPR))
+	}
+	if c.Capacity == 0 {
+		notices = append(notices, fmt.Sprintf("no -n: first link of %d keys (RedisBloom's default); the chain grows as keys come", DefaultCapacity))
+	}
+	c, err := c.withDefaults()
+	if err != nil {
+		return kind.Plan{}, err
+	}
+	first, err := shapes(c, 0)
+	if err != nil {
+		return kind.Plan{}, fmt.Errorf("scalable: %v: %w", err, ErrParam)
+	}
+	l0 := first[0]
+	p := kind.Plan{
+		Kind: "scalable", Scheme: "enhanced", M: l0.bits, MUnit: "bits (first link)", K: l0.k, Bits: l0.bits,
+		Capacity: c.Capacity, FPR: theory.FPExact(float64(l0.m), float64(c.Capacity), l0.k), Hashes: 1, Accesses: l0.k,
+		Notices: notices,
+		Note: fmt.Sprintf("growing chain (expansion %d, ratio %g); rate ≤ %g however far it grows (Σ ε(1−r)r^i); memory at 10× and 1000× n below",
+			c.Expansion, c.Ratio, c.FPR),
+	}
+	if c.Profile == RedisBloom {
+		p.Scheme, p.Hashes = "redisbloom", 2
+	}
+	if c.NonScaling {
+		p.Note = fmt.Sprintf("non-scaling: one link at rate %g that refuses new keys past n = %d", c.FPR, c.Capacity)
+	} else {
+		for _, times := range []uint64{10, 1000} {
+			p.Extra = append(p.Extra, growthField(c, times))
+		}
+	}
+	p.New = func() (kind.Builder, error) {
+		f, err := New(c)
+		if err != nil {
+			return nil, err
+		}
+		return kind.FilterBuilder(f)
+	}
+	return p, nil
+}
+
+// growthField says what the chain takes if it receives times × its first
+// capacity, against a standard filter sized for that many keys.
+func growthField(c Config, times uint64) kind.Field {
+	name := fmt.Sprintf("at %d× n", times)
+	n := c.Capacity * times
+	if n/times != c.Capacity {
+		return kind.Field{Name: name, Value: "beyond 2^64 keys"}
+	}
+	ls, err := shapes(c, n)
+	if err != nil {
+		return kind.Field{Name: name, Value: "cannot grow that far", Note: err.Error(), Warn: true}
+	}
+	var bits uint64
+	for _, l := range ls {
+		bits += l.bits
+	}
+	right := -float64(n) * math.Log(c.FPR) / (math.Ln2 * math.Ln2)
+	if m, _, err := theory.Size(n, c.FPR); err == nil {
+		right = float64(m)
+	}
+	return kind.Field{Name: name, Value: fmt.Sprintf("%d links, %s, %.2f× a bloom filter sized for %d keys", len(ls), byteSize(bits), float64(bits)/right, n)}
+}
+
+func byteSize(bits uint64) string {
+	b := float64(bits) / 8
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	return fmt.Sprintf("%.3g %s", b, units[i])
+}
+
+// describe lists the chain's structure for bloomlab info.
+func describe(g kind.Filter) []kind.Field {
+	f := g.(*Filter)
+	st := f.LinkStats()
+	exp := any(f.Expansion())
+	if f.NonScaling() {
+		exp = "none (non-scaling)"
+	}
+	fields := []kind.Field{
+		{Name: "profile", Value: f.Profile().String()},
+		{Name: "target rate", Value: f.TargetFPR(), Note: "the compound rate the chain never exceeds while every link is within its capacity"},
+		{Name: "expansion", Value: exp},
+		{Name: "ratio", Value: f.Ratio(), Note: "each link's rate over the previous one's"},
+		{Name: "links", Value: len(st)},
+	}
+	over := 0
+	for i, l := range st {
+		fields = append(fields, kind.Field{Name: fmt.Sprintf("link %d", i),
+			Value: fmt.Sprintf("capacity %d, keys %d, m %d, k %d, fill %.4g, rate %.4g (design %.4g)", l.Capacity, l.Keys, l.Bits, l.K, l.Fill, l.FPR, l.Rate)})
+		if l.Keys > l.Capacity {
+			over++
+		}
+	}
+	fields = append(fields,
+		kind.Field{Name: "fpr at keys added", Value: f.FormulaFPR(), Note: "formula, 1 − Π(1 − FPExact(m_i, keys_i, k_i))"},
+		kind.Field{Name: "fpr bound", Value: f.FPRBound(), Note: "Σ of the links' design rates (union bound)"},
+	)
+	if b, err := f.NextLinkBits(); err != nil {
+		fields = append(fields, kind.Field{Name: "next link", Value: "cannot grow", Note: err.Error(), Warn: true})
+	} else if b > 0 {
+		fields = append(fields, kind.Field{Name: "next link", Value: b, Note: "bits the next growth allocates"})
+	}
+	if f.Profile() == RedisBloom {
+		info := f.RedisInfo()
+		fields = append(fields, kind.Field{Name: "redisbloom size", Value: info.Size, Note: "bytes, as BF.INFO reports"})
+	}
+	if f.Full() {
+		fields = append(fields, kind.Field{Name: "full", Value: true, Warn: true,
+			Note: "a non-scaling filter at its capacity refuses new keys (RedisBloom: non scaling filter is full)"})
+	}
+	if over > 0 {
+		fields = append(fields, kind.Field{Name: "links over capacity", Value: over, Warn: true,
+			Note: "a union put more keys in them than they were sized for: the rate bound does not hold; the rate of the state does"})
+	}
+	return fields
+}

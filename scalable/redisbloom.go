@@ -1,0 +1,167 @@
+package scalable
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"sync"
+
+	"github.com/bloomlab/bloomlab/hashing"
+)
+
+// RedisBloom's option bits (deps/bloom/bloom.h), stored in every chain and
+// in its SCANDUMP header.
+const (
+	// OptNoRound: a link has ⌊entries·bpe⌋ bits (rounded up to 64), not a
+	// power of two. Set on every filter RedisBloom ≥ 2.2 creates.
+	OptNoRound uint32 = 1
+	// optEntsIsBits: "entries" is a number of bits. Never set by the
+	// module's commands; not supported.
+	optEntsIsBits uint32 = 2
+	// OptForce64: 64-bit hashing (MurmurHash64A). Set on every filter
+	// RedisBloom ≥ 1.1 creates; required here.
+	OptForce64 uint32 = 4
+	// OptNoScaling: the chain never grows (BF.RESERVE … NONSCALING).
+	OptNoScaling uint32 = 8
+
+	// redisOptions is what BF.RESERVE, BF.ADD and BF.INSERT set.
+	redisOptions = OptNoRound | OptForce64
+)
+
+// Constants of RedisBloom's sizing (deps/bloom/bloom.c), as C doubles.
+const (
+	redisLn2     = 0.693147180559945 // the LN2 of bloom.c: k = ⌈LN2·bpe⌉
+	redisLn2Sq   = 0.480453013918201 // ln²2 in calc_bpe
+	redisTighten = 0.5               // ERROR_TIGHTENING_RATIO
+	// maxRedisBPE bounds the bits per entry of a link read from a dump:
+	// the smallest positive double as error rate gives 1549.5.
+	maxRedisBPE = 1600
+)
+
+// redisBPE is RedisBloom's calc_bpe: −ln(error)/ln²2, with the C library's
+// log. Go's math.Log is not that function: it differs from glibc's in the
+// last bit on 10 of 1,600 rates ε·2^−i (20 common ε, i < 80), among them
+// 0.01 and 0.0003125 (the first link of a non-scaling 1% filter, link 4
+// of a 1% chain), which would change bpe in the dump header. The
+// logarithm here is correctly rounded (redisLog) and agrees with glibc
+// 2.36 on all 1,600; glibc's log is documented within 0.52 ulp and was
+// not correctly rounded on 80 of 200,000 random doubles, so a rare rate
+// can still differ in bpe's last bit, which changes nothing but that
+// header field unless entries·bpe or LN2·bpe lies within an ulp of an
+// integer. TestRedisLog and TestRedisBloomC pin this against glibc.
+func redisBPE(errRate float64) float64 {
+	bpe := -(redisLog(errRate) / redisLn2Sq)
+	if bpe < 0 {
+		bpe = -bpe
+	}
+	return bpe
+}
+
+// redisHashes is bloom.c's ⌈LN2·bpe⌉.
+func redisHashes(bpe float64) int { return int(math.Ceil(redisLn2 * bpe)) }
+
+const logPrec = 256
+
+var (
+	ln2Once sync.Once
+	ln2Big  *big.Float
+)
+
+// atanh2 returns 2·atanh(z) = 2·Σ z^(2j+1)/(2j+1) for |z| ≤ 1/3, to
+// logPrec bits.
+func atanh2(z *big.Float) *big.Float {
+	z2 := new(big.Float).SetPrec(logPrec).Mul(z, z)
+	term := new(big.Float).SetPrec(logPrec).Set(z)
+	sum := new(big.Float).SetPrec(logPrec).Set(z)
+	t := new(big.Float).SetPrec(logPrec)
+	d := new(big.Float).SetPrec(logPrec)
+	for j := int64(1); j < 400; j++ {
+		term.Mul(term, z2)
+		t.Quo(term, d.SetInt64(2*j+1))
+		sum.Add(sum, t)
+		if t.Sign() == 0 || t.MantExp(nil)-sum.MantExp(nil) < -logPrec-8 {
+			break
+		}
+	}
+	return sum.Mul(sum, d.SetInt64(2))
+}
+
+// redisLog returns ln x correctly rounded, for 0 < x < +Inf: x = f·2^e with
+// f in [√½, √2), ln x = e·ln2 + 2·atanh((f − 1)/(f + 1)), evaluated to 256
+// bits and rounded once. It runs only when a link is created.
+func redisLog(x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 1) {
+		return math.Log(x)
+	}
+	ln2Once.Do(func() {
+		third := new(big.Float).SetPrec(logPrec).Quo(big.NewFloat(1).SetPrec(logPrec), big.NewFloat(3).SetPrec(logPrec))
+		ln2Big = atanh2(third)
+	})
+	f, e := math.Frexp(x)
+	if f < math.Sqrt2/2 {
+		f *= 2
+		e--
+	}
+	bf := new(big.Float).SetPrec(logPrec).SetFloat64(f)
+	one := new(big.Float).SetPrec(logPrec).SetInt64(1)
+	z := new(big.Float).SetPrec(logPrec).Sub(bf, one)
+	z.Quo(z, new(big.Float).SetPrec(logPrec).Add(bf, one))
+	r := atanh2(z)
+	r.Add(r, new(big.Float).SetPrec(logPrec).Mul(ln2Big, new(big.Float).SetPrec(logPrec).SetInt64(int64(e))))
+	v, _ := r.Float64()
+	return v
+}
+
+// errCannotGrow is wrapped, with ErrFull, when a link cannot be created.
+var errCannotGrow = errors.New("cannot create the link")
+
+// redisGeometry is what RedisBloom's bloom_init computes for a link of
+// entries keys at rate errRate with the chain's options: its bits (a
+// multiple of 64), its power-of-two exponent n2 (0 unless the chain lacks
+// OptNoRound), its k, its bits per entry and its entries (raised, without
+// OptNoRound, by the keys the power-of-two rounding leaves room for).
+type redisGeometry struct {
+	bits, entries uint64
+	bpe           float64
+	k             int
+	n2            uint8
+}
+
+// redisInit mirrors bloom_init for the options this package supports
+// (OptForce64, with or without OptNoRound), refusing links larger than
+// hashing.MaxM bits.
+func redisInit(entries uint64, errRate float64, options uint32) (redisGeometry, error) {
+	if entries < 1 || !(errRate > 0 && errRate < 1) {
+		return redisGeometry{}, fmt.Errorf("link of %d entries at rate %v: %w", entries, errRate, errCannotGrow)
+	}
+	g := redisGeometry{entries: entries, bpe: redisBPE(errRate)}
+	x := float64(entries) * g.bpe
+	if !(x <= hashing.MaxM-64) {
+		return redisGeometry{}, fmt.Errorf("link of %d entries at rate %v needs %.4g bits, more than 2^48: %w", entries, errRate, x, errCannotGrow)
+	}
+	var bits uint64
+	if options&OptNoRound != 0 {
+		bits = uint64(x)
+		if bits == 0 {
+			bits = 1
+		}
+	} else {
+		if x < 1 {
+			return redisGeometry{}, fmt.Errorf("power-of-two link of %d entries at rate %v holds less than one bit: %w", entries, errRate, errCannotGrow)
+		}
+		g.n2 = uint8(math.Logb(x) + 1)
+		bits = 1 << g.n2
+		bitDiff := uint64(float64(bits) - x)
+		g.entries += uint64(float64(bitDiff) / g.bpe)
+	}
+	g.bits = (bits + 63) / 64 * 64
+	g.k = redisHashes(g.bpe)
+	return g, nil
+}
+
+// redisMemUsage is RedisBloom's BFMemUsage on a 64-bit build: the chain
+// (32 bytes), and per link its struct (64 bytes) and its bytes.
+func redisMemUsage(linkBytes uint64, links int) uint64 {
+	return 32 + 64*uint64(links) + linkBytes
+}

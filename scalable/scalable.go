@@ -1,0 +1,355 @@
+package scalable
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/kind"
+)
+
+// Errors returned by this package wrap these values.
+var (
+	// ErrParam: a parameter is out of range, or the zero Filter was used.
+	ErrParam = kind.ErrParam
+	// ErrIncompatible: two chains cannot be combined.
+	ErrIncompatible = kind.ErrIncompatible
+	// ErrFull: the filter cannot take a new key (a non-scaling filter at
+	// its capacity, or a chain that cannot add a link); nothing changed.
+	ErrFull = errors.New("filter is full")
+)
+
+// Profile selects how a chain hashes keys and lays out its links.
+type Profile uint8
+
+// The profiles (package documentation, "Profiles").
+const (
+	// Bloomlab: xxh3-128 with the filter's seed, enhanced double hashing,
+	// links sized by theory.Size.
+	Bloomlab Profile = 1
+	// RedisBloom: bit for bit RedisBloom 2.x.
+	RedisBloom Profile = 2
+)
+
+func (p Profile) String() string {
+	switch p {
+	case Bloomlab:
+		return "bloomlab"
+	case RedisBloom:
+		return "redisbloom"
+	}
+	return fmt.Sprintf("profile(%d)", uint8(p))
+}
+
+// ParseProfile returns the profile named "bloomlab" or "redisbloom".
+func ParseProfile(name string) (Profile, error) {
+	for _, p := range []Profile{Bloomlab, RedisBloom} {
+		if p.String() == name {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("scalable: unknown profile %q (want bloomlab or redisbloom): %w", name, ErrParam)
+}
+
+// scheme is the hash scheme byte of the profile's files.
+func (p Profile) scheme() hashing.Scheme {
+	if p == RedisBloom {
+		return hashing.RedisBloom
+	}
+	return hashing.Enhanced
+}
+
+// Defaults, as RedisBloom's BF.ADD uses them.
+const (
+	DefaultCapacity  = 100
+	DefaultFPR       = 0.01
+	DefaultExpansion = 2
+	DefaultRatio     = 0.5
+	// MaxLinks bounds the links of a chain (and of a file or dump). A
+	// RedisBloom chain cannot reach it: its rates halve per link and
+	// underflow after about 1,075 links.
+	MaxLinks = 4096
+)
+
+// Config describes a new chain. Zero fields take the documented defaults.
+type Config struct {
+	// Capacity is the number of keys of the first link (default 100, as
+	// RedisBloom): the n0 of the package documentation.
+	Capacity uint64
+	// FPR is the compound false-positive rate ε the chain never exceeds
+	// (at its links' capacities), in (0, 1) (default 0.01).
+	FPR float64
+	// Expansion is the factor by which each link's capacity exceeds the
+	// previous one's (default 2; 1 keeps links equal).
+	Expansion uint32
+	// Ratio is the factor by which each link's rate is below the previous
+	// one's, in (0, 1) (default 1/2; the RedisBloom profile takes only
+	// 1/2).
+	Ratio float64
+	// NonScaling makes a one-link filter at rate FPR that refuses new keys
+	// past Capacity (RedisBloom's NONSCALING).
+	NonScaling bool
+	// Profile is Bloomlab (the default) or RedisBloom.
+	Profile Profile
+	// Seed is the seed of the base hash (Bloomlab profile only; the
+	// RedisBloom profile hashes with RedisBloom's fixed seeds and takes
+	// only 0).
+	Seed uint64
+}
+
+// withDefaults returns c with the zero fields set, or an error naming the
+// first invalid field.
+func (c Config) withDefaults() (Config, error) {
+	if c.Capacity == 0 {
+		c.Capacity = DefaultCapacity
+	}
+	if c.FPR == 0 {
+		c.FPR = DefaultFPR
+	}
+	if c.Expansion == 0 {
+		c.Expansion = DefaultExpansion
+	}
+	if c.Ratio == 0 {
+		c.Ratio = DefaultRatio
+	}
+	if c.Profile == 0 {
+		c.Profile = Bloomlab
+	}
+	switch {
+	case !(c.FPR > 0 && c.FPR < 1):
+		return c, fmt.Errorf("scalable: FPR = %v out of range (0, 1): %w", c.FPR, ErrParam)
+	case !(c.Ratio > 0 && c.Ratio < 1):
+		return c, fmt.Errorf("scalable: Ratio = %v out of range (0, 1): %w", c.Ratio, ErrParam)
+	case c.Profile != Bloomlab && c.Profile != RedisBloom:
+		return c, fmt.Errorf("scalable: Profile = %d, want Bloomlab (1) or RedisBloom (2): %w", c.Profile, ErrParam)
+	case c.Profile == RedisBloom && c.Ratio != redisTighten:
+		return c, fmt.Errorf("scalable: Ratio = %v: the redisbloom profile tightens by exactly 0.5: %w", c.Ratio, ErrParam)
+	case c.Profile == RedisBloom && c.Seed != 0:
+		return c, fmt.Errorf("scalable: Seed = %d: the redisbloom profile hashes with RedisBloom's fixed seeds (want 0): %w", c.Seed, ErrParam)
+	}
+	return c, nil
+}
+
+// Filter is a growing chain of Bloom filters. The zero value is an empty
+// filter with no room in it: Contains answers false, Add and the
+// encoders return errors wrapping ErrParam. Create filters with New or
+// NewRedisBloom; a Filter must not be copied.
+type Filter struct {
+	mu    sync.Mutex              // serialises adds, unions and snapshots
+	links atomic.Pointer[[]*link] // replaced, never modified, when a link is added
+	card  atomic.Uint64           // adds that answered "new" (Σ link sizes)
+
+	id      atomic.Uint64 // lock order for Union and Equal; assigned on first use
+	profile Profile
+	seed    uint64
+	growth  uint32
+	ratio   float64
+	options uint32 // RedisBloom's option bits; the bloomlab profile uses only OptNoScaling
+}
+
+var lastID atomic.Uint64
+
+// New returns an empty chain for c.
+func New(c Config) (*Filter, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	f := &Filter{profile: c.Profile, seed: c.Seed, growth: c.Expansion, ratio: c.Ratio}
+	if c.Profile == RedisBloom {
+		f.options = redisOptions
+	}
+	if c.NonScaling {
+		f.options |= OptNoScaling
+	}
+	l, err := f.firstLink(c.Capacity, c.FPR)
+	if err != nil {
+		return nil, fmt.Errorf("scalable: %v: %w", err, ErrParam)
+	}
+	ls := []*link{l}
+	f.links.Store(&ls)
+	return f, nil
+}
+
+// NewRedisBloom returns the chain BF.RESERVE key errorRate capacity
+// [EXPANSION expansion] [NONSCALING] creates (expansion 0: the default 2).
+func NewRedisBloom(errorRate float64, capacity uint64, expansion uint32, nonScaling bool) (*Filter, error) {
+	if capacity == 0 {
+		return nil, fmt.Errorf("scalable: capacity 0, want at least 1: %w", ErrParam)
+	}
+	return New(Config{Capacity: capacity, FPR: errorRate, Expansion: expansion, NonScaling: nonScaling, Profile: RedisBloom})
+}
+
+// firstLink returns link 0 for a chain of initial capacity n0 and target
+// eps: at eps for a non-scaling chain, else at eps·(1 − r) (RedisBloom:
+// eps·0.5).
+func (f *Filter) firstLink(n0 uint64, eps float64) (*link, error) {
+	if f.options&OptNoScaling == 0 {
+		eps *= 1 - f.ratio
+	}
+	return f.newLink(n0, eps)
+}
+
+func (f *Filter) snapshot() []*link {
+	if p := f.links.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Digest returns the profile's hash of key: the seeded xxh3-128 digest
+// (Bloomlab), or RedisBloom's two MurmurHash64A values as H1 and H2. It
+// is the pre-hashed form ContainsHash and TestAndAddHash take.
+func (f *Filter) Digest(key []byte) hashing.Digest {
+	if f.profile == RedisBloom {
+		a, b := hashing.RedisBloomHash(key)
+		return hashing.Digest{H1: a, H2: b}
+	}
+	return hashing.Sum(key, f.seed)
+}
+
+// Contains reports whether key may have been added: false means certainly
+// not.
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(f.Digest(key)) }
+
+// ContainsHash is Contains for a digest from f.Digest.
+func (f *Filter) ContainsHash(d hashing.Digest) bool {
+	ls := f.snapshot()
+	for i := len(ls) - 1; i >= 0; i-- {
+		if ls[i].has(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Add adds key. It returns an error wrapping ErrFull, and changes nothing,
+// when the filter cannot take a new key; a key already present (or a false
+// positive) is never refused and changes nothing.
+func (f *Filter) Add(key []byte) error {
+	_, err := f.TestAndAddHash(f.Digest(key))
+	return err
+}
+
+// TestAndAdd adds key and reports whether it may already have been
+// present (BF.ADD's 0): then nothing changed and N did not grow. Otherwise
+// the key went into the newest link, opening a new link if that one was
+// full, and N grew by one (BF.ADD's 1). A non-scaling filter at capacity,
+// or a chain that cannot grow, refuses a new key with an error wrapping
+// ErrFull (RedisBloom: "non scaling filter is full") and changes nothing.
+func (f *Filter) TestAndAdd(key []byte) (present bool, err error) {
+	return f.TestAndAddHash(f.Digest(key))
+}
+
+// TestAndAddHash is TestAndAdd for a digest from f.Digest.
+func (f *Filter) TestAndAddHash(d hashing.Digest) (present bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls := f.snapshot()
+	if len(ls) == 0 {
+		return false, errZero
+	}
+	for i := len(ls) - 1; i >= 0; i-- {
+		if ls[i].has(d) {
+			return true, nil
+		}
+	}
+	cur := ls[len(ls)-1]
+	if cur.size >= cur.entries {
+		if f.options&OptNoScaling != 0 {
+			return false, fmt.Errorf("scalable: non scaling %w (capacity %d)", ErrFull, cur.entries)
+		}
+		next, err := f.nextLink(cur, len(ls))
+		if err != nil {
+			return false, fmt.Errorf("scalable: %w: %v", ErrFull, err)
+		}
+		grown := append(ls[:len(ls):len(ls)], next)
+		f.links.Store(&grown)
+		cur = next
+	}
+	cur.set(d)
+	cur.size++
+	f.card.Add(1)
+	return false, nil
+}
+
+var errZero = fmt.Errorf("scalable: the zero Filter has no room; create one with New or NewRedisBloom: %w", ErrParam)
+
+// Kind returns "scalable".
+func (f *Filter) Kind() string { return "scalable" }
+
+// N returns the number of adds that answered "new" (RedisBloom's "Number
+// of items inserted", BF.CARD): repeats and false positives are not
+// counted.
+func (f *Filter) N() uint64 { return f.card.Load() }
+
+// Card is N, under RedisBloom's name.
+func (f *Filter) Card() uint64 { return f.N() }
+
+// Capacity returns the sum of the links' capacities (RedisBloom's
+// "Capacity"). It grows with the chain.
+func (f *Filter) Capacity() uint64 {
+	var c uint64
+	for _, l := range f.snapshot() {
+		c += l.entries
+	}
+	return c
+}
+
+// Bits returns the memory of the links' bits.
+func (f *Filter) Bits() uint64 {
+	var b uint64
+	for _, l := range f.snapshot() {
+		b += l.bits
+	}
+	return b
+}
+
+// Links returns the number of links.
+func (f *Filter) Links() int { return len(f.snapshot()) }
+
+// Seed returns the seed of the base hash (0 for the RedisBloom profile).
+func (f *Filter) Seed() uint64 { return f.seed }
+
+// Profile returns the chain's profile (0 for the zero Filter).
+func (f *Filter) Profile() Profile { return f.profile }
+
+// Expansion returns the growth factor of the links' capacities.
+func (f *Filter) Expansion() uint32 { return f.growth }
+
+// Ratio returns the tightening ratio of the links' rates.
+func (f *Filter) Ratio() float64 { return f.ratio }
+
+// NonScaling reports whether the chain refuses to grow.
+func (f *Filter) NonScaling() bool { return f.options&OptNoScaling != 0 }
+
+// Options returns RedisBloom's option bits for the chain (OptNoRound,
+// OptForce64, OptNoScaling); a bloomlab chain has at most OptNoScaling.
+func (f *Filter) Options() uint32 { return f.options }
+
+// TargetFPR returns the compound rate ε the chain was created for, as its
+// first link records it: that link's rate divided by 1 − r (by 1 for a
+// non-scaling chain). 0 for the zero Filter.
+func (f *Filter) TargetFPR() float64 {
+	ls := f.snapshot()
+	if len(ls) == 0 {
+		return 0
+	}
+	if f.NonScaling() {
+		return ls[0].errRate
+	}
+	return ls[0].errRate / (1 - f.ratio)
+}
+
+// FPRBound returns Σ ε_i over the links, the union bound on the chain's
+// rate while every link is within its capacity; it is below TargetFPR
+// (theory.FPScalableBound).
+func (f *Filter) FPRBound() float64 {
+	s := 0.0
+	for _, l := range f.snapshot() {
+		s += l.errRate
+	}
+	return s
+}
