@@ -124,6 +124,9 @@ func (s Scheme) String() string {
 	if n, ok := schemeNames[s]; ok {
 		return n
 	}
+	if s == RedisBloom {
+		return "redisbloom" // not an Indexer scheme: package scalable's links
+	}
 	return fmt.Sprintf("scheme(%d)", uint8(s))
 }
 

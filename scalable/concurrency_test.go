@@ -14,7 +14,7 @@ import (
 //
 //   - a reader never misses a key whose Add returned before the read
 //     began (no false negative while links are appended);
-//   - exactly one TestAndAdd of a key offered by several adders answers
+//   - exactly one Add of a key offered by several adders answers
 //     "new", so N equals the number of "new" answers;
 //   - WriteTo, ScanDump, Clone, Union, EstimatedFPR and the counters run
 //     alongside without a race, and the final filter holds every key.
@@ -37,7 +37,7 @@ func TestConcurrency(t *testing.T) {
 			go func(a int) {
 				defer wg.Done()
 				for j := 0; j < per; j++ {
-					present, err := f.TestAndAdd(key(kid(a, j)))
+					present, err := f.Add(key(kid(a, j)))
 					if err != nil {
 						t.Error(err)
 						return

@@ -67,7 +67,7 @@ func cKey(i int) []byte { return []byte(fmt.Sprintf("key-%d", i)) }
 // (1 new, 0 present, −2 non-scaling filter full).
 func addAll(t *testing.T, f *Filter, from, to int, want []int, what string) {
 	for i := from; i < to; i++ {
-		present, err := f.TestAndAdd(cKey(i))
+		present, err := f.Add(cKey(i))
 		got := 1
 		switch {
 		case errors.Is(err, ErrFull):

@@ -40,7 +40,7 @@
 // positive) changes nothing and is not counted. N (also Card) counts the
 // adds that were new, exactly as RedisBloom's "Number of items inserted"
 // and BF.CARD do, and each link's count decides when it is full.
-// TestAndAdd reports which case happened, as BF.ADD's 1 or 0 does.
+// Add reports which case happened, as BF.ADD's 1 or 0 does.
 //
 // # Profiles
 //
@@ -98,7 +98,7 @@
 // Digest, N, Card, Capacity, Bits, Links) never block and may run alongside
 // anything, including the add that opens a link: bits are set and read
 // atomically and the list of links is replaced atomically, so a query sees
-// every key whose Add returned before the query began. Add and TestAndAdd
+// every key whose Add returned before the query began. Add and Add
 // run one at a time (an internal mutex), which is what makes "already
 // present" and the counts exact under concurrent adds. WriteTo, Dump,
 // ScanDump, Union, Clone, Equal, EstimatedFPR, LinkStats and the other

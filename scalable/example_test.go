@@ -15,7 +15,7 @@ func Example() {
 		panic(err)
 	}
 	for i := 0; i < 10000; i++ {
-		if err := f.Add([]byte(fmt.Sprint("user-", i))); err != nil {
+		if _, err := f.Add([]byte(fmt.Sprint("user-", i))); err != nil {
 			panic(err)
 		}
 	}
@@ -27,8 +27,8 @@ func Example() {
 // BF.SCANDUMP returns and BF.LOADCHUNK takes.
 func Example_redisBloom() {
 	f, _ := scalable.NewRedisBloom(0.01, 100, 2, false) // BF.RESERVE key 0.01 100
-	added, _ := f.TestAndAdd([]byte("a"))               // BF.ADD key a
-	again, _ := f.TestAndAdd([]byte("a"))
+	added, _ := f.Add([]byte("a"))               // BF.ADD key a
+	again, _ := f.Add([]byte("a"))
 	fmt.Println(!added, again, f.Card())
 	chunks, _ := f.Dump(0)
 	for _, c := range chunks {
@@ -45,10 +45,10 @@ func Example_redisBloom() {
 
 // A non-scaling filter refuses new keys past its capacity and changes
 // nothing; keys already present are still answered.
-func ExampleFilter_TestAndAdd() {
+func ExampleFilter_Add() {
 	f, _ := scalable.New(scalable.Config{Capacity: 2, NonScaling: true})
 	for _, k := range []string{"a", "b", "c", "a"} {
-		present, err := f.TestAndAdd([]byte(k))
+		present, err := f.Add([]byte(k))
 		fmt.Println(k, present, errors.Is(err, scalable.ErrFull))
 	}
 	// Output:

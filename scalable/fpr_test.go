@@ -47,7 +47,7 @@ func TestCompoundRate(t *testing.T) {
 		}
 		f := must(New(c))
 		for i := 0; i < n; i++ {
-			if err := f.Add(key(i)); err != nil {
+			if _, err := f.Add(key(i)); err != nil {
 				t.Fatal(err)
 			}
 		}

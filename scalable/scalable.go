@@ -201,7 +201,7 @@ func (f *Filter) snapshot() []*link {
 
 // Digest returns the profile's hash of key: the seeded xxh3-128 digest
 // (Bloomlab), or RedisBloom's two MurmurHash64A values as H1 and H2. It
-// is the pre-hashed form ContainsHash and TestAndAddHash take.
+// is the pre-hashed form ContainsHash and AddHash take.
 func (f *Filter) Digest(key []byte) hashing.Digest {
 	if f.profile == RedisBloom {
 		a, b := hashing.RedisBloomHash(key)
@@ -225,26 +225,18 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 	return false
 }
 
-// Add adds key. It returns an error wrapping ErrFull, and changes nothing,
-// when the filter cannot take a new key; a key already present (or a false
-// positive) is never refused and changes nothing.
-func (f *Filter) Add(key []byte) error {
-	_, err := f.TestAndAddHash(f.Digest(key))
-	return err
-}
-
-// TestAndAdd adds key and reports whether it may already have been
+// Add adds key and reports whether it may already have been
 // present (BF.ADD's 0): then nothing changed and N did not grow. Otherwise
 // the key went into the newest link, opening a new link if that one was
 // full, and N grew by one (BF.ADD's 1). A non-scaling filter at capacity,
 // or a chain that cannot grow, refuses a new key with an error wrapping
 // ErrFull (RedisBloom: "non scaling filter is full") and changes nothing.
-func (f *Filter) TestAndAdd(key []byte) (present bool, err error) {
-	return f.TestAndAddHash(f.Digest(key))
+func (f *Filter) Add(key []byte) (present bool, err error) {
+	return f.AddHash(f.Digest(key))
 }
 
-// TestAndAddHash is TestAndAdd for a digest from f.Digest.
-func (f *Filter) TestAndAddHash(d hashing.Digest) (present bool, err error) {
+// AddHash is Add for a digest from f.Digest.
+func (f *Filter) AddHash(d hashing.Digest) (present bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ls := f.snapshot()

@@ -38,11 +38,11 @@ func TestNoFalseNegatives(t *testing.T) {
 				n = 1500 // 30 links; rates halving, k reaches 64 near 55 links
 			}
 			for i := 0; i < n; i++ {
-				if err := f.Add(key(i)); err != nil {
+				if _, err := f.Add(key(i)); err != nil {
 					t.Fatal(err)
 				}
 				if i%7 == 0 {
-					if present, err := f.TestAndAdd(key(i / 2)); err != nil || !present {
+					if present, err := f.Add(key(i / 2)); err != nil || !present {
 						t.Fatalf("%v s=%d: repeat of key %d: present %v, %v", p, s, i/2, present, err)
 					}
 				}
@@ -74,7 +74,7 @@ func TestGrowth(t *testing.T) {
 			}
 			f := must(New(c))
 			for i := 0; f.Links() < 5; i++ {
-				if err := f.Add(key(i)); err != nil {
+				if _, err := f.Add(key(i)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -150,7 +150,7 @@ func TestTestAndAddCounts(t *testing.T) {
 		f := must(New(Config{Capacity: 1000, Profile: p}))
 		news := 0
 		for i := 0; i < 5000; i++ {
-			present, err := f.TestAndAdd(key(i % 3000))
+			present, err := f.Add(key(i % 3000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +177,7 @@ func TestNonScaling(t *testing.T) {
 		}
 		i := 0
 		for f.N() < 20 {
-			if err := f.Add(key(i)); err != nil {
+			if _, err := f.Add(key(i)); err != nil {
 				t.Fatal(err)
 			}
 			i++
@@ -187,7 +187,7 @@ func TestNonScaling(t *testing.T) {
 		}
 		before := f.Clone()
 		for j := i; j < i+50; j++ {
-			present, err := f.TestAndAdd(key(j))
+			present, err := f.Add(key(j))
 			if present {
 				continue
 			}
@@ -195,7 +195,7 @@ func TestNonScaling(t *testing.T) {
 				t.Fatalf("%v: new key into a full non-scaling filter: %v", p, err)
 			}
 		}
-		if present, err := f.TestAndAdd(key(0)); !present || err != nil {
+		if present, err := f.Add(key(0)); !present || err != nil {
 			t.Errorf("%v: present key: %v, %v", p, present, err)
 		}
 		if !f.Equal(before) || f.Links() != 1 {
@@ -214,13 +214,13 @@ func TestCannotGrow(t *testing.T) {
 	f := must(New(Config{Capacity: 1, FPR: 0.5, Expansion: 1}))
 	var err error
 	for i := 0; i < 1000 && err == nil; i++ {
-		err = f.Add(key(i))
+		_, err = f.Add(key(i))
 	}
 	if !errors.Is(err, ErrFull) {
 		t.Fatalf("expected ErrFull, got %v", err)
 	}
 	before := f.Clone()
-	if err := f.Add([]byte("another new key")); !errors.Is(err, ErrFull) || !f.Equal(before) {
+	if _, err := f.Add([]byte("another new key")); !errors.Is(err, ErrFull) || !f.Equal(before) {
 		t.Errorf("second refusal: %v, changed %v", err, !f.Equal(before))
 	}
 	if last := f.LinkStats()[f.Links()-1]; last.K > hashing.MaxK {
@@ -257,7 +257,7 @@ func TestZeroValue(t *testing.T) {
 	if f.Contains([]byte("x")) || f.N() != 0 || f.Bits() != 0 || f.Capacity() != 0 || f.EstimatedFPR() != 0 || f.Links() != 0 || f.Full() {
 		t.Error("zero Filter is not empty")
 	}
-	if err := f.Add([]byte("x")); !errors.Is(err, ErrParam) {
+	if _, err := f.Add([]byte("x")); !errors.Is(err, ErrParam) {
 		t.Errorf("Add: %v", err)
 	}
 	if _, err := f.WriteTo(new(discard)); !errors.Is(err, ErrParam) {
@@ -296,10 +296,10 @@ func TestUnion(t *testing.T) {
 		c := Config{Capacity: 100, FPR: 0.01, Profile: p}
 		a, b := must(New(c)), must(New(c))
 		for i := 0; i < 150; i++ {
-			must(0, a.Add(key(i)))
+			must(a.Add(key(i)))
 		}
 		for i := 1000; i < 1900; i++ {
-			must(0, b.Add(key(i)))
+			must(b.Add(key(i)))
 		}
 		na, nb := a.N(), b.N()
 		if err := a.Union(b); err != nil {
@@ -358,7 +358,7 @@ func TestAllocs(t *testing.T) {
 			"Contains":    func() { f.Contains(k) },
 			"Add present": func() { f.Add(k) },
 			"Add new":     func() { i++; f.Add(key(i)) },
-			"TestAndAdd":  func() { i++; f.TestAndAdd(key(i)) },
+			"Add":  func() { i++; f.Add(key(i)) },
 		} {
 			if a := testing.AllocsPerRun(1000, fn); a != 0 {
 				t.Errorf("%v %s: %v allocs", p, name, a)
@@ -389,7 +389,7 @@ func TestNextLinkBits(t *testing.T) {
 		for i := 0; f.Links() < 6; i++ {
 			want, err := f.NextLinkBits()
 			links := f.Links()
-			must(0, f.Add(key(i)))
+			must(f.Add(key(i)))
 			if err != nil || f.Links() > links && f.LinkStats()[links].Bits != want {
 				t.Fatalf("%v: NextLinkBits %d, %v; link %d", p, want, err, links)
 			}

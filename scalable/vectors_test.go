@@ -120,7 +120,7 @@ func argIndex(args []string, name string) int {
 
 // add replies to one item of an add, and reports whether to go on.
 func addReply(f *Filter, item string) (any, bool) {
-	present, err := f.TestAndAdd([]byte(item))
+	present, err := f.Add([]byte(item))
 	switch {
 	case errors.Is(err, ErrFull):
 		return rerr("ERR non scaling filter is full"), false

@@ -49,6 +49,7 @@ const (
 var kindNames = map[Kind]string{
 	KindBloom: "bloom", KindCounting: "counting", KindBlocked: "blocked",
 	KindChoices: "choices", KindDleft: "dleft", KindDlcbf: "dlcbf", KindCountMin: "countmin",
+	KindScalable: "scalable",
 }
 
 func (k Kind) String() string {

@@ -318,11 +318,15 @@ func Merge[T interface {
 
 // Adder returns a function adding one key to f, if f takes keys one at a
 // time: Add(key) (bloom, counting, …), Add(key) error (kinds whose insert
-// can be refused), or Add(key, count) (a Count-Min sketch: count 1).
+// can be refused), Add(key) (present bool, err error) (a growing filter,
+// which reports whether the key may already be present), or Add(key,
+// count) (a Count-Min sketch: count 1).
 func Adder(f Filter) (func(key []byte) error, bool) {
 	switch a := f.(type) {
 	case interface{ Add([]byte) error }:
 		return a.Add, true
+	case interface{ Add([]byte) (bool, error) }:
+		return func(key []byte) error { _, err := a.Add(key); return err }, true
 	case interface{ Add([]byte) }:
 		return func(key []byte) error { a.Add(key); return nil }, true
 	case interface{ Add([]byte, uint64) }:
