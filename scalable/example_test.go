@@ -27,7 +27,7 @@ func Example() {
 // BF.SCANDUMP returns and BF.LOADCHUNK takes.
 func Example_redisBloom() {
 	f, _ := scalable.NewRedisBloom(0.01, 100, 2, false) // BF.RESERVE key 0.01 100
-	added, _ := f.Add([]byte("a"))               // BF.ADD key a
+	added, _ := f.Add([]byte("a"))                      // BF.ADD key a
 	again, _ := f.Add([]byte("a"))
 	fmt.Println(!added, again, f.Card())
 	chunks, _ := f.Dump(0)

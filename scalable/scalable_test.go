@@ -358,7 +358,7 @@ func TestAllocs(t *testing.T) {
 			"Contains":    func() { f.Contains(k) },
 			"Add present": func() { f.Add(k) },
 			"Add new":     func() { i++; f.Add(key(i)) },
-			"Add":  func() { i++; f.Add(key(i)) },
+			"Add":         func() { i++; f.Add(key(i)) },
 		} {
 			if a := testing.AllocsPerRun(1000, fn); a != 0 {
 				t.Errorf("%v %s: %v allocs", p, name, a)
