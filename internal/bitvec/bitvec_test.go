@@ -47,6 +47,38 @@ func TestProbeAgreesWithPositions(t *testing.T) {
 	}
 }
 
+// TestProbeScale: the scaled sequence yields w times each position, for
+// every double-hashing scheme and width, up to w·m = 2^48 (the largest
+// running sum).
+func TestProbeScale(t *testing.T) {
+	var buf [hashing.MaxK]uint64
+	for _, s := range []hashing.Scheme{hashing.Double, hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube} {
+		for _, w := range []uint64{1, 2, 4, 8, 16, 32} {
+			for _, m := range []uint64{1, 5, 1000, 1<<20 + 7, hashing.MaxM / w} {
+				ix, err := hashing.NewIndexer(s, m, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				offw, recip := ScaledOffsets(ix, w)
+				for _, d := range digests(20, m*w) {
+					want := ix.Positions(d, buf[:])
+					p := NewProbe(ix, d).Scale(w, recip)
+					for i, o := range offw {
+						if got := p.At(o); got != w*want[i] {
+							t.Fatalf("%v w=%d m=%d: scaled probe %d = %d, want %d·%d", s, w, m, i, got, w, want[i])
+						}
+						p = p.Next()
+					}
+				}
+			}
+		}
+	}
+	ix, _ := hashing.NewIndexer(hashing.Independent, 100, 3)
+	if off, r := ScaledOffsets(ix, 4); off != nil || r != 0 {
+		t.Error("ScaledOffsets of a scheme that is not double hashing")
+	}
+}
+
 // TestKeyOps: SetKey and SetKeyAtomic set exactly the positions of the
 // key, HasKey finds every key set (no false negatives) and agrees with a
 // test of the positions one by one, for every scheme.
@@ -209,7 +241,7 @@ func TestNoAllocs(t *testing.T) {
 // assume that these helpers cost no call.
 func TestInlining(t *testing.T) {
 	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/internal/bitvec",
-		"NewProbe", "Probe.At", "Probe.Next", "Vec.Set", "Vec.SetAtomic", "Vec.Has", "Vec.bit", "Words")
+		"NewProbe", "Probe.At", "Probe.Next", "Probe.Scale", "Vec.Set", "Vec.SetAtomic", "Vec.Has", "Vec.bit", "Words")
 	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/hashing",
 		"ModSmall", "Reduce", "(*Indexer).Offsets", "(*Indexer).start", "Sum", "SumString")
 }

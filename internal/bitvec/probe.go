@@ -40,6 +40,32 @@ func (p Probe) At(o uint64) uint64 { return hashing.ModSmall(p.t+o, p.m, p.recip
 // Next returns the sequence advanced by one step.
 func (p Probe) Next() Probe { p.t += p.step; return p }
 
+// Scale returns the sequence of the positions multiplied by w: walked with
+// the offsets multiplied by w (ScaledOffsets), its At returns w·x for each
+// position x of p, because (w·t) mod (w·m) = w·(t mod m). A structure of
+// w-bit cells (a counting filter) thereby gets the bit address of a cell
+// from the probe itself, with no multiplication per probe. recip must be
+// ⌊(2^64 − 1)/(w·m)⌋ and w·m ≤ 2^48 (the running sum then stays below
+// 2^56).
+func (p Probe) Scale(w, recip uint64) Probe {
+	return Probe{t: p.t * w, step: p.step * w, m: p.m * w, recip: recip}
+}
+
+// ScaledOffsets returns ix.Offsets() multiplied by w and the reciprocal
+// Scale needs, or nil and 0 for an ix that is not double hashing. w·M()
+// must be at most 2^48.
+func ScaledOffsets(ix *hashing.Indexer, w uint64) ([]uint64, uint64) {
+	off := ix.Offsets()
+	if off == nil {
+		return nil, 0
+	}
+	s := make([]uint64, len(off))
+	for i, o := range off {
+		s[i] = o * w
+	}
+	return s, ^uint64(0) / (ix.M() * w)
+}
+
 // SetKey sets the k positions ix gives d. It must not run concurrently with
 // anything else.
 func (v Vec) SetKey(ix *hashing.Indexer, d hashing.Digest) {
