@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/internal/sizing"
@@ -70,6 +71,16 @@ func plan(name string, s hashing.Scheme, t kind.Target) (kind.Plan, error) {
 	if err != nil {
 		return kind.Plan{}, err
 	}
+	// sizing.Standard sizes a rate target by theory.SizePartitioned, whose m
+	// is a multiple of k but not always k times a prime: round it up as New
+	// will (a larger m only lowers the rate), so that the plan is the filter.
+	if r := hashing.PartitionSize(s, m, k); r != m {
+		if r > hashing.MaxM {
+			return kind.Plan{}, fmt.Errorf("%s: m = %d exceeds 2^48 after rounding for scheme %v: %w", name, r, s, kind.ErrParam)
+		}
+		notices = append(notices, fmt.Sprintf("m rounded up from %d to %d: scheme %v needs k = %d subarrays of a prime size", m, r, s, k))
+		m = r
+	}
 	note := "standard filter (003, 004 §3)"
 	if s.Partitioned() {
 		note = "k subarrays of m/k bits (004 §5); never a lower rate than bloom"
@@ -93,18 +104,9 @@ func plan(name string, s hashing.Scheme, t kind.Target) (kind.Plan, error) {
 	return p, nil
 }
 
-// DesignN returns the number of keys f was sized for, or, when that was
-// not recorded, the n for which its k is optimal (ln2·m/k), and says which.
-func designN(m uint64, k int, capacity uint64) (uint64, string) {
-	if capacity > 0 {
-		return capacity, "recorded when built"
-	}
-	return uint64(math.Max(1, math.Round(math.Ln2*float64(m)/float64(k)))), "not recorded; the n for which k is optimal, ln2·m/k"
-}
-
 func describe(g kind.Filter) []kind.Field {
 	f := g.(*Filter)
-	dn, dnote := designN(f.m, f.k, f.capacity)
+	dn, dnote := bitvec.DesignN(f.m, f.k, f.capacity)
 	return []kind.Field{
 		{Name: "scheme", Value: f.scheme.String()},
 		{Name: "m", Value: f.m, Note: "bits"},

@@ -122,9 +122,6 @@ func decode(d *format.Decoder) (*Filter, error) {
 	return f, nil
 }
 
-// Decode reads one counting filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
-
 // MarshalBinary returns f in the bloomlab file format.
 func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.words)*8+128) }
 

@@ -46,3 +46,17 @@ func StateCount(ix *hashing.Indexer, fill float64) float64 {
 	}
 	return theory.CountFromFill(float64(ix.M()), ix.K(), fill)
 }
+
+// DesignN returns the number of keys a filter of m positions and k per key
+// was sized for: capacity when it was recorded, else the n for which k is
+// optimal for a standard filter, ln2·m/k (at least 1), and says which (0
+// and "" for k = 0, the zero filter).
+func DesignN(m uint64, k int, capacity uint64) (uint64, string) {
+	if capacity > 0 {
+		return capacity, "recorded when built"
+	}
+	if k < 1 {
+		return 0, ""
+	}
+	return uint64(math.Max(1, math.Round(math.Ln2*float64(m)/float64(k)))), "not recorded; the n for which k is optimal, ln2·m/k"
+}
