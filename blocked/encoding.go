@@ -47,15 +47,15 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 // format.ErrFormat, never a panic, and no allocation beyond what the bytes
 // received justify.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := format.ReadFrom(r, Decode)
+	g, n, err := format.ReadFrom(r, decode)
 	if err == nil {
 		*f = *g
 	}
 	return n, err
 }
 
-// Decode reads one blocked filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) {
+// decode reads one blocked filter from d.
+func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindBlocked)
 	if err != nil {
 		return nil, fmt.Errorf("blocked: %w", err)
@@ -94,7 +94,7 @@ func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(
 // UnmarshalBinary replaces f with the filter in data, which must hold
 // exactly one file. On error f is unchanged.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	g, err := format.Unmarshal(data, "blocked", Decode)
+	g, err := format.Unmarshal(data, "blocked", decode)
 	if err == nil {
 		*f = *g
 	}
