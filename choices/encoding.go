@@ -64,9 +64,6 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
-// Decode reads one c-choice filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
-
 func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindChoices)
 	if err != nil {

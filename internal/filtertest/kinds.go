@@ -54,6 +54,10 @@ type PlannerChecks struct {
 	BadOptions [][]string
 	// Unit is the plan's MUnit.
 	Unit string
+	// Ns lists the numbers of keys to plan for (nil: 1, 7, 1000, 10^5),
+	// FPRs the rates (nil: 0.3, 0.01, 0.0001).
+	Ns   []uint64
+	FPRs []float64
 }
 
 // CheckPlanner checks a kind's planner against the contract of
@@ -69,8 +73,16 @@ func CheckPlanner(t *testing.T, name string, c PlannerChecks) {
 		opts = [][]string{nil}
 	}
 	for _, args := range opts {
-		for _, n := range []uint64{1, 7, 1000, 100_000} {
-			for _, fpr := range []float64{0.3, 0.01, 0.0001} {
+		ns := c.Ns
+		if ns == nil {
+			ns = []uint64{1, 7, 1000, 100_000}
+		}
+		for _, n := range ns {
+			fprs := c.FPRs
+			if fprs == nil {
+				fprs = []float64{0.3, 0.01, 0.0001}
+			}
+			for _, fpr := range fprs {
 				p, err := Plan(t, name, args, kind.Target{N: n, FPR: fpr, Seed: 3})
 				if err != nil {
 					t.Fatalf("%s %q n=%d fpr=%v: %v", name, args, n, fpr, err)
