@@ -160,19 +160,12 @@ func (f *Filter) Bits() uint64 { return f.M() }
 // one predictable branch on the mutators that have no error result.
 func (f *Filter) mustBeMade(method string) {
 	if f.blocks == 0 {
-		panicZero(method)
+		zero.Panic(method)
 	}
 }
 
-//go:noinline
-func panicZero(method string) {
-	panic("blocked: " + method + " on the zero Filter, which has no room; create one with New or NewWithEstimates")
-}
-
-// zeroErr is the error of the error-returning methods on the zero Filter.
-func zeroErr(method string) error {
-	return fmt.Errorf("blocked: %s on the zero Filter; create one with New or NewWithEstimates: %w", method, ErrParam)
-}
+// zero is the zero-value rule's description of Filter.
+var zero = bitvec.Zero{Pkg: "blocked", Type: "Filter", Ctors: "New or NewWithEstimates"}
 
 // Kind returns "blocked".
 func (f *Filter) Kind() string { return "blocked" }
@@ -185,11 +178,8 @@ func (f *Filter) blockIndex(d hashing.Digest) uint64 {
 	return hashing.Reduce(d.H1, f.blocks) * wordsPerBlock
 }
 
-// block returns d's block.
-func (f *Filter) block(d hashing.Digest) bitvec.Vec {
-	i := f.blockIndex(d)
-	return f.bits[i : i+wordsPerBlock : i+wordsPerBlock]
-}
+// blockAt returns the block whose first word is word i.
+func (f *Filter) blockAt(i uint64) bitvec.Vec { return f.bits[i : i+wordsPerBlock : i+wordsPerBlock] }
 
 // fields is the number of 9-bit in-block positions one 64-bit hash word
 // gives.
@@ -223,7 +213,7 @@ func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
 	f.mustBeMade("Add")
-	b := f.block(d)
+	b := f.blockAt(hashing.Reduce(d.H1, f.blocks) * wordsPerBlock)
 	for j := 0; j < f.k; j += fields {
 		x := probeWord(d, j)
 		for range min(fields, f.k-j) {
@@ -252,7 +242,7 @@ func (f *Filter) AddStringAtomic(key string) { f.AddHashAtomic(hashing.SumString
 // AddHashAtomic is AddAtomic for a pre-hashed key.
 func (f *Filter) AddHashAtomic(d hashing.Digest) {
 	f.mustBeMade("AddAtomic")
-	b := f.block(d)
+	b := f.blockAt(hashing.Reduce(d.H1, f.blocks) * wordsPerBlock)
 	for j := 0; j < f.k; j += fields {
 		x := probeWord(d, j)
 		for range min(fields, f.k-j) {
@@ -277,14 +267,14 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 	if f.blocks == 0 { // the zero Filter: empty
 		return false
 	}
-	return f.test(f.blockIndex(d), d)
+	return f.test(hashing.Reduce(d.H1, f.blocks)*wordsPerBlock, d)
 }
 
 // test reports whether all of d's bits are set in the block at word i: the
 // k bits are ANDed without a data-dependent branch, so the only wait is for
 // the block's cache line.
 func (f *Filter) test(i uint64, d hashing.Digest) bool {
-	b := f.bits[i : i+wordsPerBlock : i+wordsPerBlock]
+	b := f.blockAt(i)
 	var miss uint64
 	for j := 0; j < f.k; j += fields {
 		x := probeWord(d, j)
@@ -455,7 +445,7 @@ func (f *Filter) Intersect(g *Filter) error {
 // combine.
 func (f *Filter) combinable(g *Filter, op string) error {
 	if f.blocks == 0 || g.blocks == 0 {
-		return zeroErr(op)
+		return zero.Err(op)
 	}
 	return f.compatible(g, op)
 }

@@ -29,7 +29,7 @@ import (
 // error wrapping ErrParam.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	if f.blocks == 0 {
-		return 0, zeroErr("WriteTo")
+		return 0, zero.Err("WriteTo")
 	}
 	var p format.Params
 	p.U64(f.blocks)

@@ -71,3 +71,10 @@ func TestKindRegistered(t *testing.T) {
 }
 
 func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("blocked", flag.ContinueOnError) }
+
+// TestInlining: the zero-value check costs the mutators one predictable
+// branch, not a call; the block and probe-word helpers cost no call.
+func TestInlining(t *testing.T) {
+	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/blocked",
+		"(*Filter).mustBeMade", "(*Filter).blockAt", "probeWord")
+}

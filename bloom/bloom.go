@@ -42,7 +42,6 @@ import (
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/kind"
-	"github.com/bloomlab/bloomlab/theory"
 )
 
 // Errors returned by this package wrap these values.
@@ -116,22 +115,9 @@ func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	size := theory.Size
-	if o.scheme.Partitioned() {
-		size = theory.SizePartitioned
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("bloom: n = 0, want n ≥ 1: %w", ErrParam)
-	}
-	if !(fpr > 0 && fpr < 1) {
-		return nil, fmt.Errorf("bloom: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
-	}
-	m, k, err := size(n, fpr)
+	m, k, err := bitvec.SizeForRate("bloom", o.scheme, n, fpr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", err, ErrParam)
-	}
-	if k > hashing.MaxK {
-		return nil, fmt.Errorf("bloom: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
+		return nil, err
 	}
 	f, err := newFilter(m, k, o.scheme, opts)
 	if err != nil {
@@ -146,40 +132,15 @@ func newFilter(m uint64, k int, scheme hashing.Scheme, opts []Option) (*Filter, 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if m < 1 || m > hashing.MaxM {
-		return nil, fmt.Errorf("bloom: m = %d out of range [1, 2^48]: %w", m, ErrParam)
-	}
-	if k < 1 || k > hashing.MaxK {
-		return nil, fmt.Errorf("bloom: k = %d out of range [1, %d]: %w", k, hashing.MaxK, ErrParam)
-	}
-	var ix *hashing.Indexer
-	var err error
-	if o.scheme == hashing.Custom {
-		ix, err = hashing.NewCustomIndexer(m, k, o.indexFunc)
-	} else {
-		if !o.scheme.Valid() {
-			return nil, fmt.Errorf("bloom: scheme %d unknown: %w", uint8(o.scheme), ErrParam)
-		}
-		m = hashing.PartitionSize(o.scheme, m, k)
-		if m > hashing.MaxM {
-			return nil, fmt.Errorf("bloom: m = %d out of range [1, 2^48] after partitioning: %w", m, ErrParam)
-		}
-		ix, err = hashing.NewIndexer(o.scheme, m, k)
-	}
+	ix, err := bitvec.NewIndexer("bloom", o.scheme, m, k, o.indexFunc)
 	if err != nil {
-		return nil, fmt.Errorf("bloom: %w: %w", ErrParam, err)
+		return nil, err
 	}
-	if (m+63)/64 > math.MaxInt/8 {
+	m = ix.M()
+	if bitvec.Words(m) > math.MaxInt/8 {
 		return nil, fmt.Errorf("bloom: m = %d bits exceed what a 32-bit platform can allocate: %w", m, ErrParam)
 	}
-	return &Filter{
-		bits:   bitvec.New(m),
-		m:      m,
-		k:      k,
-		seed:   o.seed,
-		scheme: o.scheme,
-		ix:     ix,
-	}, nil
+	return &Filter{bits: bitvec.New(m), m: m, k: k, seed: o.seed, scheme: o.scheme, ix: ix}, nil
 }
 
 // M returns the number of bits.
@@ -214,19 +175,12 @@ func (f *Filter) SetCapacity(n uint64) {
 // one predictable branch on the mutators that have no error result.
 func (f *Filter) mustBeMade(method string) {
 	if f.ix == nil {
-		panicZero(method)
+		zero.Panic(method)
 	}
 }
 
-//go:noinline
-func panicZero(method string) {
-	panic("bloom: " + method + " on the zero Filter, which has no room; create one with New, NewPartitioned or NewWithEstimates")
-}
-
-// zeroErr is the error of the error-returning methods on the zero Filter.
-func zeroErr(method string) error {
-	return fmt.Errorf("bloom: %s on the zero Filter; create one with New, NewPartitioned or NewWithEstimates: %w", method, ErrParam)
-}
+// zero is the zero-value rule's description of Filter.
+var zero = bitvec.Zero{Pkg: "bloom", Type: "Filter", Ctors: "New, NewPartitioned or NewWithEstimates"}
 
 // Kind returns "partitioned" for partitioned schemes and "bloom" otherwise.
 func (f *Filter) Kind() string {
@@ -403,7 +357,7 @@ func (f *Filter) Intersect(g *Filter) error {
 // combine.
 func (f *Filter) combinable(g *Filter, op string) error {
 	if f.ix == nil || g.ix == nil {
-		return zeroErr(op)
+		return zero.Err(op)
 	}
 	return f.compatible(g, op)
 }

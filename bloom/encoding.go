@@ -31,7 +31,7 @@ import (
 // whose AddAtomic returned before WriteTo was called is in the output.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	if f.ix == nil {
-		return 0, zeroErr("WriteTo")
+		return 0, zero.Err("WriteTo")
 	}
 	if f.scheme == hashing.Custom {
 		return 0, fmt.Errorf("bloom: a filter with a custom index function cannot be serialized: %w", ErrParam)

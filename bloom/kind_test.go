@@ -35,3 +35,9 @@ func TestPlanner(t *testing.T) {
 		BadOptions: [][]string{{"-scheme", "enhanced"}},
 	})
 }
+
+// TestInlining: the zero-value check costs the mutators one predictable
+// branch, not a call.
+func TestInlining(t *testing.T) {
+	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/bloom", "(*Filter).mustBeMade", "(*Filter).ContainsHash")
+}

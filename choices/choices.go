@@ -252,24 +252,15 @@ func (f *Filter) SetCapacity(n uint64) {
 // one predictable branch on the mutators that have no error result.
 func (f *Filter) mustBeMade(method string) {
 	if f.ix == nil {
-		panicZero("Filter", method)
+		zeroFilter.Panic(method)
 	}
 }
 
-//go:noinline
-func panicZero(typ, method string) {
-	panic("choices: " + method + " on the zero " + typ + ", which has no room; create one with " + constructors[typ])
-}
-
-var constructors = map[string]string{
-	"Filter":      "New, NewWithEstimates or Build",
-	"KeyedFilter": "NewKeyed",
-}
-
-// zeroErr is the error of the error-returning methods on a zero value.
-func zeroErr(typ, method string) error {
-	return fmt.Errorf("choices: %s on the zero %s; create one with %s: %w", method, typ, constructors[typ], ErrParam)
-}
+// The zero-value rule's descriptions of Filter and KeyedFilter.
+var (
+	zeroFilter = bitvec.Zero{Pkg: "choices", Type: "Filter", Ctors: "New, NewWithEstimates or Build"}
+	zeroKeyed  = bitvec.Zero{Pkg: "choices", Type: "KeyedFilter", Ctors: "NewKeyed"}
+)
 
 // Kind returns "choices".
 func (f *Filter) Kind() string { return "choices" }
@@ -518,7 +509,7 @@ func (f *Filter) compatible(g *Filter, op string) error {
 // changing nothing, unless both have the same m, k, c, scheme and seed.
 func (f *Filter) Union(g *Filter) error {
 	if f.ix == nil || g.ix == nil {
-		return zeroErr("Filter", "union")
+		return zeroFilter.Err("union")
 	}
 	if err := f.compatible(g, "union"); err != nil {
 		return err

@@ -36,7 +36,7 @@ const paramsLen = 41
 // accepts).
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	if f.ix == nil {
-		return 0, zeroErr("Filter", "WriteTo")
+		return 0, zeroFilter.Err("WriteTo")
 	}
 	var p format.Params
 	p.U64(f.m)

@@ -61,19 +61,19 @@ func (kf *KeyedFilter) filter() *Filter {
 	if f := kf.cur.Load(); f != nil {
 		return f
 	}
-	return &zeroFilter
+	return &emptyFilter
 }
 
-// zeroFilter is what the zero KeyedFilter reads. Nothing ever writes it:
+// emptyFilter is what the zero KeyedFilter reads. Nothing ever writes it:
 // every mutator checks for the zero KeyedFilter first.
-var zeroFilter Filter
+var emptyFilter Filter
 
 // made returns the current filter, panicking (before any lock is taken or
 // anything changes) for the zero KeyedFilter.
 func (kf *KeyedFilter) made(method string) *Filter {
 	f := kf.cur.Load()
 	if f == nil {
-		panicZero("KeyedFilter", method)
+		zeroKeyed.Panic(method)
 	}
 	return f
 }
@@ -138,7 +138,7 @@ func (kf *KeyedFilter) Snapshot() *Filter {
 // the background.
 func (kf *KeyedFilter) Reoptimize(ctx context.Context) (bool, error) {
 	if kf.cur.Load() == nil {
-		return false, zeroErr("KeyedFilter", "Reoptimize")
+		return false, zeroKeyed.Err("Reoptimize")
 	}
 	kf.rmu.Lock()
 	defer kf.rmu.Unlock()

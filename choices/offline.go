@@ -95,7 +95,7 @@ func (b *Builder) Build(f *Filter, keys []hashing.Digest, rounds int) error {
 // when it returns true the build stops with an error and f is unchanged.
 func (b *Builder) build(f *Filter, keys []hashing.Digest, rounds int, cancel func() error) error {
 	if f == nil || f.ix == nil {
-		return zeroErr("Filter", "Builder.Build")
+		return zeroFilter.Err("Builder.Build")
 	}
 	if rounds < 1 || rounds > MaxRounds {
 		return fmt.Errorf("choices: rounds = %d out of range [1, %d]: %w", rounds, MaxRounds, ErrParam)

@@ -72,7 +72,6 @@ import (
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/kind"
-	"github.com/bloomlab/bloomlab/theory"
 )
 
 // Errors returned by this package wrap these values.
@@ -236,22 +235,9 @@ func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	size := theory.Size
-	if o.scheme.Partitioned() {
-		size = theory.SizePartitioned
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("counting: n = 0, want n ≥ 1: %w", ErrParam)
-	}
-	if !(fpr > 0 && fpr < 1) {
-		return nil, fmt.Errorf("counting: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
-	}
-	m, k, err := size(n, fpr)
+	m, k, err := bitvec.SizeForRate("counting", o.scheme, n, fpr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", err, ErrParam)
-	}
-	if k > hashing.MaxK {
-		return nil, fmt.Errorf("counting: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
+		return nil, err
 	}
 	f, err := newFilter(m, k, opts)
 	if err != nil {
@@ -279,19 +265,12 @@ func (f *Filter) Bits() uint64 { return f.m * f.lay.w }
 // one predictable branch on the mutators that have no error result.
 func (f *Filter) mustBeMade(method string) {
 	if f.ix == nil {
-		panicZero(method)
+		zero.Panic(method)
 	}
 }
 
-//go:noinline
-func panicZero(method string) {
-	panic("counting: " + method + " on the zero Filter, which has no room; create one with New or NewWithEstimates")
-}
-
-// zeroErr is the error of the error-returning methods on the zero Filter.
-func zeroErr(method string) error {
-	return fmt.Errorf("counting: %s on the zero Filter; create one with New or NewWithEstimates: %w", method, ErrParam)
-}
+// zero is the zero-value rule's description of Filter.
+var zero = bitvec.Zero{Pkg: "counting", Type: "Filter", Ctors: "New or NewWithEstimates"}
 
 // checkBits validates a counter width.
 func checkBits(w int) error {
@@ -310,29 +289,11 @@ func newFilter(m uint64, k int, opts []Option) (*Filter, error) {
 	if err := checkBits(o.bits); err != nil {
 		return nil, err
 	}
-	if m < 1 || m > hashing.MaxM {
-		return nil, fmt.Errorf("counting: m = %d out of range [1, 2^48]: %w", m, ErrParam)
-	}
-	if k < 1 || k > hashing.MaxK {
-		return nil, fmt.Errorf("counting: k = %d out of range [1, %d]: %w", k, hashing.MaxK, ErrParam)
-	}
-	var ix *hashing.Indexer
-	var err error
-	if o.scheme == hashing.Custom {
-		ix, err = hashing.NewCustomIndexer(m, k, o.indexFunc)
-	} else {
-		if !o.scheme.Valid() {
-			return nil, fmt.Errorf("counting: scheme %d unknown: %w", uint8(o.scheme), ErrParam)
-		}
-		m = hashing.PartitionSize(o.scheme, m, k)
-		if m > hashing.MaxM {
-			return nil, fmt.Errorf("counting: m = %d out of range [1, 2^48] after partitioning: %w", m, ErrParam)
-		}
-		ix, err = hashing.NewIndexer(o.scheme, m, k)
-	}
+	ix, err := bitvec.NewIndexer("counting", o.scheme, m, k, o.indexFunc)
 	if err != nil {
-		return nil, fmt.Errorf("counting: %w: %w", ErrParam, err)
+		return nil, err
 	}
+	m = ix.M()
 	lay := newLayout(o.bits)
 	if m<<lay.logw > hashing.MaxM || lay.nwords(m) > math.MaxInt/8 {
 		return nil, fmt.Errorf("counting: m = %d counters of %d bits exceed %s: %w", m, o.bits, memLimit(), ErrParam)
@@ -427,7 +388,7 @@ func (f *Filter) RemoveString(key string) error {
 // RemoveHash is Remove for a pre-hashed key.
 func (f *Filter) RemoveHash(d hashing.Digest) error {
 	if f.ix == nil {
-		return zeroErr("Remove")
+		return zero.Err("Remove")
 	}
 	var buf [hashing.MaxK]uint64
 	ps := f.ix.Positions(d, buf[:])
@@ -694,7 +655,7 @@ func (f *Filter) compatible(g *Filter, op string) error {
 // for counters: ToBloom of both and bloom.Filter.Union gives it.)
 func (f *Filter) Merge(g *Filter) error {
 	if f.ix == nil || g.ix == nil {
-		return zeroErr("merge")
+		return zero.Err("merge")
 	}
 	if err := f.compatible(g, "merge"); err != nil {
 		return err

@@ -31,7 +31,7 @@ import (
 // Filter.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	if f.ix == nil {
-		return 0, zeroErr("WriteTo")
+		return 0, zero.Err("WriteTo")
 	}
 	if f.scheme == hashing.Custom {
 		return 0, fmt.Errorf("counting: a filter with a custom index function cannot be serialized: %w", ErrParam)

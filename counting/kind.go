@@ -58,19 +58,9 @@ func schemeNames() string {
 // counters (sizing.Standard: a bits-per-key target counts counters per
 // key), each w bits wide.
 func plan(s hashing.Scheme, w int, t kind.Target) (kind.Plan, error) {
-	m, k, notices, err := sizing.Standard("counting", s, t)
+	m, k, notices, err := bitvec.Standard("counting", s, t)
 	if err != nil {
 		return kind.Plan{}, err
-	}
-	// sizing.Standard sizes a rate target by theory.SizePartitioned, whose m
-	// is a multiple of k but not always k times a prime: round it up as New
-	// will (a larger m only lowers the rate), so that the plan is the filter.
-	if r := hashing.PartitionSize(s, m, k); r != m {
-		if r > hashing.MaxM {
-			return kind.Plan{}, fmt.Errorf("%s: m = %d exceeds 2^48 after rounding for scheme %v: %w", "counting", r, s, kind.ErrParam)
-		}
-		notices = append(notices, fmt.Sprintf("m rounded up from %d to %d: scheme %v needs k = %d subarrays of a prime size", m, r, s, k))
-		m = r
 	}
 	lay := newLayout(w)
 	if m<<lay.logw > hashing.MaxM || lay.nwords(m) > math.MaxInt/8 {

@@ -1,9 +1,12 @@
 package bitvec
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/sizing"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
@@ -59,4 +62,67 @@ func DesignN(m uint64, k int, capacity uint64) (uint64, string) {
 		return 0, ""
 	}
 	return uint64(math.Max(1, math.Round(math.Ln2*float64(m)/float64(k)))), "not recorded; the n for which k is optimal, ln2·m/k"
+}
+
+// NewIndexer returns the Indexer of a standard or partitioned filter of at
+// least m positions with k per key: scheme s (m rounded up to a valid
+// partitioned size; PartitionSize), or fn for hashing.Custom. Errors wrap
+// kind.ErrParam and begin with pkg.
+func NewIndexer(pkg string, s hashing.Scheme, m uint64, k int, fn hashing.IndexFunc) (*hashing.Indexer, error) {
+	switch {
+	case m < 1 || m > hashing.MaxM:
+		return nil, fmt.Errorf("%s: m = %d out of range [1, 2^48]: %w", pkg, m, kind.ErrParam)
+	case k < 1 || k > hashing.MaxK:
+		return nil, fmt.Errorf("%s: k = %d out of range [1, %d]: %w", pkg, k, hashing.MaxK, kind.ErrParam)
+	case s == hashing.Custom:
+		ix, err := hashing.NewCustomIndexer(m, k, fn)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pkg, err)
+		}
+		return ix, nil
+	case !s.Valid():
+		return nil, fmt.Errorf("%s: scheme %d unknown: %w", pkg, uint8(s), kind.ErrParam)
+	}
+	if m = hashing.PartitionSize(s, m, k); m > hashing.MaxM {
+		return nil, fmt.Errorf("%s: m = %d out of range [1, 2^48] after partitioning: %w", pkg, m, kind.ErrParam)
+	}
+	ix, err := hashing.NewIndexer(s, m, k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return ix, nil
+}
+
+// SizeForRate returns m and k for a standard or partitioned filter with
+// scheme s holding n keys at false-positive rate fpr (sizing.Standard,
+// rounded up to a valid size for s): the sizing of the NewWithEstimates
+// constructors. Errors wrap kind.ErrParam, begin with pkg and name n or
+// fpr.
+func SizeForRate(pkg string, s hashing.Scheme, n uint64, fpr float64) (uint64, int, error) {
+	if n == 0 {
+		return 0, 0, fmt.Errorf("%s: n = 0, want n ≥ 1: %w", pkg, kind.ErrParam)
+	}
+	if !(fpr > 0 && fpr < 1) {
+		return 0, 0, fmt.Errorf("%s: fpr = %v out of range (0, 1): %w", pkg, fpr, kind.ErrParam)
+	}
+	m, k, _, err := Standard(pkg, s, kind.Target{N: n, FPR: fpr})
+	return m, k, err
+}
+
+// Standard is sizing.Standard with the size it returns valid for s: for a
+// rate target it keeps theory.SizePartitioned's m, a multiple of k but k
+// times a prime only by chance, which PrimePartition then rounds up (a
+// larger m only lowers the rate). notices says what was rounded.
+func Standard(pkg string, s hashing.Scheme, t kind.Target) (m uint64, k int, notices []string, err error) {
+	if m, k, notices, err = sizing.Standard(pkg, s, t); err != nil {
+		return 0, 0, nil, err
+	}
+	if r := hashing.PartitionSize(s, m, k); r != m {
+		if r > hashing.MaxM {
+			return 0, 0, nil, fmt.Errorf("%s: m = %d exceeds 2^48 after rounding for scheme %v: %w", pkg, r, s, kind.ErrParam)
+		}
+		notices = append(notices, fmt.Sprintf("m rounded up from %d to %d: scheme %v needs k = %d subarrays of a prime size", m, r, s, k))
+		m = r
+	}
+	return m, k, notices, nil
 }

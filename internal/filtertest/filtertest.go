@@ -208,3 +208,58 @@ func Inlinable(t *testing.T, pkg string, funcs ...string) {
 		}
 	}
 }
+
+// Reader is the read side every filter type shares.
+type Reader interface {
+	Contains(key []byte) bool
+	ContainsString(key string) bool
+	N() uint64
+	Bits() uint64
+	Seed() uint64
+	Capacity() uint64
+	FillRatio() float64
+	EstimatedFPR() float64
+	ApproxCount() float64
+	WriteTo(w io.Writer) (int64, error)
+	MarshalBinary() ([]byte, error)
+}
+
+// ZeroReads checks the zero-value rule's read side on zero, a zero value:
+// it answers as an empty filter, and WriteTo and MarshalBinary return an
+// error wrapping ErrParam. Then it checks that UnmarshalBinary fills
+// another zero value, fill, from data, a filter holding key.
+func ZeroReads(t *testing.T, zero Reader, fill interface {
+	Reader
+	UnmarshalBinary([]byte) error
+}, data, key []byte) {
+	t.Helper()
+	Equal(t, "Contains", zero.Contains(key), false)
+	Equal(t, "ContainsString", zero.ContainsString(string(key)), false)
+	Equal(t, "N", zero.N(), 0)
+	Equal(t, "Bits", zero.Bits(), 0)
+	Equal(t, "Seed", zero.Seed(), 0)
+	Equal(t, "Capacity", zero.Capacity(), 0)
+	Equal(t, "FillRatio", zero.FillRatio(), 0)
+	Equal(t, "EstimatedFPR", zero.EstimatedFPR(), 0)
+	Equal(t, "ApproxCount", zero.ApproxCount(), 0)
+	_, err := zero.WriteTo(&bytes.Buffer{})
+	IsParam(t, "WriteTo", err)
+	_, err = zero.MarshalBinary()
+	IsParam(t, "MarshalBinary", err)
+	if err := fill.UnmarshalBinary(data); err != nil || !fill.Contains(key) {
+		t.Errorf("UnmarshalBinary into the zero value: %v", err)
+	}
+}
+
+// PanicsUnchanged checks that every mutator in fns panics on the zero
+// value with a message naming ctor, and that zero still reads as empty
+// afterwards.
+func PanicsUnchanged(t *testing.T, zero Reader, ctor string, fns map[string]func()) {
+	t.Helper()
+	for name, fn := range fns {
+		Panics(t, name, ctor, fn)
+	}
+	if zero.N() != 0 || zero.Capacity() != 0 || zero.Bits() != 0 {
+		t.Error("a panicking mutator changed the zero value")
+	}
+}
