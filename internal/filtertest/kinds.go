@@ -136,16 +136,21 @@ func CheckPlanner(t *testing.T, name string, c PlannerChecks) {
 			t.Errorf("%s %q: %v, want an error wrapping ErrParam naming %s", name, args, err, args[0])
 		}
 	}
-	// Planning a filter of 1.2 TB allocates nothing of that size.
+	// kind.PlanDefault of a filter of 1.2 TB allocates nothing of that
+	// size, and of 10^15 keys (past 2^48 bits) fails with ErrParam.
+	spec, _ := kind.Lookup(name)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	p, err := Plan(t, name, nil, kind.Target{N: 1e12, FPR: 0.01})
+	p, err := kind.PlanDefault(spec, kind.Target{N: 1e12, FPR: 0.01})
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatalf("%s: plan for 10^12 keys: %v", name, err)
 	}
 	if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
 		t.Errorf("%s: planning %d bits allocated %d bytes", name, p.Bits, d)
+	}
+	if _, err := kind.PlanDefault(spec, kind.Target{N: 1e15, FPR: 0.01}); !errors.Is(err, kind.ErrParam) {
+		t.Errorf("%s: PlanDefault for 10^15 keys: %v, want ErrParam", name, err)
 	}
 }
 
