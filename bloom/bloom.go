@@ -313,19 +313,7 @@ func (f *Filter) EstimatedFPR() float64 { return bitvec.StateFPR(f.ix, f.bits.On
 func (f *Filter) ApproxCount() float64 { return bitvec.StateCount(f.ix, f.FillRatio()) }
 
 func (f *Filter) compatible(g *Filter, op string) error {
-	switch {
-	case f.m != g.m:
-		return fmt.Errorf("bloom: %s: m differs (%d vs %d): %w", op, f.m, g.m, ErrIncompatible)
-	case f.k != g.k:
-		return fmt.Errorf("bloom: %s: k differs (%d vs %d): %w", op, f.k, g.k, ErrIncompatible)
-	case f.scheme != g.scheme:
-		return fmt.Errorf("bloom: %s: scheme differs (%v vs %v): %w", op, f.scheme, g.scheme, ErrIncompatible)
-	case f.seed != g.seed:
-		return fmt.Errorf("bloom: %s: seed differs (%d vs %d): %w", op, f.seed, g.seed, ErrIncompatible)
-	case f.scheme == hashing.Custom && f.ix != g.ix:
-		return fmt.Errorf("bloom: %s: custom index functions cannot be compared; only clones combine: %w", op, ErrIncompatible)
-	}
-	return nil
+	return bitvec.Compatible("bloom", op, f.ix, g.ix, f.seed, g.seed)
 }
 
 // Union sets f to the union of f and g: afterwards f contains every key

@@ -487,19 +487,10 @@ func (f *Filter) Clone() *Filter {
 
 // compatible reports why f and g cannot be compared or combined.
 func (f *Filter) compatible(g *Filter, op string) error {
-	switch {
-	case f.m != g.m:
-		return fmt.Errorf("choices: %s: m differs (%d vs %d): %w", op, f.m, g.m, ErrIncompatible)
-	case f.k != g.k:
-		return fmt.Errorf("choices: %s: k differs (%d vs %d): %w", op, f.k, g.k, ErrIncompatible)
-	case f.c != g.c:
+	if f.c != g.c {
 		return fmt.Errorf("choices: %s: c differs (%d vs %d): %w", op, f.c, g.c, ErrIncompatible)
-	case f.scheme != g.scheme:
-		return fmt.Errorf("choices: %s: scheme differs (%v vs %v): %w", op, f.scheme, g.scheme, ErrIncompatible)
-	case f.seed != g.seed:
-		return fmt.Errorf("choices: %s: seed differs (%d vs %d): %w", op, f.seed, g.seed, ErrIncompatible)
 	}
-	return nil
+	return bitvec.Compatible("choices", op, f.ix, g.ix, f.seed, g.seed)
 }
 
 // Union sets f to the union of f and g: the bitwise OR of their bits, so f

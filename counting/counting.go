@@ -630,21 +630,10 @@ func (f *Filter) nonzeroIn(lo, hi uint64) uint64 {
 func (f *Filter) ApproxCount() float64 { return bitvec.StateCount(f.ix, f.FillRatio()) }
 
 func (f *Filter) compatible(g *Filter, op string) error {
-	switch {
-	case f.m != g.m:
-		return fmt.Errorf("counting: %s: m differs (%d vs %d): %w", op, f.m, g.m, ErrIncompatible)
-	case f.k != g.k:
-		return fmt.Errorf("counting: %s: k differs (%d vs %d): %w", op, f.k, g.k, ErrIncompatible)
-	case f.lay != g.lay:
+	if f.lay != g.lay {
 		return fmt.Errorf("counting: %s: counter bits differ (%d vs %d): %w", op, f.lay.width(), g.lay.width(), ErrIncompatible)
-	case f.scheme != g.scheme:
-		return fmt.Errorf("counting: %s: scheme differs (%v vs %v): %w", op, f.scheme, g.scheme, ErrIncompatible)
-	case f.seed != g.seed:
-		return fmt.Errorf("counting: %s: seed differs (%d vs %d): %w", op, f.seed, g.seed, ErrIncompatible)
-	case f.scheme == hashing.Custom && f.ix != g.ix:
-		return fmt.Errorf("counting: %s: custom index functions cannot be compared; only clones combine: %w", op, ErrIncompatible)
 	}
-	return nil
+	return bitvec.Compatible("counting", op, f.ix, g.ix, f.seed, g.seed)
 }
 
 // Merge adds g's counters to f's, so that f holds the keys of both (as a

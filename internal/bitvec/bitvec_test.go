@@ -2,12 +2,14 @@ package bitvec
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/filtertest"
 	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 func digests(n int, seed uint64) []hashing.Digest {
@@ -244,4 +246,38 @@ func TestInlining(t *testing.T) {
 		"NewProbe", "Probe.At", "Probe.Next", "Probe.Scale", "Vec.Set", "Vec.SetAtomic", "Vec.Has", "Vec.bit", "Words")
 	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/hashing",
 		"ModSmall", "Reduce", "(*Indexer).Offsets", "(*Indexer).start", "Sum", "SumString")
+}
+
+func TestCompatible(t *testing.T) {
+	ix := func(s hashing.Scheme, m uint64, k int) *hashing.Indexer {
+		x, err := hashing.NewIndexer(s, m, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	custom, _ := hashing.NewCustomIndexer(100, 3, func(d hashing.Digest, i int) uint64 { return d.H1 + uint64(i) })
+	custom2, _ := hashing.NewCustomIndexer(100, 3, func(d hashing.Digest, i int) uint64 { return d.H1 + uint64(i) })
+	a := ix(hashing.Enhanced, 100, 3)
+	for _, c := range []struct {
+		a, b   *hashing.Indexer
+		sa, sb uint64
+		ok     bool
+	}{
+		{a, ix(hashing.Enhanced, 100, 3), 1, 1, true},
+		{nil, nil, 0, 0, true},
+		{custom, custom, 0, 0, true},
+		{a, nil, 0, 0, false},
+		{nil, a, 0, 0, false},
+		{a, ix(hashing.Enhanced, 101, 3), 0, 0, false},
+		{a, ix(hashing.Enhanced, 100, 4), 0, 0, false},
+		{a, ix(hashing.Double, 100, 3), 0, 0, false},
+		{a, a, 1, 2, false},
+		{custom, custom2, 0, 0, false},
+	} {
+		err := Compatible("p", "op", c.a, c.b, c.sa, c.sb)
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, kind.ErrIncompatible) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
 }

@@ -126,3 +126,33 @@ func Standard(pkg string, s hashing.Scheme, t kind.Target) (m uint64, k int, not
 	}
 	return m, k, notices, nil
 }
+
+// Compatible reports why two structures indexed by a and b with seeds sa
+// and sb cannot be compared or combined: their m, k, scheme or seed
+// differ, or they use custom index functions that are not the same
+// Indexer (only clones combine). The error wraps kind.ErrIncompatible and
+// begins with pkg and op. Two nil indexers (two zero values) are
+// compatible.
+func Compatible(pkg, op string, a, b *hashing.Indexer, sa, sb uint64) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s: "+format+": %w", append(append([]any{pkg, op}, args...), kind.ErrIncompatible)...)
+	}
+	switch {
+	case a == nil || b == nil:
+		if a != b {
+			return bad("one of the two is a zero value")
+		}
+	case a.M() != b.M():
+		return bad("m differs (%d vs %d)", a.M(), b.M())
+	case a.K() != b.K():
+		return bad("k differs (%d vs %d)", a.K(), b.K())
+	case a.Scheme() != b.Scheme():
+		return bad("scheme differs (%v vs %v)", a.Scheme(), b.Scheme())
+	case a.Scheme() == hashing.Custom && a != b:
+		return bad("custom index functions cannot be compared; only clones combine")
+	}
+	if sa != sb {
+		return bad("seed differs (%d vs %d)", sa, sb)
+	}
+	return nil
+}
