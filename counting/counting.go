@@ -343,19 +343,31 @@ func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
 	f.mustBeMade("Add")
+	off := f.offw
+	if off == nil { // not double hashing
+		f.addPositions(d)
+		return
+	}
 	w, l := f.words, f.lay
 	var sat uint64
-	if off := f.offw; off != nil { // double hashing and its extended forms
-		p := bitvec.NewProbe(f.ix, d).Scale(f.lay.w, f.recipw)
-		for _, o := range off {
-			sat += inc(w, l, p.At(o))
-			p = p.Next()
-		}
-	} else {
-		var buf [hashing.MaxK]uint64
-		for _, x := range f.ix.Positions(d, buf[:]) {
-			sat += inc(w, l, x*l.w)
-		}
+	p := bitvec.NewProbe(f.ix, d).Scale(l.w, f.recipw)
+	for _, o := range off {
+		sat += inc(w, l, p.At(o))
+		p = p.Next()
+	}
+	f.sat += sat
+	f.n++
+}
+
+// addPositions is AddHash for the schemes that are not double hashing.
+//
+//go:noinline
+func (f *Filter) addPositions(d hashing.Digest) {
+	var buf [hashing.MaxK]uint64
+	w, l := f.words, f.lay
+	var sat uint64
+	for _, x := range f.ix.Positions(d, buf[:]) {
+		sat += inc(w, l, x*l.w)
 	}
 	f.sat += sat
 	f.n++

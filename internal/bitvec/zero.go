@@ -19,11 +19,11 @@ type Zero struct {
 // before they change anything or take any lock.
 //
 //go:noinline
-func (z Zero) Panic(method string) {
+func (z *Zero) Panic(method string) {
 	panic(fmt.Sprintf("%s: %s on the zero %s, which has no room; create one with %s", z.Pkg, method, z.Type, z.Ctors))
 }
 
 // Err is the error of method on the zero value.
-func (z Zero) Err(method string) error {
+func (z *Zero) Err(method string) error {
 	return fmt.Errorf("%s: %s on the zero %s; create one with %s: %w", z.Pkg, method, z.Type, z.Ctors, kind.ErrParam)
 }
