@@ -20,21 +20,30 @@
 // Cost: Add and Contains hash once and touch one cache line; Contains ANDs
 // the k bits without a data-dependent branch. Neither allocates or divides.
 // ContainsBatch hashes a group of keys before touching memory so the
-// groups' cache misses overlap.
+// groups' cache misses overlap. The bit array is internal/bitvec's, shared
+// with packages bloom and choices.
 //
-// Concurrency: read methods may run concurrently with each other and with
-// AddAtomic; Add, Union, Intersect, Clear and ReadFrom need exclusive
-// access.
+// Concurrency: read methods (Contains*, Ones, FillRatio, EstimatedFPR,
+// ApproxCount, Clone, Equal, WriteTo, MarshalBinary, …) may run
+// concurrently with each other and with AddAtomic: they load the bits
+// atomically, so a key whose AddAtomic returned before a read started is in
+// what the read sees. Add, Union, Intersect, Clear, SetCapacity, ReadFrom
+// and UnmarshalBinary need exclusive access.
+//
+// The zero Filter is an empty filter with no room (docs/API.md): its read
+// methods answer as for an empty filter, WriteTo, MarshalBinary, Union and
+// Intersect return an error wrapping ErrParam, and Add*, AddAtomic* and
+// SetCapacity panic, changing nothing.
 package blocked
 
 import (
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
@@ -53,9 +62,11 @@ var (
 	ErrIncompatible = kind.ErrIncompatible
 )
 
-// Filter is a blocked Bloom filter. Create one with New or NewWithEstimates.
+// Filter is a blocked Bloom filter. Create one with New or
+// NewWithEstimates; the zero value is an empty filter with no room (see the
+// package doc).
 type Filter struct {
-	words    []uint64 // wordsPerBlock words per block
+	bits     bitvec.Vec // wordsPerBlock words per block
 	blocks   uint64
 	k        int
 	seed     uint64
@@ -88,7 +99,7 @@ func New(m uint64, k int, opts ...Option) (*Filter, error) {
 	if blocks*wordsPerBlock > math.MaxInt/8 {
 		return nil, fmt.Errorf("blocked: m = %d bits exceed what a 32-bit platform can allocate: %w", m, ErrParam)
 	}
-	return &Filter{words: make([]uint64, blocks*wordsPerBlock), blocks: blocks, k: k, seed: o.seed}, nil
+	return &Filter{bits: bitvec.New(blocks * BlockBits), blocks: blocks, k: k, seed: o.seed}, nil
 }
 
 // NewWithEstimates returns a filter sized for n keys at false-positive rate
@@ -137,7 +148,24 @@ func (f *Filter) N() uint64 { return atomic.LoadUint64(&f.n) }
 func (f *Filter) Capacity() uint64 { return f.capacity }
 
 // SetCapacity records the number of keys the filter was designed for.
-func (f *Filter) SetCapacity(n uint64) { f.capacity = n }
+func (f *Filter) SetCapacity(n uint64) {
+	f.mustBeMade("SetCapacity")
+	f.capacity = n
+}
+
+// Bits returns the memory of the filter in bits: M.
+func (f *Filter) Bits() uint64 { return f.M() }
+
+// mustBeMade panics, before anything changes, when f is the zero Filter:
+// one predictable branch on the mutators that have no error result.
+func (f *Filter) mustBeMade(method string) {
+	if f.blocks == 0 {
+		zero.Panic(method)
+	}
+}
+
+// zero is the zero-value rule's description of Filter.
+var zero = bitvec.Zero{Pkg: "blocked", Type: "Filter", Ctors: "New or NewWithEstimates"}
 
 // Kind returns "blocked".
 func (f *Filter) Kind() string { return "blocked" }
@@ -145,14 +173,32 @@ func (f *Filter) Kind() string { return "blocked" }
 // Digest hashes key with the filter's seed (the pre-hashed form).
 func (f *Filter) Digest(key []byte) hashing.Digest { return hashing.Sum(key, f.seed) }
 
-// block returns the index of the first word of d's block.
-func (f *Filter) block(d hashing.Digest) uint64 {
+// blockIndex returns the index of the first word of d's block.
+func (f *Filter) blockIndex(d hashing.Digest) uint64 {
 	return hashing.Reduce(d.H1, f.blocks) * wordsPerBlock
 }
 
-// remix derives 63 more position bits for probes i … i+6.
-func remix(d hashing.Digest, i int) uint64 {
-	x := d.H2 ^ d.H1 + uint64(i)*0x9E3779B97F4A7C15
+// blockAt returns the block whose first word is word i.
+func (f *Filter) blockAt(i uint64) bitvec.Vec { return f.bits[i : i+wordsPerBlock : i+wordsPerBlock] }
+
+// fields is the number of 9-bit in-block positions one 64-bit hash word
+// gives.
+const fields = 7
+
+// probeWord returns the hash word whose 9-bit fields are the in-block
+// positions of probes j … j+6 (j a multiple of 7): H2 for the first seven,
+// then SplitMix64 remixes of H2 ⊕ H1. Every probe loop of the package walks
+// the positions as
+//
+//	for j := 0; j < k; j += fields {
+//		x := probeWord(d, j)
+//		for range min(fields, k-j) { bit x&511 of the block; x >>= 9 }
+//	}
+func probeWord(d hashing.Digest, j int) uint64 {
+	if j == 0 {
+		return d.H2
+	}
+	x := d.H2 ^ d.H1 + uint64(j)*0x9E3779B97F4A7C15
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
 	return x ^ (x >> 31)
@@ -166,22 +212,21 @@ func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed
 
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
-	i := hashing.Reduce(d.H1, f.blocks) * wordsPerBlock
-	b := f.words[i : i+wordsPerBlock : i+wordsPerBlock]
-	x, left := d.H2, 7 // 7 fields of 9 bits in each 64-bit word
-	for j := 0; j < f.k; j++ {
-		if left == 0 {
-			x, left = remix(d, j), 7
+	f.mustBeMade("Add")
+	b := f.blockAt(hashing.Reduce(d.H1, f.blocks) * wordsPerBlock)
+	for j := 0; j < f.k; j += fields {
+		x := probeWord(d, j)
+		for range min(fields, f.k-j) {
+			b[x>>6&7] |= 1 << (x & 63)
+			x >>= 9
 		}
-		left--
-		b[x>>6&7] |= 1 << (x & 63)
-		x >>= 9
 	}
 	f.n++
 }
 
 // AddBatch inserts every key in keys.
 func (f *Filter) AddBatch(keys [][]byte) {
+	f.mustBeMade("AddBatch")
 	for _, key := range keys {
 		f.AddHash(hashing.Sum(key, f.seed))
 	}
@@ -191,21 +236,19 @@ func (f *Filter) AddBatch(keys [][]byte) {
 // with readers.
 func (f *Filter) AddAtomic(key []byte) { f.AddHashAtomic(hashing.Sum(key, f.seed)) }
 
+// AddStringAtomic is AddAtomic for a string key.
+func (f *Filter) AddStringAtomic(key string) { f.AddHashAtomic(hashing.SumString(key, f.seed)) }
+
 // AddHashAtomic is AddAtomic for a pre-hashed key.
 func (f *Filter) AddHashAtomic(d hashing.Digest) {
-	i := f.block(d)
-	b := f.words[i : i+wordsPerBlock : i+wordsPerBlock]
-	x, left := d.H2, 7
-	for j := 0; j < f.k; j++ {
-		if left == 0 {
-			x, left = remix(d, j), 7
+	f.mustBeMade("AddAtomic")
+	b := f.blockAt(hashing.Reduce(d.H1, f.blocks) * wordsPerBlock)
+	for j := 0; j < f.k; j += fields {
+		x := probeWord(d, j)
+		for range min(fields, f.k-j) {
+			b.SetAtomic(x & 511)
+			x >>= 9
 		}
-		left--
-		w, bit := &b[x>>6&7], uint64(1)<<(x&63)
-		if atomic.LoadUint64(w)&bit == 0 {
-			atomic.OrUint64(w, bit)
-		}
-		x >>= 9
 	}
 	atomic.AddUint64(&f.n, 1)
 }
@@ -221,24 +264,24 @@ func (f *Filter) ContainsString(key string) bool {
 
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
-	i := hashing.Reduce(d.H1, f.blocks) * wordsPerBlock
-	return f.test(i, d)
+	if f.blocks == 0 { // the zero Filter: empty
+		return false
+	}
+	return f.test(hashing.Reduce(d.H1, f.blocks)*wordsPerBlock, d)
 }
 
 // test reports whether all of d's bits are set in the block at word i: the
 // k bits are ANDed without a data-dependent branch, so the only wait is for
 // the block's cache line.
 func (f *Filter) test(i uint64, d hashing.Digest) bool {
-	b := f.words[i : i+wordsPerBlock : i+wordsPerBlock]
-	x, left := d.H2, 7
+	b := f.blockAt(i)
 	var miss uint64
-	for j := 0; j < f.k; j++ {
-		if left == 0 {
-			x, left = remix(d, j), 7
+	for j := 0; j < f.k; j += fields {
+		x := probeWord(d, j)
+		for range min(fields, f.k-j) {
+			miss |= (1 << (x & 63)) &^ b.Load(x>>6&7)
+			x >>= 9
 		}
-		left--
-		miss |= (1 << (x & 63)) &^ atomic.LoadUint64(&b[x>>6&7])
-		x >>= 9
 	}
 	return miss == 0
 }
@@ -254,7 +297,7 @@ const batch = 64
 func (f *Filter) touch(idx []uint64) {
 	var sum uint64
 	for _, i := range idx {
-		sum += atomic.LoadUint64(&f.words[i])
+		sum += f.bits.Load(i)
 	}
 	keep(sum)
 }
@@ -274,13 +317,17 @@ func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
 		out = make([]bool, len(keys))
 	}
 	out = out[:len(keys)]
+	if f.blocks == 0 {
+		clear(out)
+		return out
+	}
 	var idx [batch]uint64
 	var ds [batch]hashing.Digest
 	for start := 0; start < len(keys); start += batch {
 		group := keys[start:min(start+batch, len(keys))]
 		for j, key := range group {
 			ds[j] = hashing.Sum(key, f.seed)
-			idx[j] = f.block(ds[j])
+			idx[j] = f.blockIndex(ds[j])
 		}
 		f.touch(idx[:len(group)])
 		for j := range group {
@@ -296,11 +343,15 @@ func (f *Filter) ContainsHashBatch(ds []hashing.Digest, out []bool) []bool {
 		out = make([]bool, len(ds))
 	}
 	out = out[:len(ds)]
+	if f.blocks == 0 {
+		clear(out)
+		return out
+	}
 	var idx [batch]uint64
 	for start := 0; start < len(ds); start += batch {
 		group := ds[start:min(start+batch, len(ds))]
 		for j, d := range group {
-			idx[j] = f.block(d)
+			idx[j] = f.blockIndex(d)
 		}
 		f.touch(idx[:len(group)])
 		for j, d := range group {
@@ -311,28 +362,30 @@ func (f *Filter) ContainsHashBatch(ds []hashing.Digest, out []bool) []bool {
 }
 
 // Ones returns the number of bits set.
-func (f *Filter) Ones() uint64 {
-	var c uint64
-	for i := range f.words {
-		c += uint64(bits.OnesCount64(atomic.LoadUint64(&f.words[i])))
+func (f *Filter) Ones() uint64 { return f.bits.Ones() }
+
+// FillRatio returns the fraction of bits set (0 for the zero Filter).
+func (f *Filter) FillRatio() float64 {
+	if f.blocks == 0 {
+		return 0
 	}
-	return c
+	return float64(f.Ones()) / float64(f.M())
 }
 
-// FillRatio returns the fraction of bits set.
-func (f *Filter) FillRatio() float64 { return float64(f.Ones()) / float64(f.M()) }
+// blockOnes returns the number of bits set in block b.
+func (f *Filter) blockOnes(b uint64) uint64 { return f.bits.OnesIn(b*BlockBits, (b+1)*BlockBits) }
 
 // EstimatedFPR returns the false-positive rate of the filter's current
 // state: the mean over blocks of (ones in the block / 512)^k, which is
-// exact for a random query key under the model of the package doc.
+// exact for a random query key under the model of the package doc (0 for
+// the zero Filter).
 func (f *Filter) EstimatedFPR() float64 {
+	if f.blocks == 0 {
+		return 0
+	}
 	var sum float64
-	for b := uint64(0); b < f.blocks; b++ {
-		var ones int
-		for _, w := range f.words[b*wordsPerBlock : (b+1)*wordsPerBlock] {
-			ones += bits.OnesCount64(atomic.LoadUint64(&w))
-		}
-		sum += math.Pow(float64(ones)/BlockBits, float64(f.k))
+	for b := range f.blocks {
+		sum += math.Pow(float64(f.blockOnes(b))/BlockBits, float64(f.k))
 	}
 	return sum / float64(f.blocks)
 }
@@ -343,11 +396,8 @@ func (f *Filter) EstimatedFPR() float64 {
 func (f *Filter) ApproxCount() float64 {
 	var sum float64
 	per := float64(f.k) * math.Log1p(-1.0/BlockBits)
-	for b := uint64(0); b < f.blocks; b++ {
-		var ones int
-		for _, w := range f.words[b*wordsPerBlock : (b+1)*wordsPerBlock] {
-			ones += bits.OnesCount64(atomic.LoadUint64(&w))
-		}
+	for b := range f.blocks {
+		ones := f.blockOnes(b)
 		if ones == BlockBits {
 			return math.Inf(1)
 		}
@@ -369,53 +419,53 @@ func (f *Filter) compatible(g *Filter, op string) error {
 }
 
 // Union sets f to the union of f and g (same blocks, k and seed, or an
-// error and no change).
+// error and no change). g may be taking AddAtomic calls meanwhile (it is
+// read atomically); f may not.
 func (f *Filter) Union(g *Filter) error {
-	if err := f.compatible(g, "union"); err != nil {
+	if err := f.combinable(g, "union"); err != nil {
 		return err
 	}
-	for i, w := range g.words {
-		f.words[i] |= w
-	}
-	f.n += g.n
+	f.bits.Or(g.bits)
+	f.n += g.N()
 	return nil
 }
 
 // Intersect sets f to the bitwise intersection of f and g: keys added to
 // both stay present.
 func (f *Filter) Intersect(g *Filter) error {
-	if err := f.compatible(g, "intersect"); err != nil {
+	if err := f.combinable(g, "intersect"); err != nil {
 		return err
 	}
-	for i, w := range g.words {
-		f.words[i] &= w
-	}
-	f.n = min(f.n, g.n)
+	f.bits.And(g.bits)
+	f.n = min(f.n, g.N())
 	return nil
 }
 
-// Clear removes every key.
+// combinable checks that f and g are filters (not zero values) that
+// combine.
+func (f *Filter) combinable(g *Filter, op string) error {
+	if f.blocks == 0 || g.blocks == 0 {
+		return zero.Err(op)
+	}
+	return f.compatible(g, op)
+}
+
+// Clear removes every key. On the zero Filter it does nothing (it is
+// empty).
 func (f *Filter) Clear() {
-	clear(f.words)
+	f.bits.Clear()
 	f.n = 0
 }
 
-// Clone returns an independent copy.
+// Clone returns an independent copy: a read method, so it may run beside
+// AddAtomic, and every key whose AddAtomic returned before Clone was called
+// is in the copy.
 func (f *Filter) Clone() *Filter {
-	g := *f
-	g.words = append([]uint64(nil), f.words...)
-	return &g
+	return &Filter{bits: f.bits.Clone(), blocks: f.blocks, k: f.k, seed: f.seed, n: f.N(), capacity: f.capacity}
 }
 
-// Equal reports whether f and g have the same parameters and bits.
+// Equal reports whether f and g have the same parameters and bits (N is
+// not compared). Two zero Filters are equal.
 func (f *Filter) Equal(g *Filter) bool {
-	if f.compatible(g, "equal") != nil {
-		return false
-	}
-	for i, w := range f.words {
-		if g.words[i] != w {
-			return false
-		}
-	}
-	return true
+	return f.compatible(g, "equal") == nil && f.bits.Equal(g.bits)
 }

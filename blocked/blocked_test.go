@@ -112,7 +112,7 @@ func TestLargerThan2To32Bits(t *testing.T) {
 	}
 	var high uint64
 	for b := uint64(1<<32) / BlockBits; b < f.blocks; b++ {
-		for _, w := range f.words[b*wordsPerBlock : (b+1)*wordsPerBlock] {
+		for _, w := range f.bits[b*wordsPerBlock : (b+1)*wordsPerBlock] {
 			if w != 0 {
 				high++
 				break
@@ -273,6 +273,7 @@ func TestNoAllocs(t *testing.T) {
 	for name, fn := range map[string]func(){
 		"Add":               func() { f.Add(keys[0]) },
 		"AddAtomic":         func() { f.AddAtomic(keys[1]) },
+		"AddStringAtomic":   func() { f.AddStringAtomic("y") },
 		"Contains":          func() { f.Contains(keys[2]) },
 		"ContainsString":    func() { f.ContainsString("x") },
 		"ContainsBatch":     func() { out = f.ContainsBatch(keys, out) },

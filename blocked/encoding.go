@@ -1,7 +1,6 @@
 package blocked
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -24,10 +23,13 @@ import (
 // and bit j of a block bit j mod 64 of its word j/64; then the CRC-32C
 // trailer.
 
-// WriteTo writes f in the bloomlab file format.
+// WriteTo writes f in the bloomlab file format. It is a read method: it
+// may run beside AddAtomic, and every key whose AddAtomic returned before
+// WriteTo was called is in the output. On the zero Filter it returns an
+// error wrapping ErrParam.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	if f.blocks == 0 {
-		return 0, errors.New("blocked: the zero Filter is not a filter; create one with New or NewWithEstimates")
+		return 0, zero.Err("WriteTo")
 	}
 	var p format.Params
 	p.U64(f.blocks)
@@ -35,8 +37,8 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	p.U64(f.N())
 	p.U64(f.capacity)
 	e := format.NewEncoder(w)
-	e.Begin(format.Header{Kind: format.KindBlocked, Scheme: uint8(hashing.Independent), Seed: f.seed, PayloadLen: uint64(len(f.words)) * 8}, p.Bytes())
-	e.Words(f.words)
+	e.Begin(format.Header{Kind: format.KindBlocked, Scheme: uint8(hashing.Independent), Seed: f.seed, PayloadLen: uint64(len(f.bits)) * 8}, p.Bytes())
+	f.bits.Encode(e)
 	return e.Close()
 }
 
@@ -45,15 +47,15 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 // format.ErrFormat, never a panic, and no allocation beyond what the bytes
 // received justify.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := format.ReadFrom(r, Decode)
+	g, n, err := format.ReadFrom(r, decode)
 	if err == nil {
 		*f = *g
 	}
 	return n, err
 }
 
-// Decode reads one blocked filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) {
+// decode reads one blocked filter from d.
+func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindBlocked)
 	if err != nil {
 		return nil, fmt.Errorf("blocked: %w", err)
@@ -83,16 +85,16 @@ func Decode(d *format.Decoder) (*Filter, error) {
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("blocked: %w", err)
 	}
-	return &Filter{words: words, blocks: blocks, k: int(k), seed: d.Header.Seed, n: n, capacity: capacity}, nil
+	return &Filter{bits: words, blocks: blocks, k: int(k), seed: d.Header.Seed, n: n, capacity: capacity}, nil
 }
 
 // MarshalBinary returns f in the bloomlab file format.
-func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.words)*8+128) }
+func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.bits)*8+128) }
 
 // UnmarshalBinary replaces f with the filter in data, which must hold
 // exactly one file. On error f is unchanged.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	g, err := format.Unmarshal(data, "blocked", Decode)
+	g, err := format.Unmarshal(data, "blocked", decode)
 	if err == nil {
 		*f = *g
 	}

@@ -14,24 +14,34 @@
 // the query probes, about FillRatio()^k (EstimatedFPR).
 //
 // Cost: Add and Contains hash the key once (xxh3-128) and touch k bits;
-// they allocate nothing and do no division per probe. Contains stops at the
-// first zero bit.
+// they allocate nothing and do no division and no interface call per probe.
+// Contains tests the bits four at a time and stops after the first group of
+// four that holds a zero bit. The bit array and the probe loops are
+// internal/bitvec's, shared with packages blocked, choices and counting.
 //
 // Concurrency: any number of goroutines may call the read methods
-// (Contains*, FillRatio, ApproxCount, EstimatedFPR, WriteTo, …) at once.
-// Add* must not run concurrently with anything else; AddAtomic* may run
-// concurrently with each other and with Contains*.
+// (Contains*, Ones, FillRatio, ApproxCount, EstimatedFPR, Clone, Equal,
+// WriteTo, MarshalBinary, …) at once, and AddAtomic* may run concurrently
+// with each other and with every read method: reads load the bits
+// atomically, so a key whose AddAtomic returned before a read started is
+// in what the read sees (Contains, a Clone, the bytes WriteTo writes). Add*,
+// Union, Intersect, Clear, SetCapacity, ReadFrom and UnmarshalBinary must
+// not run concurrently with anything else on the same filter.
+//
+// The zero Filter is an empty filter with no room (docs/API.md): its read
+// methods answer as for an empty filter, WriteTo, MarshalBinary, Union and
+// Intersect return an error wrapping ErrParam, and Add*, AddAtomic* and
+// SetCapacity panic, changing nothing.
 package bloom
 
 import (
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/theory"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 // Errors returned by this package wrap these values.
@@ -42,10 +52,11 @@ var (
 	ErrIncompatible = kind.ErrIncompatible
 )
 
-// Filter is a standard or partitioned Bloom filter. The zero value is not
-// usable; create one with New, NewPartitioned or NewWithEstimates.
+// Filter is a standard or partitioned Bloom filter. Create one with New,
+// NewPartitioned or NewWithEstimates; the zero value is an empty filter
+// with no room (see the package doc).
 type Filter struct {
-	words  []uint64
+	bits   bitvec.Vec
 	m      uint64
 	k      int
 	seed   uint64
@@ -104,22 +115,9 @@ func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	size := theory.Size
-	if o.scheme.Partitioned() {
-		size = theory.SizePartitioned
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("bloom: n = 0, want n ≥ 1: %w", ErrParam)
-	}
-	if !(fpr > 0 && fpr < 1) {
-		return nil, fmt.Errorf("bloom: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
-	}
-	m, k, err := size(n, fpr)
+	m, k, err := bitvec.SizeForRate("bloom", o.scheme, n, fpr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", err, ErrParam)
-	}
-	if k > hashing.MaxK {
-		return nil, fmt.Errorf("bloom: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
+		return nil, err
 	}
 	f, err := newFilter(m, k, o.scheme, opts)
 	if err != nil {
@@ -134,40 +132,15 @@ func newFilter(m uint64, k int, scheme hashing.Scheme, opts []Option) (*Filter, 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if m < 1 || m > hashing.MaxM {
-		return nil, fmt.Errorf("bloom: m = %d out of range [1, 2^48]: %w", m, ErrParam)
-	}
-	if k < 1 || k > hashing.MaxK {
-		return nil, fmt.Errorf("bloom: k = %d out of range [1, %d]: %w", k, hashing.MaxK, ErrParam)
-	}
-	var ix *hashing.Indexer
-	var err error
-	if o.scheme == hashing.Custom {
-		ix, err = hashing.NewCustomIndexer(m, k, o.indexFunc)
-	} else {
-		if !o.scheme.Valid() {
-			return nil, fmt.Errorf("bloom: scheme %d unknown: %w", uint8(o.scheme), ErrParam)
-		}
-		m = hashing.PartitionSize(o.scheme, m, k)
-		if m > hashing.MaxM {
-			return nil, fmt.Errorf("bloom: m = %d out of range [1, 2^48] after partitioning: %w", m, ErrParam)
-		}
-		ix, err = hashing.NewIndexer(o.scheme, m, k)
-	}
+	ix, err := bitvec.NewIndexer("bloom", o.scheme, m, k, o.indexFunc)
 	if err != nil {
-		return nil, fmt.Errorf("bloom: %w: %w", ErrParam, err)
+		return nil, err
 	}
-	if (m+63)/64 > math.MaxInt/8 {
+	m = ix.M()
+	if bitvec.Words(m) > math.MaxInt/8 {
 		return nil, fmt.Errorf("bloom: m = %d bits exceed what a 32-bit platform can allocate: %w", m, ErrParam)
 	}
-	return &Filter{
-		words:  make([]uint64, (m+63)/64),
-		m:      m,
-		k:      k,
-		seed:   o.seed,
-		scheme: o.scheme,
-		ix:     ix,
-	}, nil
+	return &Filter{bits: bitvec.New(m), m: m, k: k, seed: o.seed, scheme: o.scheme, ix: ix}, nil
 }
 
 // M returns the number of bits.
@@ -193,7 +166,21 @@ func (f *Filter) N() uint64 { return atomic.LoadUint64(&f.n) }
 func (f *Filter) Capacity() uint64 { return f.capacity }
 
 // SetCapacity records the number of keys the filter was designed for.
-func (f *Filter) SetCapacity(n uint64) { f.capacity = n }
+func (f *Filter) SetCapacity(n uint64) {
+	f.mustBeMade("SetCapacity")
+	f.capacity = n
+}
+
+// mustBeMade panics, before anything changes, when f is the zero Filter:
+// one predictable branch on the mutators that have no error result.
+func (f *Filter) mustBeMade(method string) {
+	if f.ix == nil {
+		zero.Panic(method)
+	}
+}
+
+// zero is the zero-value rule's description of Filter.
+var zero = bitvec.Zero{Pkg: "bloom", Type: "Filter", Ctors: "New, NewPartitioned or NewWithEstimates"}
 
 // Kind returns "partitioned" for partitioned schemes and "bloom" otherwise.
 func (f *Filter) Kind() string {
@@ -215,26 +202,14 @@ func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed
 
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
-	w := f.words
-	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
-		t, b := f.ix.DoubleStart(d)
-		m, r := f.m, f.ix.Recip()
-		for _, o := range off {
-			x := hashing.ModSmall(t+o, m, r)
-			w[x>>6] |= 1 << (x & 63)
-			t += b
-		}
-	} else {
-		var buf [hashing.MaxK]uint64
-		for _, p := range f.ix.Positions(d, buf[:]) {
-			w[p>>6] |= 1 << (p & 63)
-		}
-	}
+	f.mustBeMade("Add")
+	f.bits.SetKey(f.ix, d)
 	f.n++
 }
 
 // AddBatch inserts every key in keys.
 func (f *Filter) AddBatch(keys [][]byte) {
+	f.mustBeMade("AddBatch")
 	for _, key := range keys {
 		f.AddHash(hashing.Sum(key, f.seed))
 	}
@@ -249,13 +224,8 @@ func (f *Filter) AddStringAtomic(key string) { f.AddHashAtomic(hashing.SumString
 
 // AddHashAtomic is AddAtomic for a pre-hashed key.
 func (f *Filter) AddHashAtomic(d hashing.Digest) {
-	var buf [hashing.MaxK]uint64
-	w := f.words
-	for _, p := range f.ix.Positions(d, buf[:]) {
-		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
-			atomic.OrUint64(&w[p>>6], 1<<(p&63))
-		}
-	}
+	f.mustBeMade("AddAtomic")
+	f.bits.SetKeyAtomic(f.ix, d)
 	atomic.AddUint64(&f.n, 1)
 }
 
@@ -270,31 +240,10 @@ func (f *Filter) ContainsString(key string) bool {
 
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
-	w := f.words
-	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
-		t, b := f.ix.DoubleStart(d)
-		m, r := f.m, f.ix.Recip()
-		// The bits are ANDed and tested once every four probes: an absent
-		// key then costs one rarely mispredicted branch instead of a
-		// coin-flip branch at every probe.
-		acc := uint64(1)
-		for i, o := range off {
-			x := hashing.ModSmall(t+o, m, r)
-			acc &= atomic.LoadUint64(&w[x>>6]) >> (x & 63)
-			if i&3 == 3 && acc&1 == 0 {
-				return false
-			}
-			t += b
-		}
-		return acc&1 != 0
+	if f.ix == nil { // the zero Filter: empty
+		return false
 	}
-	var buf [hashing.MaxK]uint64
-	for _, p := range f.ix.Positions(d, buf[:]) {
-		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
-			return false
-		}
-	}
-	return true
+	return f.bits.HasKey(f.ix, d)
 }
 
 // batch is the number of keys ContainsBatch hashes before it queries them.
@@ -341,91 +290,42 @@ func (f *Filter) ContainsHashBatch(ds []hashing.Digest, out []bool) []bool {
 }
 
 // Ones returns the number of bits set.
-func (f *Filter) Ones() uint64 {
-	var c uint64
-	for i := range f.words {
-		c += uint64(bits.OnesCount64(atomic.LoadUint64(&f.words[i])))
-	}
-	return c
-}
+func (f *Filter) Ones() uint64 { return f.bits.Ones() }
 
-// FillRatio returns the fraction of bits set.
-func (f *Filter) FillRatio() float64 { return float64(f.Ones()) / float64(f.m) }
+// FillRatio returns the fraction of bits set (0 for the zero Filter).
+func (f *Filter) FillRatio() float64 {
+	if f.m == 0 {
+		return 0
+	}
+	return float64(f.Ones()) / float64(f.m)
+}
 
 // EstimatedFPR returns the false-positive rate implied by the current fill:
 // FillRatio()^k (000 §2.1). For a partitioned filter it is the product of
 // the subarrays' fill ratios, which is exact for its state.
-func (f *Filter) EstimatedFPR() float64 {
-	if !f.scheme.Partitioned() {
-		return theory.FPFromFill(f.FillRatio(), f.k)
-	}
-	sub := f.ix.SubarraySize()
-	p := 1.0
-	for i := 0; i < f.k; i++ {
-		p *= float64(f.onesIn(uint64(i)*sub, uint64(i+1)*sub)) / float64(sub)
-	}
-	return p
-}
-
-// onesIn counts set bits in [lo, hi).
-func (f *Filter) onesIn(lo, hi uint64) uint64 {
-	var c uint64
-	for lo < hi {
-		w := atomic.LoadUint64(&f.words[lo>>6]) >> (lo & 63)
-		n := min(64-(lo&63), hi-lo)
-		if n < 64 {
-			w &= 1<<n - 1
-		}
-		c += uint64(bits.OnesCount64(w))
-		lo += n
-	}
-	return c
-}
+func (f *Filter) EstimatedFPR() float64 { return bitvec.StateFPR(f.ix, f.bits.OnesIn) }
 
 // ApproxCount estimates the number of distinct keys added from the fill
 // (Swamidass and Baldi): −(m/k)·ln(1 − X/m) for X ones, or
 // −(m/k)·ln(1 − X/m) with m/k-bit subarrays for a partitioned filter (the
 // same expression: each key sets one bit per subarray). It returns +Inf for
 // a filter whose bits are all set.
-func (f *Filter) ApproxCount() float64 {
-	fill := f.FillRatio()
-	if f.scheme.Partitioned() {
-		sub := float64(f.ix.SubarraySize())
-		if fill >= 1 {
-			return math.Inf(1)
-		}
-		return -sub * math.Log1p(-fill)
-	}
-	return theory.CountFromFill(float64(f.m), f.k, fill)
-}
+func (f *Filter) ApproxCount() float64 { return bitvec.StateCount(f.ix, f.FillRatio()) }
 
 func (f *Filter) compatible(g *Filter, op string) error {
-	switch {
-	case f.m != g.m:
-		return fmt.Errorf("bloom: %s: m differs (%d vs %d): %w", op, f.m, g.m, ErrIncompatible)
-	case f.k != g.k:
-		return fmt.Errorf("bloom: %s: k differs (%d vs %d): %w", op, f.k, g.k, ErrIncompatible)
-	case f.scheme != g.scheme:
-		return fmt.Errorf("bloom: %s: scheme differs (%v vs %v): %w", op, f.scheme, g.scheme, ErrIncompatible)
-	case f.seed != g.seed:
-		return fmt.Errorf("bloom: %s: seed differs (%d vs %d): %w", op, f.seed, g.seed, ErrIncompatible)
-	case f.scheme == hashing.Custom && f.ix != g.ix:
-		return fmt.Errorf("bloom: %s: custom index functions cannot be compared; only clones combine: %w", op, ErrIncompatible)
-	}
-	return nil
+	return bitvec.Compatible("bloom", op, f.ix, g.ix, f.seed, g.seed)
 }
 
 // Union sets f to the union of f and g: afterwards f contains every key
 // either contained. It fails, changing nothing, unless both have the same
-// m, k, scheme and seed.
+// m, k, scheme and seed. g may be taking AddAtomic calls meanwhile (it is
+// read atomically); f may not.
 func (f *Filter) Union(g *Filter) error {
-	if err := f.compatible(g, "union"); err != nil {
+	if err := f.combinable(g, "union"); err != nil {
 		return err
 	}
-	for i, w := range g.words {
-		f.words[i] |= w
-	}
-	f.n += g.n
+	f.bits.Or(g.bits)
+	f.n += g.N()
 	return nil
 }
 
@@ -433,39 +333,42 @@ func (f *Filter) Union(g *Filter) error {
 // to both is still reported present; the result may report more false
 // positives than a filter built from the intersection of the key sets.
 func (f *Filter) Intersect(g *Filter) error {
-	if err := f.compatible(g, "intersect"); err != nil {
+	if err := f.combinable(g, "intersect"); err != nil {
 		return err
 	}
-	for i, w := range g.words {
-		f.words[i] &= w
-	}
-	f.n = min(f.n, g.n)
+	f.bits.And(g.bits)
+	f.n = min(f.n, g.N())
 	return nil
 }
 
-// Clear removes every key.
+// combinable checks that f and g are filters (not zero values) that
+// combine.
+func (f *Filter) combinable(g *Filter, op string) error {
+	if f.ix == nil || g.ix == nil {
+		return zero.Err(op)
+	}
+	return f.compatible(g, op)
+}
+
+// Clear removes every key. On the zero Filter it does nothing (it is
+// empty).
 func (f *Filter) Clear() {
-	clear(f.words)
+	f.bits.Clear()
 	f.n = 0
 }
 
-// Clone returns an independent copy of f.
+// Clone returns an independent copy of f: a read method, so it may run
+// beside AddAtomic, and every key whose AddAtomic returned before Clone was
+// called is in the copy.
 func (f *Filter) Clone() *Filter {
-	g := *f
-	g.words = append([]uint64(nil), f.words...)
-	return &g
+	return &Filter{
+		bits: f.bits.Clone(), m: f.m, k: f.k, seed: f.seed, scheme: f.scheme, ix: f.ix,
+		n: f.N(), capacity: f.capacity,
+	}
 }
 
 // Equal reports whether f and g have the same parameters and bits (N is not
-// compared: it counts calls, not content).
+// compared: it counts calls, not content). Two zero Filters are equal.
 func (f *Filter) Equal(g *Filter) bool {
-	if f.compatible(g, "equal") != nil {
-		return false
-	}
-	for i, w := range f.words {
-		if g.words[i] != w {
-			return false
-		}
-	}
-	return true
+	return f.compatible(g, "equal") == nil && f.bits.Equal(g.bits)
 }

@@ -143,7 +143,7 @@ func Test003Example(t *testing.T) {
 	bitsOf := func() string {
 		s := ""
 		for i := uint64(0); i < 5; i++ {
-			s += fmt.Sprint(f.words[0] >> i & 1)
+			s += fmt.Sprint(f.bits[0] >> i & 1)
 		}
 		return s
 	}
@@ -179,7 +179,7 @@ func TestLargerThan2To32Bits(t *testing.T) {
 		}
 	}
 	// A fifth of the bits lie above 2^32: about 12,000 of the 60,000 ones.
-	if hi := f.onesIn(1<<32, m); hi < 11000 || hi > 13000 {
+	if hi := f.bits.OnesIn(1<<32, m); hi < 11000 || hi > 13000 {
 		t.Errorf("%d ones above 2^32, want about 12000: positions are truncated", hi)
 	}
 	if ones := f.Ones(); ones < 59000 || ones > 60000 {
@@ -318,7 +318,7 @@ func TestApproxCountAndFill(t *testing.T) {
 		}
 	}
 	full, _ := New(64, 1)
-	full.words[0] = math.MaxUint64
+	full.bits[0] = math.MaxUint64
 	if !math.IsInf(full.ApproxCount(), 1) || full.EstimatedFPR() != 1 {
 		t.Error("full filter estimates wrong")
 	}

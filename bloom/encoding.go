@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
@@ -25,13 +26,15 @@ import (
 
 // WriteTo writes f in the bloomlab file format. A filter with a custom
 // index function cannot be written (its positions are not reproducible from
-// the file) and returns an error.
+// the file) and returns an error wrapping ErrParam, as does the zero
+// Filter. It is a read method: it may run beside AddAtomic, and every key
+// whose AddAtomic returned before WriteTo was called is in the output.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	if f.scheme == hashing.Custom {
-		return 0, errors.New("bloom: a filter with a custom index function cannot be serialized")
-	}
 	if f.ix == nil {
-		return 0, errors.New("bloom: the zero Filter is not a filter; create one with New or NewWithEstimates")
+		return 0, zero.Err("WriteTo")
+	}
+	if f.scheme == hashing.Custom {
+		return 0, fmt.Errorf("bloom: a filter with a custom index function cannot be serialized: %w", ErrParam)
 	}
 	var p format.Params
 	p.U64(f.m)
@@ -39,8 +42,8 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	p.U64(f.N())
 	p.U64(f.capacity)
 	e := format.NewEncoder(w)
-	e.Begin(format.Header{Kind: format.KindBloom, Scheme: uint8(f.scheme), Seed: f.seed, PayloadLen: uint64(len(f.words)) * 8}, p.Bytes())
-	e.Words(f.words)
+	e.Begin(format.Header{Kind: format.KindBloom, Scheme: uint8(f.scheme), Seed: f.seed, PayloadLen: uint64(len(f.bits)) * 8}, p.Bytes())
+	f.bits.Encode(e)
 	return e.Close()
 }
 
@@ -73,7 +76,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if err := validate(m, int(min(k, 1<<16)), scheme); err != nil {
 		return nil, bad("%v", err)
 	}
-	nw := (m + 63) / 64
+	nw := bitvec.Words(m)
 	if d.Header.PayloadLen != nw*8 {
 		return nil, bad("payload of %d bytes, m = %d needs %d", d.Header.PayloadLen, m, nw*8)
 	}
@@ -93,7 +96,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 }
 
 // MarshalBinary returns f in the bloomlab file format.
-func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.words)*8+128) }
+func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.bits)*8+128) }
 
 // UnmarshalBinary replaces f with the filter encoded in data, which must
 // hold exactly one file. On error f is unchanged.
@@ -147,13 +150,13 @@ func FromIndexer(ix *hashing.Indexer, seed uint64, words []uint64, n uint64) (*F
 
 func fromIndexer(ix *hashing.Indexer, seed uint64, words []uint64, n uint64) (*Filter, error) {
 	m := ix.M()
-	if uint64(len(words)) != (m+63)/64 {
-		return nil, fmt.Errorf("%d words for m = %d, want %d", len(words), m, (m+63)/64)
+	if uint64(len(words)) != bitvec.Words(m) {
+		return nil, fmt.Errorf("%d words for m = %d, want %d", len(words), m, bitvec.Words(m))
 	}
-	if tail := m & 63; tail != 0 && words[len(words)-1]>>tail != 0 {
+	if !bitvec.Vec(words).TailClear(m) {
 		return nil, errors.New("bits set beyond m")
 	}
-	return &Filter{words: words, m: m, k: ix.K(), seed: seed, scheme: ix.Scheme(), ix: ix, n: n}, nil
+	return &Filter{bits: words, m: m, k: ix.K(), seed: seed, scheme: ix.Scheme(), ix: ix, n: n}, nil
 }
 
 // validate checks the parameters a filter read from outside must satisfy.

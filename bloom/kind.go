@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/internal/sizing"
@@ -66,7 +67,7 @@ func schemeList(partitioned bool) string {
 }
 
 func plan(name string, s hashing.Scheme, t kind.Target) (kind.Plan, error) {
-	m, k, notices, err := sizing.Standard(name, s, t)
+	m, k, notices, err := bitvec.Standard(name, s, t)
 	if err != nil {
 		return kind.Plan{}, err
 	}
@@ -93,18 +94,9 @@ func plan(name string, s hashing.Scheme, t kind.Target) (kind.Plan, error) {
 	return p, nil
 }
 
-// DesignN returns the number of keys f was sized for, or, when that was
-// not recorded, the n for which its k is optimal (ln2·m/k), and says which.
-func designN(m uint64, k int, capacity uint64) (uint64, string) {
-	if capacity > 0 {
-		return capacity, "recorded when built"
-	}
-	return uint64(math.Max(1, math.Round(math.Ln2*float64(m)/float64(k)))), "not recorded; the n for which k is optimal, ln2·m/k"
-}
-
 func describe(g kind.Filter) []kind.Field {
 	f := g.(*Filter)
-	dn, dnote := designN(f.m, f.k, f.capacity)
+	dn, dnote := bitvec.DesignN(f.m, f.k, f.capacity)
 	return []kind.Field{
 		{Name: "scheme", Value: f.scheme.String()},
 		{Name: "m", Value: f.m, Note: "bits"},

@@ -40,16 +40,30 @@
 // grows with c.
 //
 // Cost: Add hashes the key once (xxh3-128), derives c group digests and
-// reads c·k bits; Contains reads at most c·k bits, stopping at the first
-// zero of each group and at the first covering group. Neither allocates,
-// divides, or makes an interface call per probe. Offline builds take
+// reads c·k bits; Contains reads at most c·k bits, testing each group's
+// bits four at a time (stopping after the first four that hold a zero) and
+// stopping at the first covering group. Neither allocates, divides, or
+// makes an interface call per probe. The bit array and the per-group probe
+// loop are internal/bitvec's, shared with packages bloom and blocked. Offline builds take
 // O(rounds·n·(c+1)·k) time and 4·c·k bytes per key (8 when m ≥ 2^32) plus
 // one byte per bit.
 //
 // Concurrency: any number of goroutines may call Filter's read methods at
-// once. Add (which also advances the tie-breaking generator) must not run
-// concurrently with anything else on the same Filter. KeyedFilter is safe
-// for any mix of concurrent Add, Contains and Reoptimize calls.
+// once. Add (which also advances the tie-breaking generator), Union, Clear,
+// SetCapacity, SetTieSeed and ReadFrom must not run concurrently with
+// anything else on the same Filter. KeyedFilter is safe for any mix of
+// concurrent Add, Contains and Reoptimize calls.
+//
+// Union: two filters with the same m, k, c, scheme and seed combine by
+// ORing their bits (Union). That is sound because coverage is monotone in
+// the bits: a key covered by one of its groups in either filter is covered
+// by the same group in the union.
+//
+// The zero Filter and the zero KeyedFilter are empty filters with no room
+// (docs/API.md): their read methods answer as for an empty filter, WriteTo,
+// MarshalBinary, Union, Reoptimize and Builder.Build into a zero Filter
+// return an error wrapping ErrParam, and Add*, SetCapacity and SetTieSeed
+// panic, changing nothing (and, for KeyedFilter, without holding a lock).
 //
 // Group hashing: group 0 uses the key's digest itself; group g ≥ 1 uses a
 // digest derived from it by a keyed 128→64-bit mix (docs/FORMAT.md, kind
@@ -61,12 +75,13 @@ package choices
 
 import (
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
@@ -77,6 +92,8 @@ const MaxC = 8
 var (
 	// ErrParam: a parameter is out of range.
 	ErrParam = kind.ErrParam
+	// ErrIncompatible: two filters cannot be combined.
+	ErrIncompatible = kind.ErrIncompatible
 )
 
 // Config describes a c-choice filter.
@@ -130,10 +147,11 @@ func validScheme(s hashing.Scheme) bool {
 	return false
 }
 
-// Filter is a Bloom filter with c choices. The zero value is not usable;
-// create one with New or NewWithEstimates, or read one from a file.
+// Filter is a Bloom filter with c choices. Create one with New,
+// NewWithEstimates or Build, or read one from a file; the zero value is an
+// empty filter with no room (see the package doc).
 type Filter struct {
-	words  []uint64
+	bits   bitvec.Vec
 	m      uint64
 	k, c   int
 	seed   uint64
@@ -158,11 +176,11 @@ func New(cfg Config) (*Filter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("choices: %w: %w", ErrParam, err)
 	}
-	if (cfg.M+63)/64 > math.MaxInt/8 {
+	if bitvec.Words(cfg.M) > math.MaxInt/8 {
 		return nil, fmt.Errorf("choices: M = %d bits exceed what a 32-bit platform can allocate: %w", cfg.M, ErrParam)
 	}
 	return &Filter{
-		words: make([]uint64, (cfg.M+63)/64), m: cfg.M, k: cfg.K, c: cfg.C,
+		bits: bitvec.New(cfg.M), m: cfg.M, k: cfg.K, c: cfg.C,
 		seed: cfg.Seed, scheme: cfg.Scheme, ix: ix, rng: cfg.TieSeed,
 	}, nil
 }
@@ -225,7 +243,24 @@ func (f *Filter) Rounds() int { return int(f.rounds) }
 func (f *Filter) Capacity() uint64 { return f.capacity }
 
 // SetCapacity records the number of keys the filter was designed for.
-func (f *Filter) SetCapacity(n uint64) { f.capacity = n }
+func (f *Filter) SetCapacity(n uint64) {
+	f.mustBeMade("SetCapacity")
+	f.capacity = n
+}
+
+// mustBeMade panics, before anything changes, when f is the zero Filter:
+// one predictable branch on the mutators that have no error result.
+func (f *Filter) mustBeMade(method string) {
+	if f.ix == nil {
+		zeroFilter.Panic(method)
+	}
+}
+
+// The zero-value rule's descriptions of Filter and KeyedFilter.
+var (
+	zeroFilter = bitvec.Zero{Pkg: "choices", Type: "Filter", Ctors: "New, NewWithEstimates or Build"}
+	zeroKeyed  = bitvec.Zero{Pkg: "choices", Type: "KeyedFilter", Ctors: "NewKeyed"}
+)
 
 // Kind returns "choices".
 func (f *Filter) Kind() string { return "choices" }
@@ -281,11 +316,15 @@ func (f *Filter) randBelow(t uint64) uint64 {
 // Add inserts key (000 §3.1, online greedy).
 func (f *Filter) Add(key []byte) { f.AddHash(hashing.Sum(key, f.seed)) }
 
+// Bits returns the memory of the filter in bits: m.
+func (f *Filter) Bits() uint64 { return f.m }
+
 // AddString inserts key.
 func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed)) }
 
 // AddBatch inserts every key in keys, in order.
 func (f *Filter) AddBatch(keys [][]byte) {
+	f.mustBeMade("AddBatch")
 	for _, key := range keys {
 		f.AddHash(hashing.Sum(key, f.seed))
 	}
@@ -296,7 +335,10 @@ func (f *Filter) AddBatch(keys [][]byte) {
 // random one of the tied groups (000 §3.1). A group that already covers
 // the key ends the search: no bit changes whichever covering group is
 // chosen. It allocates nothing.
-func (f *Filter) AddHash(d hashing.Digest) { f.add(d, false) }
+func (f *Filter) AddHash(d hashing.Digest) {
+	f.mustBeMade("Add")
+	f.add(d, false)
+}
 
 // add is AddHash; atomic makes it set bits with atomic operations, so that
 // concurrent ContainsHash calls are race-free (KeyedFilter).
@@ -319,15 +361,11 @@ func (f *Filter) add(d hashing.Digest, atomicSet bool) {
 			}
 		}
 	}
-	w := f.words
 	for _, p := range buf[best*k : best*k+k] {
-		bit := uint64(1) << (p & 63)
 		if atomicSet {
-			if atomic.LoadUint64(&w[p>>6])&bit == 0 {
-				atomic.OrUint64(&w[p>>6], bit)
-			}
+			f.bits.SetAtomic(p)
 		} else {
-			w[p>>6] |= bit
+			f.bits.Set(p)
 		}
 	}
 	if atomicSet {
@@ -342,12 +380,11 @@ func (f *Filter) add(d hashing.Digest, atomicSet bool) {
 // once: a 64-bit signature of the zero positions seen so far makes the
 // exact check rare.
 func (f *Filter) newOnes(pos []uint64) int {
-	w := f.words
 	var zs [hashing.MaxK]uint64
 	var sig uint64
 	nz := 0
 	for _, p := range pos {
-		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) != 0 {
+		if f.bits.Has(p) {
 			continue
 		}
 		h := uint64(1) << ((p ^ p>>6) & 63)
@@ -380,58 +417,38 @@ func (f *Filter) ContainsString(key string) bool {
 }
 
 // ContainsHash is Contains for a pre-hashed key: true when some group
-// covers it. It allocates nothing.
+// covers it (the k bits the group gives it are all one). It allocates
+// nothing.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
+	if f.ix == nil { // the zero Filter: empty
+		return false
+	}
 	for g := 0; g < f.c; g++ {
-		if f.covered(GroupDigest(d, g)) {
+		if f.bits.HasKey(f.ix, GroupDigest(d, g)) {
 			return true
 		}
 	}
 	return false
 }
 
-// covered reports whether the k bits of the group digest gd are all one.
-func (f *Filter) covered(gd hashing.Digest) bool {
-	w := f.words
-	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
-		t, b := f.ix.DoubleStart(gd)
-		m, r := f.m, f.ix.Recip()
-		acc := uint64(1)
-		for i, o := range off {
-			x := hashing.ModSmall(t+o, m, r)
-			acc &= atomic.LoadUint64(&w[x>>6]) >> (x & 63)
-			if i&3 == 3 && acc&1 == 0 {
-				return false
-			}
-			t += b
-		}
-		return acc&1 != 0
-	}
-	var buf [hashing.MaxK]uint64
-	for _, p := range f.ix.Positions(gd, buf[:]) {
-		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // Ones returns the number of bits set.
-func (f *Filter) Ones() uint64 {
-	var c uint64
-	for i := range f.words {
-		c += uint64(bits.OnesCount64(atomic.LoadUint64(&f.words[i])))
-	}
-	return c
-}
+func (f *Filter) Ones() uint64 { return f.bits.Ones() }
 
-// FillRatio returns the fraction of bits set.
-func (f *Filter) FillRatio() float64 { return float64(f.Ones()) / float64(f.m) }
+// FillRatio returns the fraction of bits set (0 for the zero Filter).
+func (f *Filter) FillRatio() float64 {
+	if f.m == 0 {
+		return 0
+	}
+	return float64(f.Ones()) / float64(f.m)
+}
 
 // EstimatedFPR returns the false-positive rate implied by the current fill
 // z: 1 − (1 − z^k)^c (000 §3; theory.FPFromFillChoices), the probability
 // that one of a random query's c groups lands on k ones.
 func (f *Filter) EstimatedFPR() float64 {
+	if f.ix == nil {
+		return 0
+	}
 	return theory.FPFromFillChoices(f.FillRatio(), f.k, f.c)
 }
 
@@ -440,41 +457,63 @@ func (f *Filter) EstimatedFPR() float64 {
 // A filter built offline holds more keys than this estimate. It returns
 // +Inf when every bit is set.
 func (f *Filter) ApproxCount() float64 {
+	if f.ix == nil {
+		return 0
+	}
 	return theory.CountFromFillChoices(float64(f.m), f.k, f.c, f.FillRatio())
 }
 
-// Clear removes every key (the tie-breaking generator keeps its state).
+// Clear removes every key (the tie-breaking generator keeps its state). On
+// the zero Filter it does nothing (it is empty).
 func (f *Filter) Clear() {
-	clear(f.words)
+	f.bits.Clear()
 	f.n = 0
 	f.rounds = 0
 }
 
 // SetTieSeed restarts the tie-breaking generator from seed, as
 // Config.TieSeed does at construction.
-func (f *Filter) SetTieSeed(seed uint64) { f.rng = seed }
+func (f *Filter) SetTieSeed(seed uint64) {
+	f.mustBeMade("SetTieSeed")
+	f.rng = seed
+}
 
 // Clone returns an independent copy of f.
 func (f *Filter) Clone() *Filter {
 	g := *f
-	g.words = append([]uint64(nil), f.words...)
+	g.bits = f.bits.Clone()
 	return &g
+}
+
+// compatible reports why f and g cannot be compared or combined.
+func (f *Filter) compatible(g *Filter, op string) error {
+	if f.c != g.c {
+		return fmt.Errorf("choices: %s: c differs (%d vs %d): %w", op, f.c, g.c, ErrIncompatible)
+	}
+	return bitvec.Compatible("choices", op, f.ix, g.ix, f.seed, g.seed)
+}
+
+// Union sets f to the union of f and g: the bitwise OR of their bits, so f
+// afterwards reports present every key either did (a key covered by one of
+// its groups in g is covered by the same group in f). N adds g's; Rounds
+// becomes the smaller of the two (0 if either was built online). It fails,
+// changing nothing, unless both have the same m, k, c, scheme and seed.
+func (f *Filter) Union(g *Filter) error {
+	if f.ix == nil || g.ix == nil {
+		return zeroFilter.Err("union")
+	}
+	if err := f.compatible(g, "union"); err != nil {
+		return err
+	}
+	f.bits.Or(g.bits)
+	f.n += g.N()
+	f.rounds = min(f.rounds, g.rounds)
+	return nil
 }
 
 // Equal reports whether f and g have the same parameters (m, k, c, scheme,
 // seed) and bits. N, Rounds, Capacity and the generator state are not
-// compared.
+// compared. Two zero Filters are equal.
 func (f *Filter) Equal(g *Filter) bool {
-	if f.m != g.m || f.k != g.k || f.c != g.c || f.scheme != g.scheme || f.seed != g.seed {
-		return false
-	}
-	for i := range f.words {
-		if atomic.LoadUint64(&g.words[i]) != atomic.LoadUint64(&f.words[i]) {
-			return false
-		}
-	}
-	return true
+	return f.compatible(g, "equal") == nil && f.bits.Equal(g.bits)
 }
-
-// MemoryBits returns the size of the bit array.
-func (f *Filter) MemoryBits() uint64 { return f.m }

@@ -115,7 +115,7 @@ func TestOneChoiceIsBloom(t *testing.T) {
 			f.Add(k)
 			b.Add(k)
 		}
-		g := must(bloom.FromBits(f.M(), f.K(), s, f.Seed(), append([]uint64(nil), f.words...), f.N()))
+		g := must(bloom.FromBits(f.M(), f.K(), s, f.Seed(), append([]uint64(nil), f.bits...), f.N()))
 		if !g.Equal(b) {
 			t.Fatalf("%v: c = 1 differs from bloom.Filter", s)
 		}

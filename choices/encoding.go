@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
@@ -30,8 +31,13 @@ import (
 const paramsLen = 41
 
 // WriteTo writes f in the bloomlab file format. It is a read method: it may
-// run concurrently with Contains, not with Add.
+// run concurrently with Contains, not with Add. On the zero Filter it
+// returns an error wrapping ErrParam (it used to write a file no decoder
+// accepts).
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	if f.ix == nil {
+		return 0, zeroFilter.Err("WriteTo")
+	}
 	var p format.Params
 	p.U64(f.m)
 	p.U32(uint32(f.k))
@@ -41,8 +47,8 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	p.U32(f.rounds)
 	p.U64(f.rng)
 	e := format.NewEncoder(w)
-	e.Begin(format.Header{Kind: format.KindChoices, Scheme: uint8(f.scheme), Seed: f.seed, PayloadLen: uint64(len(f.words)) * 8}, p.Bytes())
-	e.Words(f.words)
+	e.Begin(format.Header{Kind: format.KindChoices, Scheme: uint8(f.scheme), Seed: f.seed, PayloadLen: uint64(len(f.bits)) * 8}, p.Bytes())
+	f.bits.Encode(e)
 	return e.Close()
 }
 
@@ -57,9 +63,6 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	}
 	return n, err
 }
-
-// Decode reads one c-choice filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
 
 func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindChoices)
@@ -90,7 +93,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 	case rounds > MaxRounds:
 		return nil, bad("rounds = %d out of range [0, %d]", rounds, MaxRounds)
 	}
-	nw := (m + 63) / 64
+	nw := bitvec.Words(m)
 	if d.Header.PayloadLen != nw*8 {
 		return nil, bad("payload of %d bytes, m = %d needs %d", d.Header.PayloadLen, m, nw*8)
 	}
@@ -101,7 +104,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("choices: %w", err)
 	}
-	if tail := m & 63; tail != 0 && words[len(words)-1]>>tail != 0 {
+	if !bitvec.Vec(words).TailClear(m) {
 		return nil, bad("bits set beyond m = %d", m)
 	}
 	ix, err := hashing.NewIndexer(scheme, m, int(k))
@@ -109,13 +112,13 @@ func decode(d *format.Decoder) (*Filter, error) {
 		return nil, bad("%v", err)
 	}
 	return &Filter{
-		words: words, m: m, k: int(k), c: int(c), seed: d.Header.Seed, scheme: scheme, ix: ix,
+		bits: words, m: m, k: int(k), c: int(c), seed: d.Header.Seed, scheme: scheme, ix: ix,
 		n: n, rounds: rounds, capacity: capacity, rng: rng,
 	}, nil
 }
 
 // MarshalBinary returns f in the bloomlab file format.
-func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.words)*8+128) }
+func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.bits)*8+128) }
 
 // UnmarshalBinary replaces f with the filter encoded in data, which must
 // hold exactly one file. On error f is unchanged.

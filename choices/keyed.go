@@ -20,6 +20,10 @@ import (
 // it with one atomic pointer swap, if it has no more ones than the current
 // array (so re-optimising never raises the false-positive rate).
 //
+// The zero KeyedFilter is an empty filter with no room: Contains answers
+// false, Len 0, Snapshot a zero Filter, Reoptimize an error wrapping
+// ErrParam; Add panics naming NewKeyed, without taking a lock.
+//
 // Concurrency: every method is safe for concurrent use. Contains never
 // blocks: it reads the bit array published last, and every array ever
 // published covers every key whose Add returned before the array was
@@ -51,39 +55,63 @@ func NewKeyed(cfg Config, rounds int) (*KeyedFilter, error) {
 	return kf, nil
 }
 
+// filter returns the current filter, or for the zero KeyedFilter the zero
+// Filter (empty: every read answers as for an empty filter).
+func (kf *KeyedFilter) filter() *Filter {
+	if f := kf.cur.Load(); f != nil {
+		return f
+	}
+	return &emptyFilter
+}
+
+// emptyFilter is what the zero KeyedFilter reads. Nothing ever writes it:
+// every mutator checks for the zero KeyedFilter first.
+var emptyFilter Filter
+
+// made returns the current filter, panicking (before any lock is taken or
+// anything changes) for the zero KeyedFilter.
+func (kf *KeyedFilter) made(method string) *Filter {
+	f := kf.cur.Load()
+	if f == nil {
+		zeroKeyed.Panic(method)
+	}
+	return f
+}
+
 // Add inserts key.
-func (kf *KeyedFilter) Add(key []byte) { kf.AddHash(hashing.Sum(key, kf.cur.Load().seed)) }
+func (kf *KeyedFilter) Add(key []byte) { kf.AddHash(hashing.Sum(key, kf.made("Add").seed)) }
 
 // AddString inserts key.
 func (kf *KeyedFilter) AddString(key string) {
-	kf.AddHash(hashing.SumString(key, kf.cur.Load().seed))
+	kf.AddHash(hashing.SumString(key, kf.made("AddString").seed))
 }
 
 // AddHash inserts the key with digest d (under the filter's seed): online
 // greedy into the current bit array, with atomic bit updates so that
 // concurrent lookups are safe, and records d for the next Reoptimize.
 func (kf *KeyedFilter) AddHash(d hashing.Digest) {
+	kf.made("AddHash")
 	kf.wmu.Lock()
+	defer kf.wmu.Unlock()
 	kf.cur.Load().add(d, true)
 	kf.keys = append(kf.keys, d)
-	kf.wmu.Unlock()
 }
 
 // Contains reports whether key may have been added.
 func (kf *KeyedFilter) Contains(key []byte) bool {
-	f := kf.cur.Load()
+	f := kf.filter()
 	return f.ContainsHash(hashing.Sum(key, f.seed))
 }
 
 // ContainsString is Contains for a string key.
 func (kf *KeyedFilter) ContainsString(key string) bool {
-	f := kf.cur.Load()
+	f := kf.filter()
 	return f.ContainsHash(hashing.SumString(key, f.seed))
 }
 
 // ContainsHash is Contains for a pre-hashed key. It never blocks.
 func (kf *KeyedFilter) ContainsHash(d hashing.Digest) bool {
-	return kf.cur.Load().ContainsHash(d)
+	return kf.filter().ContainsHash(d)
 }
 
 // Len returns the number of keys added.
@@ -94,11 +122,11 @@ func (kf *KeyedFilter) Len() int {
 }
 
 // Snapshot returns a copy of the current filter (bits only), for example to
-// write it to a file.
+// write it to a file; for the zero KeyedFilter, a zero Filter.
 func (kf *KeyedFilter) Snapshot() *Filter {
 	kf.wmu.Lock()
 	defer kf.wmu.Unlock()
-	return kf.cur.Load().Clone()
+	return kf.filter().Clone()
 }
 
 // Reoptimize rebuilds the filter offline from every key added so far and
@@ -109,6 +137,9 @@ func (kf *KeyedFilter) Snapshot() *Filter {
 // Reoptimize changes nothing. Call it from its own goroutine to run it in
 // the background.
 func (kf *KeyedFilter) Reoptimize(ctx context.Context) (bool, error) {
+	if kf.cur.Load() == nil {
+		return false, zeroKeyed.Err("Reoptimize")
+	}
 	kf.rmu.Lock()
 	defer kf.rmu.Unlock()
 

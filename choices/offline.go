@@ -86,7 +86,7 @@ type Builder struct {
 // The result is the set of nonzero counters, f's N becomes len(keys) and
 // Rounds the rounds. Every key is covered by its final group: no false
 // negatives (a counter reaching 255 sticks there). On error f is
-// unchanged.
+// unchanged; a nil or zero f is an error wrapping ErrParam.
 func (b *Builder) Build(f *Filter, keys []hashing.Digest, rounds int) error {
 	return b.build(f, keys, rounds, nil)
 }
@@ -94,6 +94,9 @@ func (b *Builder) Build(f *Filter, keys []hashing.Digest, rounds int) error {
 // build is Build with an optional cancel function, polled once per round;
 // when it returns true the build stops with an error and f is unchanged.
 func (b *Builder) build(f *Filter, keys []hashing.Digest, rounds int, cancel func() error) error {
+	if f == nil || f.ix == nil {
+		return zeroFilter.Err("Builder.Build")
+	}
 	if rounds < 1 || rounds > MaxRounds {
 		return fmt.Errorf("choices: rounds = %d out of range [1, %d]: %w", rounds, MaxRounds, ErrParam)
 	}
@@ -138,7 +141,7 @@ func (b *Builder) build(f *Filter, keys []hashing.Digest, rounds int, cancel fun
 		return err
 	}
 	// Publish: the bits are the nonzero counters.
-	w := f.words
+	w := f.bits
 	for i := range w {
 		var x uint64
 		lo := uint64(i) * 64

@@ -42,26 +42,36 @@
 // counter saturated).
 //
 // Cost: Add, Remove, Contains and Count hash the key once (xxh3-128) and
-// touch k counters, O(k); they allocate nothing and do no division per
-// probe. Contains and Count stop at the first zero counter. Memory is
-// ⌈m·w/64⌉ words: w times a standard filter's.
+// touch k counters, O(k); they allocate nothing and do no division and no
+// interface call per probe. For the double-hashing schemes the probe
+// sequence (internal/bitvec.Probe, shared with bloom and choices) is run
+// over m·w bit addresses, so each counter is one shift and one mask away
+// from its probe. Contains tests the counters four at a time with one
+// branch per four, stopping after the first four that hold a zero counter;
+// Count stops at the first zero counter. Memory is ⌈m·w/64⌉ words: w times
+// a standard filter's.
 //
 // Concurrency: any number of goroutines may call the read methods
 // (Contains*, Count*, FillRatio, ApproxCount, EstimatedFPR, ToBloom,
-// WriteTo, …) at once. Add*, Remove*, Merge, Clear and ReadFrom must not
-// run concurrently with anything else.
+// Clone, Equal, WriteTo, …) at once. Add*, Remove*, Merge, Clear,
+// SetCapacity and ReadFrom must not run concurrently with anything else.
+//
+// The zero Filter is an empty filter with no room (docs/API.md): its read
+// methods answer as for an empty filter (CounterBits 0), WriteTo,
+// MarshalBinary, Remove* and Merge return an error wrapping ErrParam, and
+// Add* and SetCapacity panic, changing nothing.
 package counting
 
 import (
 	"errors"
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
 	"math"
 	"math/bits"
 
 	"github.com/bloomlab/bloomlab/bloom"
 	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/theory"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 // Errors returned by this package wrap these values.
@@ -79,10 +89,11 @@ var (
 // otherwise.
 const DefaultCounterBits = 4
 
-// Filter is a counting Bloom filter. The zero value is not usable; create
-// one with New or NewWithEstimates.
+// Filter is a counting Bloom filter. Create one with New or
+// NewWithEstimates; the zero value is an empty filter with no room (see the
+// package doc).
 type Filter struct {
-	words  []uint64
+	words  bitvec.Vec // the counters, packed 64/w to a word
 	m      uint64
 	k      int
 	seed   uint64
@@ -94,40 +105,58 @@ type Filter struct {
 	// unknown); informational, stored in files.
 	capacity uint64
 	lay      layout
+	// For the double-hashing schemes: the Indexer's offsets times w and
+	// the reciprocal of m·w, so that the probe sequence yields each
+	// counter's bit address directly (bitvec.Probe.Scale).
+	offw   []uint64
+	recipw uint64
 }
 
-// layout locates counter p: it lives in word p>>shift at bit offset
-// (p&slot)<<logw, and is max wide. All shifts, no division.
+// newFilterOf returns the filter over the given counter words.
+func newFilterOf(words bitvec.Vec, ix *hashing.Indexer, seed uint64, lay layout) *Filter {
+	f := &Filter{words: words, m: ix.M(), k: ix.K(), seed: seed, scheme: ix.Scheme(), ix: ix, lay: lay}
+	f.offw, f.recipw = bitvec.ScaledOffsets(ix, lay.w)
+	return f
+}
+
+// layout locates counter p: it occupies bits p·w … p·w + w − 1 of the
+// counter array, that is bits (p·w) mod 64 … of word (p·w)/64 (w divides
+// 64, so a counter never straddles two words). One multiplication, a shift
+// and a mask: no division, and only one variable shift (the extraction).
 type layout struct {
-	shift uint   // log2(64/w)
-	logw  uint   // log2(w)
-	slot  uint64 // 64/w − 1
-	max   uint64 // 2^w − 1: the saturated value and the field mask
+	w    uint64 // counter width in bits
+	logw uint   // log2(w)
+	max  uint64 // 2^w − 1: the saturated value and the field mask
 }
 
 func newLayout(w int) layout {
-	logw := uint(bits.TrailingZeros(uint(w)))
-	return layout{shift: 6 - logw, logw: logw, slot: 1<<(6-logw) - 1, max: 1<<uint(w) - 1}
+	return layout{w: uint64(w), logw: uint(bits.TrailingZeros(uint(w))), max: 1<<uint(w) - 1}
 }
 
-// width returns w.
-func (l layout) width() int { return 1 << l.logw }
+// width returns w (0 for the zero Filter's layout).
+func (l layout) width() int { return int(l.w) }
 
 // nwords returns the number of words holding m counters: ⌈m·w/64⌉.
 func (l layout) nwords(m uint64) uint64 { return (m<<l.logw + 63) >> 6 }
 
-// word returns the index of the word holding counter p.
-func (l layout) word(p uint64) uint64 { return p >> (l.shift & 63) }
+// at returns the word index and bit offset of counter p.
+func (l layout) at(p uint64) (i uint64, o uint) {
+	b := p * l.w
+	return b >> 6, uint(b & 63)
+}
 
-// off returns the bit offset of counter p in its word.
-func (l layout) off(p uint64) uint { return uint((p&l.slot)<<(l.logw&63)) & 63 }
+// get returns counter p of w.
+func (l layout) get(w []uint64, p uint64) uint64 { return l.field(w, p*l.w) }
+
+// field returns the counter of w at bit address b.
+func (l layout) field(w []uint64, b uint64) uint64 { return w[b>>6] >> (b & 63) & l.max }
 
 // lows returns the word with the lowest bit of every counter set.
 func (l layout) lows() uint64 { return ^uint64(0) / l.max }
 
 // nonzero returns x's nonzero counters as the lowest bit of each field.
 func (l layout) nonzero(x uint64) uint64 {
-	for s := uint(1); s < 1<<l.logw; s <<= 1 {
+	for s := uint64(1); s < l.w; s <<= 1 {
 		x |= x >> s
 	}
 	return x & l.lows()
@@ -135,16 +164,16 @@ func (l layout) nonzero(x uint64) uint64 {
 
 // full returns x's saturated counters as the lowest bit of each field.
 func (l layout) full(x uint64) uint64 {
-	for s := uint(1); s < 1<<l.logw; s <<= 1 {
+	for s := uint64(1); s < l.w; s <<= 1 {
 		x &= x >> s
 	}
 	return x & l.lows()
 }
 
-// inc increments counter p of w unless it is saturated; it returns 1 if the
-// counter became saturated, else 0.
-func inc(w []uint64, l layout, p uint64) uint64 {
-	i, o := l.word(p), l.off(p)
+// inc increments the counter of w at bit address b unless it is
+// saturated; it returns 1 if the counter became saturated, else 0.
+func inc(w []uint64, l layout, b uint64) uint64 {
+	i, o := b>>6, b&63
 	c := w[i] >> o & l.max
 	if c == l.max {
 		return 0
@@ -155,6 +184,11 @@ func inc(w []uint64, l layout, p uint64) uint64 {
 	}
 	return 0
 }
+
+// zero returns 1 if the counter of w at bit address b is 0, else 0,
+// without a branch: for a counter c < 2^63, c − 1 has its top bit set
+// exactly when c = 0.
+func (l layout) zero(w []uint64, b uint64) uint64 { return (l.field(w, b) - 1) >> 63 }
 
 // Option configures a filter at construction.
 type Option func(*options)
@@ -201,22 +235,9 @@ func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	size := theory.Size
-	if o.scheme.Partitioned() {
-		size = theory.SizePartitioned
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("counting: n = 0, want n ≥ 1: %w", ErrParam)
-	}
-	if !(fpr > 0 && fpr < 1) {
-		return nil, fmt.Errorf("counting: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
-	}
-	m, k, err := size(n, fpr)
+	m, k, err := bitvec.SizeForRate("counting", o.scheme, n, fpr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", err, ErrParam)
-	}
-	if k > hashing.MaxK {
-		return nil, fmt.Errorf("counting: fpr = %v needs k = %d > %d hash functions: %w", fpr, k, hashing.MaxK, ErrParam)
+		return nil, err
 	}
 	f, err := newFilter(m, k, opts)
 	if err != nil {
@@ -232,7 +253,24 @@ func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 func (f *Filter) Capacity() uint64 { return f.capacity }
 
 // SetCapacity records the number of keys the filter was designed for.
-func (f *Filter) SetCapacity(n uint64) { f.capacity = n }
+func (f *Filter) SetCapacity(n uint64) {
+	f.mustBeMade("SetCapacity")
+	f.capacity = n
+}
+
+// Bits returns the memory of the counters in bits: m·w.
+func (f *Filter) Bits() uint64 { return f.m * f.lay.w }
+
+// mustBeMade panics, before anything changes, when f is the zero Filter:
+// one predictable branch on the mutators that have no error result.
+func (f *Filter) mustBeMade(method string) {
+	if f.ix == nil {
+		zero.Panic(method)
+	}
+}
+
+// zero is the zero-value rule's description of Filter.
+var zero = bitvec.Zero{Pkg: "counting", Type: "Filter", Ctors: "New or NewWithEstimates"}
 
 // checkBits validates a counter width.
 func checkBits(w int) error {
@@ -251,42 +289,16 @@ func newFilter(m uint64, k int, opts []Option) (*Filter, error) {
 	if err := checkBits(o.bits); err != nil {
 		return nil, err
 	}
-	if m < 1 || m > hashing.MaxM {
-		return nil, fmt.Errorf("counting: m = %d out of range [1, 2^48]: %w", m, ErrParam)
-	}
-	if k < 1 || k > hashing.MaxK {
-		return nil, fmt.Errorf("counting: k = %d out of range [1, %d]: %w", k, hashing.MaxK, ErrParam)
-	}
-	var ix *hashing.Indexer
-	var err error
-	if o.scheme == hashing.Custom {
-		ix, err = hashing.NewCustomIndexer(m, k, o.indexFunc)
-	} else {
-		if !o.scheme.Valid() {
-			return nil, fmt.Errorf("counting: scheme %d unknown: %w", uint8(o.scheme), ErrParam)
-		}
-		m = hashing.PartitionSize(o.scheme, m, k)
-		if m > hashing.MaxM {
-			return nil, fmt.Errorf("counting: m = %d out of range [1, 2^48] after partitioning: %w", m, ErrParam)
-		}
-		ix, err = hashing.NewIndexer(o.scheme, m, k)
-	}
+	ix, err := bitvec.NewIndexer("counting", o.scheme, m, k, o.indexFunc)
 	if err != nil {
-		return nil, fmt.Errorf("counting: %w: %w", ErrParam, err)
+		return nil, err
 	}
+	m = ix.M()
 	lay := newLayout(o.bits)
 	if m<<lay.logw > hashing.MaxM || lay.nwords(m) > math.MaxInt/8 {
 		return nil, fmt.Errorf("counting: m = %d counters of %d bits exceed %s: %w", m, o.bits, memLimit(), ErrParam)
 	}
-	return &Filter{
-		words:  make([]uint64, lay.nwords(m)),
-		m:      m,
-		k:      k,
-		seed:   o.seed,
-		scheme: o.scheme,
-		ix:     ix,
-		lay:    lay,
-	}, nil
+	return newFilterOf(make(bitvec.Vec, lay.nwords(m)), ix, o.seed, lay), nil
 }
 
 // M returns the number of counters.
@@ -330,21 +342,32 @@ func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed
 
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
+	f.mustBeMade("Add")
+	off := f.offw
+	if off == nil { // not double hashing
+		f.addPositions(d)
+		return
+	}
 	w, l := f.words, f.lay
 	var sat uint64
-	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
-		t, b := f.ix.DoubleStart(d)
-		m, r := f.m, f.ix.Recip()
-		for _, o := range off {
-			x := hashing.ModSmall(t+o, m, r)
-			sat += inc(w, l, x)
-			t += b
-		}
-	} else {
-		var buf [hashing.MaxK]uint64
-		for _, p := range f.ix.Positions(d, buf[:]) {
-			sat += inc(w, l, p)
-		}
+	p := bitvec.NewProbe(f.ix, d).Scale(l.w, f.recipw)
+	for _, o := range off {
+		sat += inc(w, l, p.At(o))
+		p = p.Next()
+	}
+	f.sat += sat
+	f.n++
+}
+
+// addPositions is AddHash for the schemes that are not double hashing.
+//
+//go:noinline
+func (f *Filter) addPositions(d hashing.Digest) {
+	var buf [hashing.MaxK]uint64
+	w, l := f.words, f.lay
+	var sat uint64
+	for _, x := range f.ix.Positions(d, buf[:]) {
+		sat += inc(w, l, x*l.w)
 	}
 	f.sat += sat
 	f.n++
@@ -352,6 +375,7 @@ func (f *Filter) AddHash(d hashing.Digest) {
 
 // AddBatch inserts every key in keys.
 func (f *Filter) AddBatch(keys [][]byte) {
+	f.mustBeMade("AddBatch")
 	for _, key := range keys {
 		f.AddHash(hashing.Sum(key, f.seed))
 	}
@@ -375,11 +399,14 @@ func (f *Filter) RemoveString(key string) error {
 
 // RemoveHash is Remove for a pre-hashed key.
 func (f *Filter) RemoveHash(d hashing.Digest) error {
+	if f.ix == nil {
+		return zero.Err("Remove")
+	}
 	var buf [hashing.MaxK]uint64
 	ps := f.ix.Positions(d, buf[:])
 	w, l := f.words, f.lay
 	for j, p := range ps {
-		i, o := l.word(p), l.off(p)
+		i, o := l.at(p)
 		switch c := w[i] >> o & l.max; c {
 		case l.max: // saturated: stays
 		case 0:
@@ -387,7 +414,7 @@ func (f *Filter) RemoveHash(d hashing.Digest) error {
 			// decrements made so far. None of them touched a saturated
 			// counter, and each undone counter ends below max again.
 			for _, q := range ps[:j] {
-				i, o := l.word(q), l.off(q)
+				i, o := l.at(q)
 				if w[i]>>o&l.max != l.max {
 					w[i] += 1 << o
 				}
@@ -413,30 +440,55 @@ func (f *Filter) ContainsString(key string) bool {
 }
 
 // ContainsHash is Contains for a pre-hashed key.
+//
+// For the double-hashing schemes the probe sequence yields each counter's
+// bit address (bitvec.Probe.Scale: no multiplication per probe), the
+// counter is one shift and one mask away, and its zero-ness becomes a bit
+// without a branch ((c − 1) >> 63). The probes go four at a time with one
+// test per four: a present key costs no branch per probe, an absent key
+// stops after the first four that hold a zero counter.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
+	off := f.offw
+	if off == nil {
+		return f.containsPositions(d)
+	}
 	w, l := f.words, f.lay
-	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
-		t, b := f.ix.DoubleStart(d)
-		m, r := f.m, f.ix.Recip()
-		width := uint(1) << l.logw
-		// As in bloom.ContainsHash: accumulate "nonzero" and test it once
-		// every four probes. For a counter c ≤ max = 2^w − 1, bit w of
-		// c + max is 1 exactly when c ≥ 1.
-		acc := uint64(1)
-		for i, o := range off {
-			x := hashing.ModSmall(t+o, m, r)
-			c := w[l.word(x)] >> l.off(x) & l.max
-			acc &= (c + l.max) >> (width & 63)
-			if i&3 == 3 && acc == 0 {
-				return false
-			}
-			t += b
+	p := bitvec.NewProbe(f.ix, d).Scale(l.w, f.recipw)
+	for len(off) >= 4 {
+		p1 := p.Next()
+		p2 := p1.Next()
+		p3 := p2.Next()
+		if l.zero(w, p.At(off[0]))|l.zero(w, p1.At(off[1]))|l.zero(w, p2.At(off[2]))|l.zero(w, p3.At(off[3])) != 0 {
+			return false
 		}
-		return acc != 0
+		p = p3.Next()
+		off = off[4:]
+	}
+	// The last k mod 4 probes, straight-line.
+	switch len(off) {
+	case 3:
+		p1 := p.Next()
+		return l.zero(w, p.At(off[0]))|l.zero(w, p1.At(off[1]))|l.zero(w, p1.Next().At(off[2])) == 0
+	case 2:
+		return l.zero(w, p.At(off[0]))|l.zero(w, p.Next().At(off[1])) == 0
+	case 1:
+		return l.zero(w, p.At(off[0])) == 0
+	}
+	return true
+}
+
+// containsPositions is ContainsHash for the schemes that are not double
+// hashing.
+//
+//go:noinline
+func (f *Filter) containsPositions(d hashing.Digest) bool {
+	if f.ix == nil { // the zero Filter: empty
+		return false
 	}
 	var buf [hashing.MaxK]uint64
-	for _, p := range f.ix.Positions(d, buf[:]) {
-		if w[l.word(p)]>>l.off(p)&l.max == 0 {
+	w, l := f.words, f.lay
+	for _, x := range f.ix.Positions(d, buf[:]) {
+		if l.get(w, x) == 0 {
 			return false
 		}
 	}
@@ -492,24 +544,25 @@ func (f *Filter) CountString(key string) uint64 {
 
 // CountHash is Count for a pre-hashed key.
 func (f *Filter) CountHash(d hashing.Digest) uint64 {
+	if f.ix == nil { // the zero Filter: empty
+		return 0
+	}
 	w, l := f.words, f.lay
 	least := l.max
-	if off := f.ix.Offsets(); off != nil { // double hashing and its extended forms
-		t, b := f.ix.DoubleStart(d)
-		m, r := f.m, f.ix.Recip()
+	if off := f.offw; off != nil { // double hashing and its extended forms
+		p := bitvec.NewProbe(f.ix, d).Scale(f.lay.w, f.recipw)
 		for _, o := range off {
-			x := hashing.ModSmall(t+o, m, r)
-			least = min(least, w[l.word(x)]>>l.off(x)&l.max)
+			least = min(least, l.field(w, p.At(o)))
 			if least == 0 {
 				return 0
 			}
-			t += b
+			p = p.Next()
 		}
 		return least
 	}
 	var buf [hashing.MaxK]uint64
-	for _, p := range f.ix.Positions(d, buf[:]) {
-		least = min(least, w[l.word(p)]>>l.off(p)&l.max)
+	for _, x := range f.ix.Positions(d, buf[:]) {
+		least = min(least, l.get(w, x))
 		if least == 0 {
 			return 0
 		}
@@ -542,32 +595,27 @@ func (f *Filter) countSaturated() uint64 {
 func (f *Filter) sum() uint64 {
 	var s uint64
 	l := f.lay
-	w := uint(1) << l.logw // ≤ 32
 	for _, x := range f.words {
-		for ; x != 0; x >>= w {
+		for ; x != 0; x >>= l.w & 63 {
 			s += x & l.max
 		}
 	}
 	return s
 }
 
-// FillRatio returns the fraction of nonzero counters.
-func (f *Filter) FillRatio() float64 { return float64(f.Nonzero()) / float64(f.m) }
+// FillRatio returns the fraction of nonzero counters (0 for the zero
+// Filter).
+func (f *Filter) FillRatio() float64 {
+	if f.m == 0 {
+		return 0
+	}
+	return float64(f.Nonzero()) / float64(f.m)
+}
 
 // EstimatedFPR returns the false-positive rate implied by the current fill:
 // FillRatio()^k (000 §2.1). For a partitioned filter it is the product of
 // the subarrays' fill ratios, which is exact for its state.
-func (f *Filter) EstimatedFPR() float64 {
-	if !f.scheme.Partitioned() {
-		return theory.FPFromFill(f.FillRatio(), f.k)
-	}
-	sub := f.ix.SubarraySize()
-	p := 1.0
-	for i := 0; i < f.k; i++ {
-		p *= float64(f.nonzeroIn(uint64(i)*sub, uint64(i+1)*sub)) / float64(sub)
-	}
-	return p
-}
+func (f *Filter) EstimatedFPR() float64 { return bitvec.StateFPR(f.ix, f.nonzeroIn) }
 
 // nonzeroIn counts the nonzero counters in [lo, hi).
 func (f *Filter) nonzeroIn(lo, hi uint64) uint64 {
@@ -591,34 +639,13 @@ func (f *Filter) nonzeroIn(lo, hi uint64) uint64 {
 // (Swamidass and Baldi): −(m/k)·ln(1 − X/m) for X nonzero counters, or
 // −(m/k)·ln(1 − X/m) with m/k-counter subarrays for a partitioned filter.
 // It returns +Inf when every counter is nonzero.
-func (f *Filter) ApproxCount() float64 {
-	fill := f.FillRatio()
-	if f.scheme.Partitioned() {
-		sub := float64(f.ix.SubarraySize())
-		if fill >= 1 {
-			return math.Inf(1)
-		}
-		return -sub * math.Log1p(-fill)
-	}
-	return theory.CountFromFill(float64(f.m), f.k, fill)
-}
+func (f *Filter) ApproxCount() float64 { return bitvec.StateCount(f.ix, f.FillRatio()) }
 
 func (f *Filter) compatible(g *Filter, op string) error {
-	switch {
-	case f.m != g.m:
-		return fmt.Errorf("counting: %s: m differs (%d vs %d): %w", op, f.m, g.m, ErrIncompatible)
-	case f.k != g.k:
-		return fmt.Errorf("counting: %s: k differs (%d vs %d): %w", op, f.k, g.k, ErrIncompatible)
-	case f.lay != g.lay:
+	if f.lay != g.lay {
 		return fmt.Errorf("counting: %s: counter bits differ (%d vs %d): %w", op, f.lay.width(), g.lay.width(), ErrIncompatible)
-	case f.scheme != g.scheme:
-		return fmt.Errorf("counting: %s: scheme differs (%v vs %v): %w", op, f.scheme, g.scheme, ErrIncompatible)
-	case f.seed != g.seed:
-		return fmt.Errorf("counting: %s: seed differs (%d vs %d): %w", op, f.seed, g.seed, ErrIncompatible)
-	case f.scheme == hashing.Custom && f.ix != g.ix:
-		return fmt.Errorf("counting: %s: custom index functions cannot be compared; only clones combine: %w", op, ErrIncompatible)
 	}
-	return nil
+	return bitvec.Compatible("counting", op, f.ix, g.ix, f.seed, g.seed)
 }
 
 // Merge adds g's counters to f's, so that f holds the keys of both (as a
@@ -628,19 +655,20 @@ func (f *Filter) compatible(g *Filter, op string) error {
 // scheme and seed. (Union, which is meaningful for standard filters, is not
 // for counters: ToBloom of both and bloom.Filter.Union gives it.)
 func (f *Filter) Merge(g *Filter) error {
+	if f.ix == nil || g.ix == nil {
+		return zero.Err("merge")
+	}
 	if err := f.compatible(g, "merge"); err != nil {
 		return err
 	}
 	l := f.lay
-	per := 64 >> l.logw
 	for i, y := range g.words {
 		if y == 0 {
 			continue
 		}
 		x := f.words[i]
 		var z uint64
-		for j := 0; j < per; j++ {
-			o := uint(j<<l.logw) & 63
+		for o := uint64(0); o < 64; o += l.w {
 			z |= min(x>>o&l.max+y>>o&l.max, l.max) << o
 		}
 		f.words[i] = z
@@ -656,7 +684,10 @@ func (f *Filter) Merge(g *Filter) error {
 // both later. Its N is f's N. f is not modified. A filter with a custom
 // index function gives a bloom.Filter with the same function.
 func (f *Filter) ToBloom() *bloom.Filter {
-	bw := make([]uint64, (f.m+63)/64)
+	if f.ix == nil {
+		return &bloom.Filter{} // the zero Filter: an empty bloom.Filter with no room
+	}
+	bw := make([]uint64, bitvec.Words(f.m))
 	l := f.lay
 	per := uint64(64 >> l.logw) // counters per source word
 	for i, x := range f.words {
@@ -684,9 +715,10 @@ func (f *Filter) ToBloom() *bloom.Filter {
 	return b
 }
 
-// Clear removes every key and resets N and Saturated to zero.
+// Clear removes every key and resets N and Saturated to zero. On the zero
+// Filter it does nothing (it is empty).
 func (f *Filter) Clear() {
-	clear(f.words)
+	f.words.Clear()
 	f.n = 0
 	f.sat = 0
 }
@@ -694,22 +726,15 @@ func (f *Filter) Clear() {
 // Clone returns an independent copy of f.
 func (f *Filter) Clone() *Filter {
 	g := *f
-	g.words = append([]uint64(nil), f.words...)
+	g.words = f.words.Clone()
 	return &g
 }
 
 // Equal reports whether f and g have the same parameters and counters (N
-// is not compared: it counts calls, not content).
+// is not compared: it counts calls, not content). Two zero Filters are
+// equal.
 func (f *Filter) Equal(g *Filter) bool {
-	if f.compatible(g, "equal") != nil {
-		return false
-	}
-	for i, w := range f.words {
-		if g.words[i] != w {
-			return false
-		}
-	}
-	return true
+	return f.compatible(g, "equal") == nil && f.words.Equal(g.words)
 }
 
 // memLimit describes the largest counter array this platform can allocate:

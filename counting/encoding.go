@@ -1,7 +1,6 @@
 package counting
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -28,13 +27,14 @@ import (
 
 // WriteTo writes f in the bloomlab file format. A filter with a custom
 // index function cannot be written (its positions are not reproducible from
-// the file) and returns an error.
+// the file) and returns an error wrapping ErrParam, as does the zero
+// Filter.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	if f.scheme == hashing.Custom {
-		return 0, errors.New("counting: a filter with a custom index function cannot be serialized")
-	}
 	if f.ix == nil {
-		return 0, errors.New("counting: the zero Filter is not a filter; create one with New or NewWithEstimates")
+		return 0, zero.Err("WriteTo")
+	}
+	if f.scheme == hashing.Custom {
+		return 0, fmt.Errorf("counting: a filter with a custom index function cannot be serialized: %w", ErrParam)
 	}
 	var p format.Params
 	p.U64(f.m)
@@ -111,7 +111,8 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if tail := (m << lay.logw) & 63; tail != 0 && words[nw-1]>>tail != 0 {
 		return nil, bad("bits set beyond the last counter")
 	}
-	f := &Filter{words: words, m: m, k: int(k), seed: d.Header.Seed, scheme: scheme, ix: ix, n: n, lay: lay, capacity: capacity}
+	f := newFilterOf(words, ix, d.Header.Seed, lay)
+	f.n, f.capacity = n, capacity
 	f.sat = f.countSaturated()
 	// While no counter has saturated, every Add and Remove changed exactly
 	// k counters by one, so the counters sum to k·n (mod 2^64).
@@ -120,9 +121,6 @@ func decode(d *format.Decoder) (*Filter, error) {
 	}
 	return f, nil
 }
-
-// Decode reads one counting filter from d; used by the root loader.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
 
 // MarshalBinary returns f in the bloomlab file format.
 func (f *Filter) MarshalBinary() ([]byte, error) { return format.Marshal(f, len(f.words)*8+128) }

@@ -343,14 +343,24 @@ func AddMod(x, y, m uint64) uint64 {
 // start returns the first position h1 mod m and the step of double hashing:
 // odd and in [1, m−1] when m is even, in [1, m−1] when m is odd (m > 1).
 func (ix *Indexer) start(d Digest) (x, b uint64) {
-	m := ix.m
+	x, b, _, _ = ix.DoubleProbe(d)
+	return x, b
+}
+
+// DoubleProbe returns, in one call, everything a structure that walks the
+// probes of the Double and extended schemes inline needs: the first
+// position and the step of DoubleStart, M and Recip. (One call that the
+// caller's loop then needs no memory access for; internal/bitvec.Probe is
+// built from it.)
+func (ix *Indexer) DoubleProbe(d Digest) (x, step, m, recip uint64) {
+	m = ix.m
 	x = Reduce(d.H1, m)
 	if m&1 == 0 {
-		b = 2*Reduce(d.H2, m>>1) + 1
+		step = 2*Reduce(d.H2, m>>1) + 1
 	} else if m > 1 {
-		b = Reduce(d.H2, m-1) + 1
+		step = Reduce(d.H2, m-1) + 1
 	}
-	return x, b
+	return x, step, m, ix.recip
 }
 
 // Offsets returns f(i) mod m for i < k for Double (all zero) and the

@@ -1,0 +1,164 @@
+package bitvec
+
+import (
+	"sync/atomic"
+
+	"github.com/bloomlab/bloomlab/hashing"
+)
+
+// Probe is the probe sequence of one key under a double-hashing scheme:
+// with (a, b) = ix.DoubleStart(d) and off = ix.Offsets(), position i is
+// ModSmall(a + i·b + off[i], m). Every position is computed on its own from
+// the running sum a + i·b, so the k memory loads of a query are independent
+// and the core issues them together.
+//
+// A Probe is a value of four words that the compiler keeps in registers;
+// walk it as
+//
+//	p := bitvec.NewProbe(ix, d)
+//	for _, o := range ix.Offsets() {
+//		x := p.At(o)
+//		…
+//		p = p.Next()
+//	}
+//
+// (a pointer-receiver Next would pin the Probe to the stack and add a store
+// and a load to every probe). The running sum stays below 66·2^48 < 2^56,
+// the domain of hashing.ModSmall, for k ≤ 64 and m ≤ 2^48.
+type Probe struct{ t, step, m, recip uint64 }
+
+// NewProbe starts the probe sequence of digest d. ix must be of a
+// double-hashing scheme (ix.Offsets() != nil).
+func NewProbe(ix *hashing.Indexer, d hashing.Digest) (p Probe) {
+	p.t, p.step, p.m, p.recip = ix.DoubleProbe(d)
+	return p
+}
+
+// At returns the current position with offset o (Offsets()[i] at step i).
+func (p Probe) At(o uint64) uint64 { return hashing.ModSmall(p.t+o, p.m, p.recip) }
+
+// Next returns the sequence advanced by one step.
+func (p Probe) Next() Probe { p.t += p.step; return p }
+
+// Scale returns the sequence of the positions multiplied by w: walked with
+// the offsets multiplied by w (ScaledOffsets), its At returns w·x for each
+// position x of p, because (w·t) mod (w·m) = w·(t mod m). A structure of
+// w-bit cells (a counting filter) thereby gets the bit address of a cell
+// from the probe itself, with no multiplication per probe. recip must be
+// ⌊(2^64 − 1)/(w·m)⌋ and w·m ≤ 2^48 (the running sum then stays below
+// 2^56).
+func (p Probe) Scale(w, recip uint64) Probe {
+	return Probe{t: p.t * w, step: p.step * w, m: p.m * w, recip: recip}
+}
+
+// ScaledOffsets returns ix.Offsets() multiplied by w and the reciprocal
+// Scale needs, or nil and 0 for an ix that is not double hashing. w·M()
+// must be at most 2^48.
+func ScaledOffsets(ix *hashing.Indexer, w uint64) ([]uint64, uint64) {
+	off := ix.Offsets()
+	if off == nil {
+		return nil, 0
+	}
+	s := make([]uint64, len(off))
+	for i, o := range off {
+		s[i] = o * w
+	}
+	return s, ^uint64(0) / (ix.M() * w)
+}
+
+// SetKey sets the k positions ix gives d. It must not run concurrently with
+// anything else.
+func (v Vec) SetKey(ix *hashing.Indexer, d hashing.Digest) {
+	if off := ix.Offsets(); off != nil {
+		p := NewProbe(ix, d)
+		for _, o := range off {
+			x := p.At(o)
+			v[x>>6] |= 1 << (x & 63)
+			p = p.Next()
+		}
+		return
+	}
+	v.setPositions(ix, d)
+}
+
+//go:noinline
+func (v Vec) setPositions(ix *hashing.Indexer, d hashing.Digest) {
+	var buf [hashing.MaxK]uint64
+	for _, x := range ix.Positions(d, buf[:]) {
+		v[x>>6] |= 1 << (x & 63)
+	}
+}
+
+// SetKeyAtomic is SetKey with atomic updates: it may run concurrently with
+// SetKeyAtomic and with every read method. Each bit is set before
+// SetKeyAtomic returns, so a HasKey that starts after it returns finds the
+// key.
+func (v Vec) SetKeyAtomic(ix *hashing.Indexer, d hashing.Digest) {
+	if off := ix.Offsets(); off != nil {
+		p := NewProbe(ix, d)
+		for _, o := range off {
+			v.SetAtomic(p.At(o))
+			p = p.Next()
+		}
+		return
+	}
+	v.setPositionsAtomic(ix, d)
+}
+
+//go:noinline
+func (v Vec) setPositionsAtomic(ix *hashing.Indexer, d hashing.Digest) {
+	var buf [hashing.MaxK]uint64
+	for _, x := range ix.Positions(d, buf[:]) {
+		v.SetAtomic(x)
+	}
+}
+
+// HasKey reports whether the k positions ix gives d are all set: whether a
+// standard filter holds the key. It reads with atomic loads.
+//
+// The probes go four at a time: their bits are ANDed and tested once per
+// four, so an absent key costs one rarely mispredicted branch instead of a
+// coin-flip branch at every probe, and the unrolled body has no loop
+// counter or bounds check per probe.
+func (v Vec) HasKey(ix *hashing.Indexer, d hashing.Digest) bool {
+	off := ix.Offsets()
+	if off == nil {
+		return v.hasPositions(ix, d)
+	}
+	p := NewProbe(ix, d)
+	for len(off) >= 4 {
+		x0 := p.At(off[0])
+		p = p.Next()
+		x1 := p.At(off[1])
+		p = p.Next()
+		x2 := p.At(off[2])
+		p = p.Next()
+		x3 := p.At(off[3])
+		p = p.Next()
+		if v.bit(x0)&v.bit(x1)&v.bit(x2)&v.bit(x3)&1 == 0 {
+			return false
+		}
+		off = off[4:]
+	}
+	acc := uint64(1)
+	for _, o := range off {
+		acc &= v.bit(p.At(o))
+		p = p.Next()
+	}
+	return acc&1 != 0
+}
+
+// bit returns the word holding bit p, loaded atomically, shifted so that
+// bit p is its lowest bit.
+func (v Vec) bit(p uint64) uint64 { return atomic.LoadUint64(&v[p>>6]) >> (p & 63) }
+
+//go:noinline
+func (v Vec) hasPositions(ix *hashing.Indexer, d hashing.Digest) bool {
+	var buf [hashing.MaxK]uint64
+	for _, x := range ix.Positions(d, buf[:]) {
+		if !v.Has(x) {
+			return false
+		}
+	}
+	return true
+}
