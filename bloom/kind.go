@@ -45,7 +45,12 @@ func schemeOptions(name string, def hashing.Scheme) func(fs *flag.FlagSet) kind.
 		schemeName := fs.String("scheme", def.String(), "index scheme: "+schemeList(def.Partitioned()))
 		return func(t kind.Target) (kind.Plan, error) {
 			s, err := hashing.ParseScheme(*schemeName)
-			if err != nil || s.Partitioned() != def.Partitioned() {
+			switch {
+			case err == nil && s.Partitioned() && !def.Partitioned():
+				return kind.Plan{}, fmt.Errorf("%s: -scheme %v is partitioned: use -kind partitioned: %w", name, s, kind.ErrParam)
+			case err == nil && !s.Partitioned() && def.Partitioned():
+				return kind.Plan{}, fmt.Errorf("%s: -scheme %v is not partitioned: use -kind bloom: %w", name, s, kind.ErrParam)
+			case err != nil:
 				return kind.Plan{}, fmt.Errorf("%s: unknown -scheme %q (want one of %s): %w", name, *schemeName, schemeList(def.Partitioned()), kind.ErrParam)
 			}
 			return plan(name, s, t)

@@ -63,7 +63,6 @@
 package counting
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -82,7 +81,7 @@ var (
 	ErrIncompatible = kind.ErrIncompatible
 	// ErrNotPresent: Remove was asked to remove a key the filter proves
 	// absent.
-	ErrNotPresent = errors.New("counting: key not present")
+	ErrNotPresent = fmt.Errorf("counting: %w", kind.ErrNotPresent)
 )
 
 // DefaultCounterBits is the counter width used unless WithCounterBits says

@@ -109,7 +109,7 @@ var (
 	ErrParam = kind.ErrParam
 	// ErrNotPresent: Remove was asked to remove a key the filter proves
 	// absent.
-	ErrNotPresent = errors.New("dlcbf: key not present")
+	ErrNotPresent = fmt.Errorf("dlcbf: %w", kind.ErrNotPresent)
 	// ErrFull: all of a key's d buckets are full (bucket overflow); the key
 	// was not added and nothing changed.
 	ErrFull = errors.New("dlcbf: bucket overflow")

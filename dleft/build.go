@@ -293,7 +293,7 @@ func planFPR(configs []Config, n uint64, fpr float64) (Plan, error) {
 		return Plan{}, fmt.Errorf("dleft: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
 	}
 	var best Plan
-	found := false
+	found, bucketLimited := false, false
 	const top = 64 * 12              // loads are searched in (0, top/64]
 	grids := map[int][][][]float64{} // the fluid-limit loads on the search grid, per d
 	for _, c := range configs {
@@ -306,12 +306,19 @@ func planFPR(configs []Config, n uint64, fpr float64) (Plan, error) {
 			grids[d] = g
 		}
 		at := func(i int) (Plan, bool) { return planAt(c, n, float64(i)/64, grids[d][i-1]) }
-		// Bisection on the load in 1/64 steps: the rate grows with it.
-		lo, hi := 0, top // loads lo/64 (acceptable) … hi/64 (not)
-		if p, ok := at(1); !ok || p.FPR > fpr {
+		// Bisection on the load in 1/64 steps: the rate grows with it. The
+		// smallest load is the one at which the buckets fit MaxBuckets.
+		first := max(1, int(math.Ceil(64*float64(n)/float64(MaxBuckets/uint64(d)*uint64(d)))))
+		if first > 1 {
+			bucketLimited = true
+		}
+		if first >= top {
 			continue
 		}
-		lo = 1
+		lo, hi := first, top // loads lo/64 (acceptable) … hi/64 (not)
+		if p, ok := at(lo); !ok || p.FPR > fpr {
+			continue
+		}
 		for hi-lo > 1 {
 			mid := (lo + hi) / 2
 			if p, ok := at(mid); ok && p.FPR <= fpr {
@@ -324,6 +331,9 @@ func planFPR(configs []Config, n uint64, fpr float64) (Plan, error) {
 		if !found || p.BitsPerKey < best.BitsPerKey {
 			best, found = p, true
 		}
+	}
+	if !found && bucketLimited {
+		return Plan{}, fmt.Errorf("dleft: n = %d keys at fpr = %v need more than 2^40 buckets: %w", n, fpr, ErrParam)
 	}
 	if !found {
 		return Plan{}, fmt.Errorf("dleft: fpr = %v is below what a d-left filter reaches with 64-bit fingerprints: %w", fpr, ErrParam)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"slices"
+
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"os"
 	"strings"
 	"testing"
@@ -19,7 +22,7 @@ func TestEveryKind(t *testing.T) {
 	}
 	os.WriteFile("keys.txt", []byte(keys.String()), 0o644)
 	os.WriteFile("more.txt", []byte(more.String()), 0o644)
-	for _, c := range []struct {
+	cases := []struct {
 		kind   string
 		args   []string
 		remove bool
@@ -31,7 +34,21 @@ func TestEveryKind(t *testing.T) {
 		{"choices", []string{"-fpr", "0.01", "-c", "2"}, false},
 		{"dlcbf", []string{"-fpr", "0.01", "-n", "4000"}, true},
 		{"dleft", []string{"-bits-per-key", "16", "-n", "4000"}, false},
-	} {
+		{"countmin", []string{"-eps", "0.001", "-delta", "0.01"}, false},
+		{"scalable", []string{"-fpr", "0.01", "-n", "500"}, false},
+	}
+	for _, name := range kind.Names() {
+		if !slices.ContainsFunc(cases, func(c struct {
+			kind   string
+			args   []string
+			remove bool
+		}) bool {
+			return c.kind == name
+		}) {
+			t.Errorf("kind %s is registered but not tested here", name)
+		}
+	}
+	for _, c := range cases {
 		file := c.kind + ".blf"
 		args := append([]string{"build", "-kind", c.kind, "-o", file}, c.args...)
 		if _, e, code := invoke(append(args, "keys.txt"), ""); code != 0 {
@@ -43,7 +60,7 @@ func TestEveryKind(t *testing.T) {
 		if out, _, code := invoke([]string{"query", "-v", "-c", file, "keys.txt"}, ""); code != 1 || out != "0\n" {
 			t.Fatalf("%s: query -v -c = %q, exit %d", c.kind, out, code)
 		}
-		if out, e, code := invoke([]string{"info", file}, ""); code != 0 || !strings.Contains(out, c.kind) {
+		if out, e, code := invoke([]string{"info", file}, ""); code != 0 || !strings.Contains(out, c.kind) || strings.Count(out, "\n") < 12 {
 			t.Fatalf("%s: info exit %d: %s %s", c.kind, code, out, e)
 		}
 		if out, e, code := invoke([]string{"info", "-json", file}, ""); code != 0 || !strings.HasPrefix(out, "{") {
