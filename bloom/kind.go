@@ -72,7 +72,7 @@ func schemeList(partitioned bool) string {
 }
 
 func plan(name string, s hashing.Scheme, t kind.Target) (kind.Plan, error) {
-	m, k, notices, err := bitvec.Standard(name, s, t)
+	m, k, notices, err := sizing.Standard(name, s, t)
 	if err != nil {
 		return kind.Plan{}, err
 	}

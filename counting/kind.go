@@ -55,10 +55,12 @@ func schemeNames() string {
 }
 
 // plan sizes a counting filter as a standard (or partitioned) filter of m
-// counters (sizing.Standard: a bits-per-key target counts counters per
-// key), each w bits wide.
+// counters, each w bits wide. A bits-per-key target is a memory budget, as
+// for every kind: B bits per key are B/w counters per key.
 func plan(s hashing.Scheme, w int, t kind.Target) (kind.Plan, error) {
-	m, k, notices, err := bitvec.Standard("counting", s, t)
+	ct := t
+	ct.BitsPerKey /= float64(w)
+	m, k, notices, err := sizing.Standard("counting", s, ct)
 	if err != nil {
 		return kind.Plan{}, err
 	}

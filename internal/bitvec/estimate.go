@@ -105,26 +105,8 @@ func SizeForRate(pkg string, s hashing.Scheme, n uint64, fpr float64) (uint64, i
 	if !(fpr > 0 && fpr < 1) {
 		return 0, 0, fmt.Errorf("%s: fpr = %v out of range (0, 1): %w", pkg, fpr, kind.ErrParam)
 	}
-	m, k, _, err := Standard(pkg, s, kind.Target{N: n, FPR: fpr})
+	m, k, _, err := sizing.Standard(pkg, s, kind.Target{N: n, FPR: fpr})
 	return m, k, err
-}
-
-// Standard is sizing.Standard with the size it returns valid for s: for a
-// rate target it keeps theory.SizePartitioned's m, a multiple of k but k
-// times a prime only by chance, which PrimePartition then rounds up (a
-// larger m only lowers the rate). notices says what was rounded.
-func Standard(pkg string, s hashing.Scheme, t kind.Target) (m uint64, k int, notices []string, err error) {
-	if m, k, notices, err = sizing.Standard(pkg, s, t); err != nil {
-		return 0, 0, nil, err
-	}
-	if r := hashing.PartitionSize(s, m, k); r != m {
-		if r > hashing.MaxM {
-			return 0, 0, nil, fmt.Errorf("%s: m = %d exceeds 2^48 after rounding for scheme %v: %w", pkg, r, s, kind.ErrParam)
-		}
-		notices = append(notices, fmt.Sprintf("m rounded up from %d to %d: scheme %v needs k = %d subarrays of a prime size", m, r, s, k))
-		m = r
-	}
-	return m, k, notices, nil
 }
 
 // Compatible reports why two structures indexed by a and b with seeds sa

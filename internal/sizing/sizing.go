@@ -44,7 +44,8 @@ func Check(pkg string, t kind.Target) error {
 }
 
 // Standard returns m and k for a standard or partitioned filter with
-// scheme s: theory.Size or theory.SizePartitioned for a rate; m = ⌈B·n⌉
+// scheme s: theory.Size or theory.SizePartitioned for a rate (rounded up to
+// k times a prime for PrimePartition); m = ⌈B·n⌉
 // (rounded down to a valid partitioned size, so the budget is never
 // exceeded) and the optimal k for bits per key; the given m (rounded up to
 // a valid size for the scheme) and k for an explicit size. notices says
@@ -72,6 +73,14 @@ func Standard(pkg string, s hashing.Scheme, t kind.Target) (m uint64, k int, not
 		}
 		if k > hashing.MaxK {
 			return 0, 0, nil, fmt.Errorf("%s: fpr = %v needs k = %d hash functions, more than %d: %w", pkg, t.FPR, k, hashing.MaxK, kind.ErrParam)
+		}
+		// SizePartitioned gives a multiple of k; a prime partition also
+		// needs a prime subarray: round up (the rate only falls).
+		if r := hashing.PartitionSize(s, m, k); r != m {
+			if r > hashing.MaxM {
+				return 0, 0, nil, fmt.Errorf("%s: m = %d exceeds 2^48 after rounding for scheme %v: %w", pkg, r, s, kind.ErrParam)
+			}
+			m = r
 		}
 	default:
 		mf := math.Ceil(t.BitsPerKey * float64(t.N))
