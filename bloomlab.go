@@ -12,6 +12,9 @@
 //   - dlcbf: the d-left counting Bloom filter and its dynamic variants (002 §III)
 //   - countmin: the Count-Min sketch with two-hash rows (001 §7); as a
 //     Filter its Contains means "estimated count > 0"
+//   - scalable: a growing chain of Bloom filters whose compound rate stays
+//     below its target however far it grows; its RedisBloom profile is
+//     byte-compatible with the Bloom filter of Redis (BF.*)
 //   - hashing: the base hash and the index schemes of "Less Hashing, Same
 //     Performance" (001), shared by every structure
 //   - theory: closed forms and optimal parameters
