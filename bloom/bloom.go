@@ -203,7 +203,18 @@ func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
 	f.mustBeMade("Add")
-	f.bits.SetKey(f.ix, d)
+	// The probe walk of bitvec.SetKey, inline: a call less per key (8% of
+	// an add's instructions).
+	if off := f.ix.Offsets(); off != nil {
+		v, p := f.bits, bitvec.NewProbe(f.ix, d)
+		for _, o := range off {
+			x := p.At(o)
+			v[x>>6] |= 1 << (x & 63)
+			p = p.Next()
+		}
+	} else {
+		f.bits.SetKey(f.ix, d)
+	}
 	f.n++
 }
 

@@ -177,7 +177,11 @@ type Indexer struct {
 	// not double hashing.
 	off    []uint64
 	recip  uint64 // ⌊(2^64 − 1)/m⌋, for ModSmall
-	custom IndexFunc
+	// The step of double hashing is stepMul·Reduce(H2, stepN) + 1: odd for
+	// even m (stepMul 2, stepN m/2), in [1, m) for odd m > 1 (1, m − 1),
+	// and irrelevant for m = 1 (0, 1), where every position is 0.
+	stepMul, stepN uint64
+	custom         IndexFunc
 }
 
 // ErrParam is wrapped by every parameter error of this package.
@@ -248,6 +252,14 @@ func NewIndexer(s Scheme, m uint64, k int) (*Indexer, error) {
 		}
 	}
 	ix.recip = ^uint64(0) / m
+	switch {
+	case m&1 == 0:
+		ix.stepMul, ix.stepN = 2, m>>1
+	case m > 1:
+		ix.stepMul, ix.stepN = 1, m-1
+	default:
+		ix.stepMul, ix.stepN = 0, 1
+	}
 	return ix, nil
 }
 
@@ -353,14 +365,7 @@ func (ix *Indexer) start(d Digest) (x, b uint64) {
 // caller's loop then needs no memory access for; internal/bitvec.Probe is
 // built from it.)
 func (ix *Indexer) DoubleProbe(d Digest) (x, step, m, recip uint64) {
-	m = ix.m
-	x = Reduce(d.H1, m)
-	if m&1 == 0 {
-		step = 2*Reduce(d.H2, m>>1) + 1
-	} else if m > 1 {
-		step = Reduce(d.H2, m-1) + 1
-	}
-	return x, step, m, ix.recip
+	return Reduce(d.H1, ix.m), ix.stepMul*Reduce(d.H2, ix.stepN) + 1, ix.m, ix.recip
 }
 
 // Offsets returns f(i) mod m for i < k for Double (all zero) and the

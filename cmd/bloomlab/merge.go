@@ -11,8 +11,8 @@ func init() {
 	register(&command{
 		name: "merge",
 		summary: "Write to OUT the combination of the filters A B…, which must be of one kind with the same parameters and seed: " +
-			"the union for set kinds (bits ORed: bloom, partitioned, blocked, choices), the merge for multiset kinds (counts added: " +
-			"counting, countmin). OUT is written atomically, under a lock if it exists, and may be one of the inputs.",
+			"the union for set kinds (bits ORed), the merge for multiset kinds (counts added). " +
+			"OUT is written atomically, under a lock if it exists, and may be one of the inputs.",
 		usage: "bloomlab merge -o OUT A B…",
 		run:   runMerge,
 	})

@@ -19,7 +19,7 @@ func init() {
 	})
 	register(&command{
 		name: "remove",
-		summary: "Remove keys from FILE (kinds that support it: counting, dlcbf), rewritten atomically under a lock. " +
+		summary: "Remove keys from FILE (for the kinds that support it: the remove column of 'bloomlab plan'), rewritten atomically under a lock. " +
 			"Give only keys that were added: a key that was never added but is a false positive cannot be told apart from an " +
 			"added one, and removing it takes away counts that belong to other keys, which can make them false negatives. " +
 			"A key the filter proves absent is therefore an error and nothing is written, unless -ignore-missing: then such keys " +
