@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"runtime"
@@ -97,6 +98,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	largeKeys := fs.Uint64("large-keys", 1<<28, "keys in each filter of the large run")
 	largeQueries := fs.Uint64("large-queries", 1<<24, "present and absent queries per filter in the large run")
 	largeOnly := fs.String("large-only", "", "regular expression: run only the large-run filters whose names match")
+	growing := fs.Bool("growing", false, "instead: the growing-filter run (chains grown from -growing-init keys to each of -growing-n, against BoomFilters' scalable filter and a right-sized filter)")
+	growingInit := fs.Uint64("growing-init", 1000, "initial capacity of the growing filters")
+	growingN := fs.String("growing-n", "1000000,10000000", "comma-separated numbers of keys for the growing run")
+	growingQueries := fs.Uint64("growing-queries", 1000000, "present and absent queries per filter in the growing run (fewer for a chain too slow to finish in -growing-max-query)")
+	growingMaxQuery := fs.Duration("growing-max-query", 30*time.Second, "wall time after which the growing run stops querying a filter")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -112,6 +118,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fprs, err := parseFPRs(*fprList)
 	if err != nil {
 		return err
+	}
+	if *growing {
+		w := stdout
+		if *outFile != "" {
+			f, err := os.Create(*outFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = io.MultiWriter(stdout, f)
+		}
+		var ns []uint64
+		for _, s := range strings.Split(*growingN, ",") {
+			n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || n < 1 || n != math.Trunc(n) || n > 1e10 {
+				return fmt.Errorf("-growing-n: bad count %q", s)
+			}
+			ns = append(ns, uint64(n))
+		}
+		return runGrowing(w, stderr, *growingInit, ns, *growingQueries, fprs[0], *growingMaxQuery)
 	}
 	if *large {
 		w := stdout
