@@ -56,7 +56,7 @@ func (f *Filter) checkRedis() ([]*link, error) {
 		return nil, errZero
 	}
 	if f.profile != RedisBloom {
-		return nil, fmt.Errorf("scalable: a %v-profile chain has no RedisBloom dump (create it with Profile: RedisBloom): %w", f.profile, ErrParam)
+		return nil, fmt.Errorf("scalable: a %v-profile chain has no RedisBloom dump: build it with the RedisBloom profile (Config.Profile, or -profile redisbloom): %w", f.profile, ErrParam)
 	}
 	return ls, nil
 }
