@@ -175,8 +175,8 @@ type Indexer struct {
 	sub    uint64 // subarray size for partitioned schemes, else m
 	// off[i] = f(i) mod m: zeros for Double, nil for schemes that are
 	// not double hashing.
-	off    []uint64
-	recip  uint64 // ⌊(2^64 − 1)/m⌋, for ModSmall
+	off   []uint64
+	recip uint64 // ⌊(2^64 − 1)/m⌋, for ModSmall
 	// The step of double hashing is stepMul·Reduce(H2, stepN) + 1: odd for
 	// even m (stepMul 2, stepN m/2), in [1, m) for odd m > 1 (1, m − 1),
 	// and irrelevant for m = 1 (0, 1), where every position is 0.

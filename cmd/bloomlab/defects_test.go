@@ -125,7 +125,7 @@ func TestRemoveIgnoreMissingWarns(t *testing.T) {
 		t.Errorf("exit %d: %q", code, e)
 	}
 	out, _, _ := invoke([]string{"help", "remove"}, "")
-	if !strings.Contains(out, "only keys that were added") {
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "only keys that were added") {
 		t.Errorf("help remove does not state the precondition:\n%s", out)
 	}
 }
