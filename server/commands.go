@@ -173,7 +173,9 @@ func isRangeUnderflow(err error, f float64) bool {
 	return ok && ne.Err == strconv.ErrRange && f == 0
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
 
 // eqFold reports whether b equals the ASCII name s, ignoring case.
 func eqFold(b []byte, s string) bool {
