@@ -135,23 +135,32 @@ func cmdScan(c *client, args [][]byte) bool {
 	// the next cursor is the position after them.
 	var best []keyPos
 	var bound uint64 = math.MaxUint64 // the largest position kept, once count are kept
+	minRest := uint64(math.MaxUint64) // the smallest position not returned
 	for k := range c.s.db.m {
 		h := scanHash(k)
-		if h < cur || int64(len(best)) >= count && h >= bound {
+		if h < cur {
+			continue
+		}
+		if int64(len(best)) >= count && h >= bound {
+			minRest = min(minRest, h)
 			continue
 		}
 		best = append(best, keyPos{k, h})
 		if int64(len(best)) > 2*count {
 			sortKH(best)
+			minRest = min(minRest, best[count].h)
 			best = best[:count]
 			bound = best[count-1].h
 		}
 	}
 	sortKH(best)
-	next := uint64(0)
 	if int64(len(best)) > count {
-		next = best[count].h
+		minRest = min(minRest, best[count].h)
 		best = best[:count]
+	}
+	next := uint64(0)
+	if minRest != math.MaxUint64 {
+		next = minRest
 	}
 	now := nowMs()
 	out := best[:0]
