@@ -71,7 +71,11 @@ func TestPersistence(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		src.do("BF.ADD", "src", fmt.Sprint("s", i))
 	}
-	h, _ := func() (string, string) { c.send("BF.SCANDUMP", "src", "0"); v, _ := c.read(); return string(v.Elems[1].Str), "" }()
+	h, _ := func() (string, string) {
+		c.send("BF.SCANDUMP", "src", "0")
+		v, _ := c.read()
+		return string(v.Elems[1].Str), ""
+	}()
 	c.send("BF.SCANDUMP", "src", "1")
 	d, _ := c.read()
 	data := string(d.Elems[1].Str)
@@ -172,7 +176,9 @@ func TestTornTail(t *testing.T) {
 		tail func(valid []byte) []byte
 	}{
 		{"short header", func([]byte) []byte { return []byte{5, 0, 0} }},
-		{"short body", func([]byte) []byte { return appendRecord(nil, [][]byte{[]byte("BF.ADD"), []byte("f"), []byte("zz")})[:15] }},
+		{"short body", func([]byte) []byte {
+			return appendRecord(nil, [][]byte{[]byte("BF.ADD"), []byte("f"), []byte("zz")})[:15]
+		}},
 		{"zeros", func([]byte) []byte { return make([]byte, 100) }},
 		{"bad checksum", func([]byte) []byte {
 			r := appendRecord(nil, [][]byte{[]byte("BF.ADD"), []byte("f"), []byte("zz")})
