@@ -20,7 +20,7 @@ func init() {
 			"RedisBloom-profile scalable file (bloomlab build -kind scalable -profile redisbloom) to KEY with BF.LOADCHUNK " +
 			"and checks BF.INFO afterwards. The dump is taken chunk by chunk: add nothing to KEY during a pull.",
 		usage: "bloomlab redis pull|push -addr HOST:PORT [-password P] -key KEY (pull: -o FILE.blf; push: [-force] FILE.blf)",
-		run: runRedis,
+		run:   runRedis,
 	})
 }
 
