@@ -519,12 +519,18 @@ func loadFile(path string) (bloomlab.Filter, error) {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	filter, err := bloomlab.ReadFrom(br)
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	// A section reader tells the decoder the size: each payload is
+	// allocated once, at its final size.
+	r := io.NewSectionReader(f, 0, st.Size())
+	filter, err := bloomlab.ReadFrom(r)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := r.Read(make([]byte, 1)); n != 0 {
 		return nil, fmt.Errorf("bytes after the filter: %w", bloomlab.ErrFormat)
 	}
 	return filter, nil
