@@ -53,6 +53,25 @@ func (l *loadList) Set(s string) error {
 	return nil
 }
 
+// seconds is a duration flag that also takes a plain number of seconds
+// (as Redis's save takes them).
+type seconds time.Duration
+
+func (d *seconds) String() string { return time.Duration(*d).String() }
+
+func (d *seconds) Set(s string) error {
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		*d = seconds(time.Duration(n) * time.Second)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%q: want seconds or a duration (300, 5m)", s)
+	}
+	*d = seconds(v)
+	return nil
+}
+
 // byteSize is a size flag in bytes with Redis's units (1k = 1000, 1kb =
 // 1024, likewise m, mb, g, gb).
 type byteSize int64
@@ -92,7 +111,8 @@ func runServe(e *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:6379", "address to listen on (the loopback interface unless you say otherwise)")
 	dir := fs.String("dir", ".", "directory of the snapshot (bloomlab.snap) and the log (bloomlab.N.aof)")
 	fsync := fs.String("appendfsync", "everysec", "log durability: always (acknowledge after fsync), everysec, no (Redis's meanings)")
-	save := fs.Duration("save", 5*time.Minute, "take a snapshot (and start a new log) this often when something changed; 0: only on SAVE, BGSAVE, BGREWRITEAOF, log growth and shutdown")
+	save := seconds(5 * time.Minute)
+	fs.Var(&save, "save", "SECONDS (or a duration: 5m): take a snapshot (and start a new log) this often when something changed; 0: only on SAVE, BGSAVE, BGREWRITEAOF, log growth and shutdown")
 	rewrite := byteSize(64 << 20)
 	fs.Var(&rewrite, "aof-rewrite-size", "compact the log (a snapshot) when it grows past this and past the snapshot's size; 0: never")
 	pass := fs.String("requirepass", "", "password clients must give (AUTH, HELLO AUTH)")
@@ -119,7 +139,7 @@ func runServe(e *env, args []string) error {
 		return usagef("-tls-cert and -tls-key go together")
 	}
 	cfg := server.Config{
-		Dir: *dir, AppendFsync: mode, SaveInterval: *save, AutoRewriteSize: int64(rewrite),
+		Dir: *dir, AppendFsync: mode, SaveInterval: time.Duration(save), AutoRewriteSize: int64(rewrite),
 		Password: *pass, MaxMemory: int64(maxmem), MaxClients: *maxClients, IdleTimeout: *timeout,
 		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads,
 		Logger: log.New(e.stderr, "", log.LstdFlags),

@@ -231,6 +231,10 @@ func TestServeFlags(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", args, code, e)
 		}
 	}
+	var sec seconds
+	if err := sec.Set("300"); err != nil || time.Duration(sec) != 5*time.Minute {
+		t.Errorf("-save 300: %v %v", time.Duration(sec), err)
+	}
 	if v, err := parseBytes("1gb"); err != nil || v != 1<<30 {
 		t.Errorf("1gb: %d %v", v, err)
 	}
