@@ -119,19 +119,39 @@ func cmsInit(c *client, args [][]byte) bool {
 	return false
 }
 
-// cmsOf returns key's sketch or writes the error reply.
-func (c *client) cmsOf(key []byte) (*entry, *cmsValue) {
+// cmsOf returns key's entry, locked for reading or writing, and its
+// sketch; or it writes the error reply and returns nil (nothing locked).
+// Under the exclusive lock (MERGE) it locks nothing.
+func (c *client) cmsOf(key []byte, write bool) (*entry, *cmsValue) {
 	e := c.s.get(key)
 	if e == nil {
 		c.err(errCMSMissing)
 		return nil, nil
 	}
+	switch {
+	case c.excl:
+	case write:
+		e.mu.Lock()
+	default:
+		e.mu.RLock()
+	}
 	v, ok := e.v.(*cmsValue)
 	if !ok {
+		c.unlockEntry(e, write)
 		c.err(errWrongType)
 		return nil, nil
 	}
 	return e, v
+}
+
+func (c *client) unlockEntry(e *entry, write bool) {
+	switch {
+	case c.excl:
+	case write:
+		e.mu.Unlock()
+	default:
+		e.mu.RUnlock()
+	}
 }
 
 func cmsIncrBy(c *client, args [][]byte) bool {
@@ -139,13 +159,11 @@ func cmsIncrBy(c *client, args [][]byte) bool {
 		c.err(wrongArity("cms.incrby"))
 		return false
 	}
-	e, _ := c.cmsOf(args[1])
+	e, v := c.cmsOf(args[1], true)
 	if e == nil {
 		return false
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v := e.v.(*cmsValue)
+	defer c.unlockEntry(e, true)
 	total := v.s.N()
 	for i := 2; i < len(args); i += 2 {
 		n, ok := parseInt(args[i+1])
@@ -185,12 +203,11 @@ func cmsQuery(c *client, args [][]byte) bool {
 		c.err(wrongArity("cms.query"))
 		return false
 	}
-	e, v := c.cmsOf(args[1])
+	e, v := c.cmsOf(args[1], false)
 	if e == nil {
 		return false
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+	defer c.unlockEntry(e, false)
 	c.w.Array(len(args) - 2)
 	for _, item := range args[2:] {
 		c.w.Int(int64(v.s.Estimate(item)))
@@ -203,12 +220,11 @@ func cmsInfo(c *client, args [][]byte) bool {
 		c.err(wrongArity("cms.info"))
 		return false
 	}
-	e, v := c.cmsOf(args[1])
+	e, v := c.cmsOf(args[1], false)
 	if e == nil {
 		return false
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+	defer c.unlockEntry(e, false)
 	c.w.Array(6)
 	c.w.Simple("width")
 	c.w.Int(int64(v.s.Width()))
@@ -228,7 +244,7 @@ func cmsMerge(c *client, args [][]byte) bool {
 		return false
 	}
 	s := c.s
-	de, dv := c.cmsOf(args[1])
+	de, dv := c.cmsOf(args[1], false)
 	if de == nil {
 		return false
 	}
@@ -266,7 +282,7 @@ func cmsMerge(c *client, args [][]byte) bool {
 			}
 			weights[i] = uint64(w)
 		}
-		_, sv := c.cmsOf(rest[i])
+		_, sv := c.cmsOf(rest[i], false)
 		if sv == nil {
 			return false
 		}
@@ -306,11 +322,9 @@ func cmsMerge(c *client, args [][]byte) bool {
 		c.err("CMS: width/depth is not equal")
 		return false
 	}
-	de.mu.Lock()
 	de.v = &cmsValue{out}
 	de.frozen = 0
 	s.resize(args[1], de)
-	de.mu.Unlock()
 	s.touch(string(args[1]))
 	c.log(args)
 	c.w.Simple("OK")

@@ -65,7 +65,7 @@ func cmdExists(c *client, args [][]byte) bool {
 
 func cmdType(c *client, args [][]byte) bool {
 	if e := c.s.get(args[1]); e != nil {
-		c.w.Simple(e.v.typ().name)
+		c.w.Simple(e.typeName())
 	} else {
 		c.w.Simple("none")
 	}
@@ -166,7 +166,7 @@ func cmdScan(c *client, args [][]byte) bool {
 	out := best[:0]
 	for _, x := range best {
 		e := c.s.db.m[x.k]
-		if e.expired(now) || match != nil && !globMatch(match, []byte(x.k)) || typ != nil && !eqFold(typ, e.v.typ().name) {
+		if e.expired(now) || match != nil && !globMatch(match, []byte(x.k)) || typ != nil && !eqFold(typ, e.typeName()) {
 			continue
 		}
 		out = append(out, x)
@@ -461,6 +461,8 @@ func cmdGet(c *client, args [][]byte) bool {
 		c.w.Null()
 		return false
 	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	sv, ok := e.v.(*strValue)
 	if !ok {
 		c.err(errWrongType)

@@ -28,6 +28,14 @@ type entry struct {
 	frozen   uint64 // the snapshot that froze v; a writer copies v first
 }
 
+// typeName is TYPE's answer for e (readers hold db.mu; the value may be
+// replaced under e.mu by a writer copying a frozen value).
+func (e *entry) typeName() string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.v.typ().name
+}
+
 func (db *keyspace) init() {
 	db.m = map[string]*entry{}
 	db.expires = map[string]*entry{}

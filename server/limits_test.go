@@ -159,11 +159,11 @@ func TestRedisReplies(t *testing.T) {
 // with Redis's OOM text and changes nothing; reads and deletes go on; a
 // growing filter refuses the add that would open a link past the limit.
 func TestMaxMemory(t *testing.T) {
-	s := start(t, Config{MaxMemory: 1 << 20})
+	s := start(t, Config{MaxMemory: 64 << 10})
 	c := dial(t, s)
 	oom := "-OOM command not allowed when used memory > 'maxmemory'."
 	if got := c.do("BF.RESERVE", "big", "0.001", "10000000"); got != oom {
-		t.Fatalf("a 17 MiB filter under 1 MiB: %s", got)
+		t.Fatalf("a 17 MiB filter under 64 KiB: %s", got)
 	}
 	if got := c.do("EXISTS", "big"); got != ":0" {
 		t.Fatal("refused filter exists")
@@ -171,16 +171,16 @@ func TestMaxMemory(t *testing.T) {
 	if got := c.do("CMS.INITBYDIM", "c", "1000000", "5"); got != oom {
 		t.Fatalf("a 40 MB sketch: %s", got)
 	}
-	if got := c.do("BF.RESERVE", "g", "0.01", "300000"); got != "+OK" {
+	if got := c.do("BF.RESERVE", "g", "0.01", "20000"); got != "+OK" {
 		t.Fatal(got)
 	}
 	// Fill g's first link; the second (twice as large) does not fit.
 	var last resp.Value
-	for i := 0; i < 310000; i++ {
+	for i := 0; i < 25000; i++ {
 		c.send("BF.ADD", "g", fmt.Sprint(i))
 	}
 	refused := 0
-	for i := 0; i < 310000; i++ {
+	for i := 0; i < 25000; i++ {
 		last, _ = c.read()
 		if last.Kind == '-' {
 			if last.String() != oom {
@@ -201,7 +201,7 @@ func TestMaxMemory(t *testing.T) {
 	if got := c.do("DEL", "g"); got != ":1" {
 		t.Fatal(got)
 	}
-	if got := c.do("BF.RESERVE", "g", "0.01", "1000"); got != "+OK" {
+	if got := c.do("BF.RESERVE", "g2", "0.01", "20000"); got != "+OK" {
 		t.Fatalf("after DEL memory is free again: %s", got)
 	}
 }

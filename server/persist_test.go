@@ -399,3 +399,63 @@ func TestLogFailure(t *testing.T) {
 	}
 	checkAll(t, c, "f", 0, 10)
 }
+
+// TestConcurrentCopyOnWrite (for the race detector): readers of every
+// kind, writers and snapshots at once; writers copy frozen values while
+// readers and the snapshot read them. Every acknowledged add survives.
+func TestConcurrentCopyOnWrite(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir}
+	s := start(t, cfg)
+	c := dial(t, s)
+	c.do("CMS.INITBYDIM", "cm", "100", "3")
+	c.do("SET", "str", "v")
+	var wg sync.WaitGroup
+	rounds := 400
+	if testing.Short() {
+		rounds = 100
+	}
+	for w := 0; w < 2; w++ {
+		wg.Add(2)
+		go func(w int) {
+			defer wg.Done()
+			c := dial(t, s)
+			for i := 0; i < rounds; i++ {
+				c.do("BF.ADD", "f", fmt.Sprint(w, "-", i))
+				c.do("CMS.INCRBY", "cm", "a", "1")
+			}
+		}(w)
+		go func() {
+			defer wg.Done()
+			c := dial(t, s)
+			for i := 0; i < rounds; i++ {
+				for _, cmd := range [][]string{{"TYPE", "cm"}, {"GET", "str"}, {"CMS.QUERY", "cm", "a"}, {"BF.EXISTS", "f", "0-1"}, {"SCAN", "0", "TYPE", "string"}, {"BF.INFO", "f"}} {
+					if got := c.do(cmd...); strings.HasPrefix(got, "-") && got != "-ERR not found" {
+						t.Errorf("%v: %s", cmd, got)
+					}
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 20; i++ {
+			s.bgsave()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	wg.Wait()
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	for w := 0; w < 2; w++ {
+		for i := 0; i < rounds; i++ {
+			if got := c.do("BF.EXISTS", "f", fmt.Sprint(w, "-", i)); got != ":1" {
+				t.Fatalf("%d-%d lost", w, i)
+			}
+		}
+	}
+	if got := c.do("CMS.QUERY", "cm", "a"); got != fmt.Sprintf("*[:%d]", 2*rounds) {
+		t.Fatalf("CMS count after concurrent increments and snapshots: %s", got)
+	}
+}
