@@ -44,7 +44,8 @@ type client struct {
 	tx      [][]byte // encoded records of the EXEC block
 	lastErr string   // the last top-level error reply (replay checks it)
 
-	res      []int8 // scratch: an insert's outcomes
+	res      []int8    // scratch: an insert's outcomes
+	out      replyBuf  // replies not yet sent: sent between commands, never while a lock is held
 	quit     bool
 	dlMu     sync.Mutex
 	stopping bool
@@ -54,7 +55,7 @@ type client struct {
 func newClient(s *Server, conn net.Conn) *client {
 	c := &client{s: s, conn: conn, id: s.nextID.Add(1), created: time.Now()}
 	c.r = resp.NewReader(conn, s.lim)
-	c.w = resp.NewWriter(gate{c})
+	c.w = resp.NewWriter(&c.out)
 	c.authed = s.cfg.Password == ""
 	return c
 }
@@ -67,21 +68,46 @@ func (s *Server) internalClient() *client {
 	return c
 }
 
-// gate is the connection's writer: it holds replies back until the log
-// records of the client's writes are written (and, with Always, synced),
-// so that nothing is acknowledged before it is durable.
-type gate struct{ c *client }
+// replyBuf holds a connection's replies until they are sent. Commands
+// write into it while they hold locks; it is sent to the network only
+// between commands, so that a client that does not read its replies
+// never holds a lock (a 16 MiB BF.SCANDUMP chunk waits here, not in a
+// handler).
+type replyBuf struct{ b []byte }
 
-func (g gate) Write(p []byte) (int, error) {
-	c := g.c
+func (r *replyBuf) Write(p []byte) (int, error) {
+	r.b = append(r.b, p...)
+	return len(p), nil
+}
+
+// pendingReplies is the size of the replies not yet sent.
+func (c *client) pendingReplies() int { return len(c.out.b) + c.w.Buffered() }
+
+// flush sends the replies. It first waits until the log records of the
+// client's writes are written (and, with Always, synced): nothing is
+// acknowledged before it is durable. A log failure closes the connection
+// without the replies.
+func (c *client) flush() error {
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	if len(c.out.b) == 0 {
+		return nil
+	}
 	if c.logPos > c.durable {
 		if err := c.s.aof.wait(c.logPos); err != nil {
-			return 0, err
+			return err
 		}
 		c.durable = c.logPos
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-	return c.conn.Write(p)
+	_, err := c.conn.Write(c.out.b)
+	if cap(c.out.b) > 1<<20 {
+		c.out.b = nil
+	} else {
+		c.out.b = c.out.b[:0]
+	}
+	return err
 }
 
 func (s *Server) accept(conn net.Conn) {
@@ -130,10 +156,12 @@ func (c *client) serve() {
 	}()
 	idle := s.cfg.IdleTimeout
 	for {
-		if c.r.Buffered() == 0 {
-			if c.w.Flush() != nil {
+		if c.r.Buffered() == 0 || c.pendingReplies() > 64<<10 {
+			if c.flush() != nil {
 				return
 			}
+		}
+		if c.r.Buffered() == 0 {
 			c.dlMu.Lock()
 			if c.stopping {
 				c.dlMu.Unlock()
@@ -149,13 +177,13 @@ func (c *client) serve() {
 			var pe *resp.ProtocolError
 			if errors.As(err, &pe) {
 				c.w.Error("ERR " + pe.Error())
-				c.w.Flush()
 			}
+			c.flush()
 			return
 		}
 		c.exec(args)
 		if c.quit {
-			c.w.Flush()
+			c.flush()
 			return
 		}
 	}

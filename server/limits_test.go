@@ -265,3 +265,30 @@ func TestTLS(t *testing.T) {
 		t.Fatal("plain text accepted on a TLS listener")
 	}
 }
+
+// TestSlowReaderHoldsNoLock: a client that asks for large replies and does
+// not read them blocks only itself: replies are sent between commands,
+// never while a lock is held, so writers that need the keyspace
+// exclusively go on.
+func TestSlowReaderHoldsNoLock(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	c.do("BF.RESERVE", "f", "0.0001", "2000000") // one 4.6 MiB link
+	slow := dial(t, s)
+	go func() {
+		for i := 0; i < 20; i++ {
+			slow.conn.Write(resp.Command("BF.SCANDUMP", "f", "1"))
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	done := make(chan string, 1)
+	go func() { done <- c.do("SET", "x", "y") + c.do("BF.ADD", "f", "k") }()
+	select {
+	case got := <-done:
+		if got != "+OK:1" {
+			t.Fatalf("got %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a client that does not read its replies blocks the server")
+	}
+}
