@@ -44,8 +44,8 @@ type client struct {
 	tx      [][]byte // encoded records of the EXEC block
 	lastErr string   // the last top-level error reply (replay checks it)
 
-	res      []int8    // scratch: an insert's outcomes
-	out      replyBuf  // replies not yet sent: sent between commands, never while a lock is held
+	res      []int8   // scratch: an insert's outcomes
+	out      replyBuf // replies not yet sent: sent between commands, never while a lock is held
 	quit     bool
 	dlMu     sync.Mutex
 	stopping bool
