@@ -459,3 +459,39 @@ func TestConcurrentCopyOnWrite(t *testing.T) {
 		t.Fatalf("CMS count after concurrent increments and snapshots: %s", got)
 	}
 }
+
+// TestSaveTriggers: the SaveInterval snapshot when something changed, and
+// the rewrite when the log outgrows AutoRewriteSize; LASTSAVE and INFO
+// follow.
+func TestSaveTriggers(t *testing.T) {
+	dir := t.TempDir()
+	s := start(t, Config{Dir: dir, SaveInterval: 300 * time.Millisecond, AutoRewriteSize: -1})
+	c := dial(t, s)
+	fill(t, c, "f", 0, 10)
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for i := 0; i < 100 && !ok(); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !ok() {
+			t.Fatalf("no %s", what)
+		}
+	}
+	waitFor("interval snapshot", func() bool {
+		return strings.Contains(c.do("INFO", "persistence"), "rdb_changes_since_last_save:0")
+	})
+	if _, err := os.Stat(filepath.Join(dir, snapName)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	dir = t.TempDir()
+	s = start(t, Config{Dir: dir, AutoRewriteSize: 4 << 10})
+	c = dial(t, s)
+	fill(t, c, "g", 0, 400) // about 10 KiB of log
+	waitFor("log rewrite", func() bool {
+		st, err := os.Stat(filepath.Join(dir, snapName))
+		return err == nil && st.Size() > 0 && len(logFiles(t, dir)) == 1 && s.aof.size() < 4<<10
+	})
+	s = restart(t, s, Config{Dir: dir})
+	checkAll(t, dial(t, s), "g", 0, 400)
+}
