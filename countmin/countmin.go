@@ -336,6 +336,35 @@ func (s *Sketch) Merge(t *Sketch) error {
 	return nil
 }
 
+// MergeScaled adds w times t's counters to s's (RedisBloom's CMS.MERGE
+// with WEIGHTS), saturating at 2^64 − 1 as Add does. The sketches must be
+// compatible as for Merge; on error s is unchanged. A weight of 0 changes
+// nothing.
+func (s *Sketch) MergeScaled(t *Sketch, w uint64) error {
+	if w == 1 {
+		return s.Merge(t)
+	}
+	if s.ix == nil || t.ix == nil {
+		return errZero("MergeScaled")
+	}
+	if s.cfg != t.cfg {
+		return s.Merge(t) // the same checks and messages; s is not changed
+	}
+	for i, x := range t.cells {
+		s.cells[i] = satAdd(s.cells[i], satMul(x, w))
+	}
+	s.total = satAdd(s.total, satMul(t.total, w))
+	return nil
+}
+
+func satMul(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
+}
+
 // Clear sets every counter and the total to zero; the capacity stays.
 func (s *Sketch) Clear() {
 	clear(s.cells)

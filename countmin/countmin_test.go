@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -141,6 +142,40 @@ func TestMergeErrors(t *testing.T) {
 		if !a.Equal(before) {
 			t.Fatal("failed merge changed the sketch")
 		}
+	}
+}
+
+// TestMergeScaled: w·t added counter by counter equals t merged w times;
+// weight 0 changes nothing; products saturate instead of wrapping; an
+// incompatible sketch is refused with s unchanged.
+func TestMergeScaled(t *testing.T) {
+	a, _ := New(Config{Width: 50, Depth: 4})
+	b, _ := New(Config{Width: 50, Depth: 4})
+	for i := 0; i < 100; i++ {
+		a.AddString(fmt.Sprint("a", i), uint64(i))
+		b.AddString(fmt.Sprint("b", i%7), 3)
+	}
+	for _, w := range []uint64{0, 1, 2, 5} {
+		got := a.Clone()
+		if err := got.MergeScaled(b, w); err != nil {
+			t.Fatal(err)
+		}
+		want := a.Clone()
+		for i := uint64(0); i < w; i++ {
+			want.Merge(b)
+		}
+		if !got.Equal(want) {
+			t.Fatalf("weight %d: differs from %d merges", w, w)
+		}
+	}
+	big := a.Clone()
+	if err := big.MergeScaled(b, math.MaxUint64/2); err != nil || big.EstimateString("b1") != math.MaxUint64 || big.N() != math.MaxUint64 {
+		t.Fatalf("no saturation: %v, %d, %d", err, big.EstimateString("b1"), big.N())
+	}
+	c, _ := New(Config{Width: 50, Depth: 5})
+	before := a.Clone()
+	if err := a.MergeScaled(c, 3); !errors.Is(err, ErrIncompatible) || !a.Equal(before) {
+		t.Fatalf("incompatible: %v", err)
 	}
 }
 

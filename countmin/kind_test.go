@@ -248,6 +248,16 @@ func TestZeroValue(t *testing.T) {
 			}
 			return ""
 		},
+		"MergeScaled": func(s *Sketch) string {
+			if m := errParam(s.MergeScaled(made(), 2)); m != "" {
+				return m
+			}
+			g := made()
+			if m := errParam(g.MergeScaled(s, 2)); m != "" || !g.Equal(made()) {
+				return "merging the zero Sketch in: " + m
+			}
+			return ""
+		},
 		"Clear": func(s *Sketch) string { s.Clear(); return "" },
 		"Clone": func(s *Sketch) string { return want(reflect.DeepEqual(s.Clone(), &Sketch{}), "not zero") },
 		"Equal": func(s *Sketch) string {

@@ -265,6 +265,7 @@ type Loader struct {
 	ended  bool   // the (0, "") reply was seen
 	err    error  // sticky
 	result bool   // Filter was called
+	hdr    []byte // a copy of the header chunk, for Received
 }
 
 // LoadChunk takes one chunk. After an error the Loader is spent and
@@ -289,6 +290,7 @@ func (ld *Loader) load(iter int64, data []byte) error {
 			return err
 		}
 		ld.f, ld.ls, ld.total = f, ls, total
+		ld.hdr = append([]byte(nil), data...)
 		return nil
 	case iter == 0 && len(data) == 0:
 		ld.ended = true
@@ -350,6 +352,46 @@ func (ld *Loader) feed(lk *link, data []byte) {
 			ld.part = 0
 		}
 	}
+}
+
+// Progress returns the bytes of bits received so far and the total the
+// header announces (0, 0 before a valid header). The total is known, and
+// checked, before any link is allocated: a caller bounding memory reads it
+// after the header chunk.
+func (ld *Loader) Progress() (received, total uint64) { return ld.done, ld.total }
+
+// Received returns the chunks that bring a new Loader to this one's state:
+// the header, then the bytes received so far, at most one chunk per link
+// (copies). It is how a load in progress is persisted. It returns nil
+// before a valid header, after an error, and once Filter has returned.
+func (ld *Loader) Received() []Chunk {
+	if ld.f == nil || ld.err != nil || ld.result {
+		return nil
+	}
+	out := []Chunk{{Iter: 1, Data: append([]byte(nil), ld.hdr...)}}
+	var off uint64
+	for i, lk := range ld.ls {
+		if i > ld.li || lk.words == nil {
+			break
+		}
+		n := uint64(len(lk.words)) * 8
+		if i == ld.li {
+			n = ld.loff
+		}
+		if n == 0 {
+			break
+		}
+		b := make([]byte, n)
+		for j, w := range lk.words {
+			binary.LittleEndian.PutUint64(b[8*j:], w)
+		}
+		for j := uint64(len(lk.words)) * 8; j < n; j++ {
+			b[j] = byte(ld.part >> (8 * (j % 8)))
+		}
+		off += n
+		out = append(out, Chunk{Iter: int64(off) + 1, Data: b})
+	}
+	return out
 }
 
 // Filter returns the loaded filter once every byte the header announces

@@ -350,3 +350,74 @@ func TestGrowthZero(t *testing.T) {
 		t.Errorf("second refusal: %v", err)
 	}
 }
+
+// TestLoaderReceived: at every point of a load (chunks of odd sizes, so
+// links end mid-word and loads stop mid-word), the chunks Received returns
+// bring a new Loader to the same state: fed the rest, both finish with the
+// original filter. Progress counts the bytes.
+func TestLoaderReceived(t *testing.T) {
+	f := redisChain(t, 700, Config{Capacity: 100, FPR: 0.01})
+	for _, size := range []int{5, 13, 64} {
+		chunks, err := f.Dump(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ld Loader
+		if ld.Received() != nil {
+			t.Fatal("Received before the header")
+		}
+		for i, c := range chunks {
+			if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
+				t.Fatal(err)
+			}
+			got, total := ld.Progress()
+			if want := uint64(c.Iter - 1); i > 0 && got != want || total != f.Bits()/8 {
+				t.Fatalf("size %d chunk %d: progress %d of %d, want %d of %d", size, i, got, total, want, f.Bits()/8)
+			}
+			var again Loader
+			for _, r := range ld.Received() {
+				if err := again.LoadChunk(r.Iter, r.Data); err != nil {
+					t.Fatalf("size %d chunk %d: reloading Received: %v", size, i, err)
+				}
+			}
+			for _, rest := range chunks[i+1:] {
+				if err := again.LoadChunk(rest.Iter, rest.Data); err != nil {
+					t.Fatalf("size %d chunk %d: continuing: %v", size, i, err)
+				}
+			}
+			if g, err := again.Filter(); err != nil || !g.Equal(f) {
+				t.Fatalf("size %d chunk %d: resumed load: %v", size, i, err)
+			}
+		}
+		if g, err := ld.Filter(); err != nil || !g.Equal(f) || ld.Received() != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+	}
+}
+
+// TestRoom: Room counts down the newest link's free places and is 0 when
+// the next new key opens a link (or, non-scaling, is refused).
+func TestRoom(t *testing.T) {
+	f := must(NewRedisBloom(0.01, 10, 2, false))
+	for i := 0; i < 40; i++ {
+		r := f.Room()
+		links := f.Links()
+		present, err := f.Add(key(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !present && (r == 0) != (f.Links() == links+1) {
+			t.Fatalf("add %d: room %d before, links %d → %d", i, r, links, f.Links())
+		}
+	}
+	ns := must(NewRedisBloom(0.01, 3, 0, true))
+	for i := 0; ns.Room() > 0; i++ {
+		ns.Add(key(i))
+	}
+	if _, err := ns.Add(key(1000)); !errors.Is(err, ErrFull) {
+		t.Fatalf("room 0 but add: %v", err)
+	}
+	if (&Filter{}).Room() != 0 {
+		t.Fatal("zero filter has room")
+	}
+}

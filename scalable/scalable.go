@@ -299,6 +299,24 @@ func (f *Filter) Bits() uint64 {
 	return b
 }
 
+// Room returns how many more new keys the newest link takes before the
+// next new key opens a link (a non-scaling chain: before it refuses new
+// keys). A caller bounding memory checks NextLinkBits only when Room is
+// 0. It is 0 for the zero Filter.
+func (f *Filter) Room() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls := f.snapshot()
+	if len(ls) == 0 {
+		return 0
+	}
+	cur := ls[len(ls)-1]
+	if cur.size >= cur.entries {
+		return 0
+	}
+	return cur.entries - cur.size
+}
+
 // Links returns the number of links.
 func (f *Filter) Links() int { return len(f.snapshot()) }
 

@@ -12,6 +12,8 @@
 //	bloomlab export -format F -o OUT FILE
 //	bloomlab import -format F [-kind K] -o FILE IN
 //	bloomlab plan -n N (-fpr P | -bits-per-key B) [-json]
+//	bloomlab serve [-addr HOST:PORT] [-dir DIR] [-appendfsync always|everysec|no] [-load NAME=FILE.blf …] [flags]
+//	bloomlab redis pull|push -addr HOST:PORT [-password P] -key KEY …
 //	bloomlab experiments
 //	bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]
 //	bloomlab simulate KIND [parameters] [-trials T] [-seed S] [-format text|csv|json]
@@ -50,7 +52,10 @@ import (
 )
 
 func main() {
-	stop := cleanupOnSignal()
+	stop := func() {}
+	if len(os.Args) < 2 || lookup(os.Args[1]) == nil || !lookup(os.Args[1]).ownSignals {
+		stop = cleanupOnSignal()
+	}
 	code := exitCode(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	stop()
 	os.Exit(code)
@@ -102,6 +107,9 @@ type command struct {
 	summary string
 	usage   string
 	run     func(env *env, args []string) error
+	// ownSignals: the command handles SIGINT and SIGTERM itself (serve
+	// shuts down gracefully) instead of the default cleanup and exit.
+	ownSignals bool
 }
 
 // env is what a subcommand sees of the process.
@@ -177,7 +185,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	return err
 }
 
-var commandOrder = []string{"build", "add", "remove", "query", "info", "merge", "export", "import", "plan", "experiments", "reproduce", "simulate"}
+var commandOrder = []string{"build", "add", "remove", "query", "info", "merge", "export", "import", "plan", "serve", "redis", "experiments", "reproduce", "simulate"}
 
 func order(name string) int {
 	for i, n := range commandOrder {

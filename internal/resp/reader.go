@@ -111,35 +111,43 @@ func (r *Reader) ReadCommand() ([][]byte, error) {
 
 // readLine reads a line ending in "\r\n" (or "\n" for inline commands) of at
 // most max bytes, without the terminator. The slice is valid until the
-// next read.
+// next read. A line longer than max is an error as soon as more than max
+// bytes have arrived without a newline (as Redis does), not when the
+// newline comes.
 func (r *Reader) readLine(max int, tooBig string) ([]byte, error) {
-	line, err := r.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull || len(line) > max+2 {
-		if len(line) > max+2 || err == bufio.ErrBufferFull && r.br.Size() > max+2 {
-			return nil, protoErr("%s", tooBig)
-		}
-		// A line longer than the buffer but within max: collect it.
-		long := append([]byte(nil), line...)
-		for err == bufio.ErrBufferFull {
-			line, err = r.br.ReadSlice('\n')
-			long = append(long, line...)
-			if len(long) > max+2 {
-				return nil, protoErr("%s", tooBig)
+	var long []byte // the line so far, when it spans several buffers
+	for {
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				if err == io.EOF && len(long) > 0 {
+					return nil, io.ErrUnexpectedEOF
+				}
+				return nil, err
 			}
 		}
-		line = long
-	}
-	if err != nil {
-		if err == io.EOF && len(line) > 0 {
-			return nil, io.ErrUnexpectedEOF
+		buf, _ := r.br.Peek(r.br.Buffered())
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			if len(long)+i > max+1 {
+				return nil, protoErr("%s", tooBig)
+			}
+			line := buf[:i+1]
+			if long != nil {
+				long = append(long, line...)
+				line = long
+			}
+			r.br.Discard(i + 1)
+			line = line[:len(line)-1]
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			return line, nil
 		}
-		return nil, err
+		if len(long)+len(buf) > max+1 {
+			return nil, protoErr("%s", tooBig)
+		}
+		long = append(long, buf...)
+		r.br.Discard(len(buf))
 	}
-	line = line[:len(line)-1]
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	return line, nil
 }
 
 // readCount reads the number after '*' or '$'.

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func readAll(t *testing.T, in string, lim Limits) ([][]string, error) {
@@ -198,4 +199,24 @@ func FuzzReadReply(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A line longer than the limit is refused once its bytes have arrived,
+// without waiting for a newline that a hostile client never sends.
+func TestLongLineWithoutNewline(t *testing.T) {
+	pr, pw := io.Pipe()
+	go pw.Write([]byte(strings.Repeat("a", 70<<10)))
+	r := NewReader(pr, Limits{})
+	done := make(chan error, 1)
+	go func() { _, err := r.ReadCommand(); done <- err }()
+	select {
+	case err := <-done:
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || pe.Msg != "too big inline request" {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reader waits for a newline")
+	}
+	pw.Close()
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/bloomlab/bloomlab/scalable"
+	"github.com/redis/go-redis/v9"
+)
+
+func init() {
+	register(&command{
+		name: "redis",
+		summary: "Move a Bloom filter between a file and a server with RedisBloom's commands (bloomlab serve, " +
+			"Redis 8, Redis Stack): pull reads KEY with BF.SCANDUMP into a bloomlab file; push writes a " +
+			"RedisBloom-profile scalable file (bloomlab build -kind scalable -profile redisbloom) to KEY with BF.LOADCHUNK " +
+			"and checks BF.INFO afterwards. The dump is taken chunk by chunk: add nothing to KEY during a pull.",
+		usage: "bloomlab redis pull|push -addr HOST:PORT [-password P] -key KEY (pull: -o FILE.blf; push: [-force] FILE.blf)",
+		run:   runRedis,
+	})
+}
+
+func runRedis(e *env, args []string) error {
+	if len(args) == 0 || args[0] != "pull" && args[0] != "push" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			return &helpRequest{fs: flagSet("redis")}
+		}
+		return usagef("want pull or push")
+	}
+	op := args[0]
+	fs := flagSet("redis " + op)
+	addr := fs.String("addr", "127.0.0.1:6379", "server address")
+	pass := fs.String("password", "", "password (AUTH)")
+	user := fs.String("user", "", "user name (Redis ACL), with -password")
+	useTLS := fs.Bool("tls", false, "connect with TLS")
+	insecure := fs.Bool("tls-insecure", false, "with -tls: do not verify the server's certificate")
+	key := fs.String("key", "", "the filter's key")
+	out := fs.String("o", "", "pull: the bloomlab file to write (\"-\": standard output)")
+	force := fs.Bool("force", false, "push: delete KEY first if it exists")
+	chunk := fs.Int("chunk", scalable.DefaultChunkSize, "push: bytes per BF.LOADCHUNK")
+	timeout := fs.Duration("timeout", time.Minute, "timeout of each command")
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if *key == "" {
+		return usagef("-key KEY is required")
+	}
+	opt := &redis.Options{Addr: *addr, Username: *user, Password: *pass, Protocol: 2,
+		ReadTimeout: *timeout, WriteTimeout: *timeout, DialTimeout: 10 * time.Second, MaxRetries: -1,
+		DisableIdentity: true}
+	if *useTLS {
+		opt.TLSConfig = &tls.Config{InsecureSkipVerify: *insecure, MinVersion: tls.VersionTLS12}
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ctx := context.Background()
+	switch op {
+	case "pull":
+		if len(pos) != 0 || *out == "" {
+			return usagef("pull takes -key KEY -o FILE.blf and no other argument")
+		}
+		f, err := pull(ctx, rdb, *key)
+		if err != nil {
+			return err
+		}
+		if *out == "-" {
+			_, err = f.WriteTo(e.stdout)
+			return err
+		}
+		return writeFileAtomic(*out, func(w io.Writer) error { _, err := f.WriteTo(w); return err })
+	default:
+		if len(pos) != 1 {
+			return usagef("push takes -key KEY and one FILE.blf")
+		}
+		return push(ctx, rdb, *key, pos[0], *chunk, *force, e)
+	}
+}
+
+// pull reads key with BF.SCANDUMP: the header (iterator 0), then chunks
+// until the iterator comes back as 0. The chunks are checked as they come
+// (scalable.Loader: order, sizes, the header before any allocation).
+func pull(ctx context.Context, rdb *redis.Client, key string) (*scalable.Filter, error) {
+	var ld scalable.Loader
+	it := int64(0)
+	for n := 0; ; n++ {
+		d, err := rdb.BFScanDump(ctx, key, it).Result()
+		if err != nil {
+			return nil, fmt.Errorf("BF.SCANDUMP %s %d: %w", key, it, err)
+		}
+		if d.Iter == 0 {
+			break
+		}
+		if err := ld.LoadChunk(d.Iter, []byte(d.Data)); err != nil {
+			return nil, fmt.Errorf("BF.SCANDUMP %s %d: %w", key, it, err)
+		}
+		if n == 0 && d.Iter != 1 {
+			return nil, fmt.Errorf("BF.SCANDUMP %s 0 answered iterator %d, want 1", key, d.Iter)
+		}
+		it = d.Iter
+	}
+	f, err := ld.Filter()
+	if err != nil {
+		return nil, fmt.Errorf("the dump of %s: %w", key, err)
+	}
+	return f, nil
+}
+
+// push writes the file's chain to key with BF.LOADCHUNK and checks that
+// the server's BF.INFO then describes the same chain.
+func push(ctx context.Context, rdb *redis.Client, key, path string, chunk int, force bool, e *env) error {
+	g, err := loadFile(path)
+	if err != nil {
+		return err
+	}
+	f, ok := g.(*scalable.Filter)
+	if !ok || f.Profile() != scalable.RedisBloom {
+		return fmt.Errorf("%s: a %s filter has no RedisBloom form; push takes a scalable filter of the redisbloom profile (bloomlab build -kind scalable -profile redisbloom)", path, g.Kind())
+	}
+	chunks, err := f.Dump(chunk)
+	if err != nil {
+		return err
+	}
+	n, err := rdb.Exists(ctx, key).Result()
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		if !force {
+			return fmt.Errorf("key %s exists (-force deletes it first)", key)
+		}
+		if err := rdb.Del(ctx, key).Err(); err != nil {
+			return err
+		}
+	}
+	for _, c := range chunks {
+		if err := rdb.BFLoadChunk(ctx, key, c.Iter, c.Data).Err(); err != nil {
+			return fmt.Errorf("BF.LOADCHUNK %s %d (%d bytes): %w", key, c.Iter, len(c.Data), err)
+		}
+	}
+	info, err := rdb.BFInfo(ctx, key).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("BF.INFO %s after the load: %w", key, err)
+	}
+	want := f.RedisInfo()
+	if info.Capacity != int64(want.Capacity) || info.Filters != int64(want.Filters) || info.ItemsInserted != int64(want.Items) {
+		return fmt.Errorf("after the load, BF.INFO %s says capacity %d, %d filters, %d items; the file has %d, %d, %d",
+			key, info.Capacity, info.Filters, info.ItemsInserted, want.Capacity, want.Filters, want.Items)
+	}
+	fmt.Fprintf(e.stderr, "bloomlab redis push: %s: %d chunks, %d filters, %d items\n", key, len(chunks), info.Filters, info.ItemsInserted)
+	return nil
+}

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/bloomlab/bloomlab/internal/resp"
+)
+
+// benchClient is a connection's command path without the network:
+// commands go through exec (lookup, locks, the command, the log) and
+// replies to a discarded buffer.
+func benchClient(s *Server) *client {
+	c := &client{s: s, authed: true}
+	c.w = resp.NewWriter(io.Discard)
+	return c
+}
+
+func argv(args ...string) [][]byte {
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	return b
+}
+
+// TestHotPathAllocs: the commands a Bloom filter service runs all day
+// allocate nothing per command, in memory and with the log on.
+func TestHotPathAllocs(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		s := start(t, Config{Dir: dir})
+		c := benchClient(s)
+		c.exec(argv("BF.RESERVE", "f", "0.01", "1000000"))
+		c.exec(argv("CMS.INITBYDIM", "c", "1000", "5"))
+		c.exec(argv("BF.ADD", "f", "present"))
+		keys := make([][][]byte, 1000)
+		for i := range keys {
+			keys[i] = argv("BF.ADD", "f", fmt.Sprint("k", i))
+		}
+		i := 0
+		for _, tc := range []struct {
+			name string
+			args func() [][]byte
+		}{
+			{"BF.ADD new", func() [][]byte { i++; return keys[i%len(keys)] }},
+			{"BF.ADD present", func() [][]byte { return argv("BF.ADD", "f", "present") }},
+			{"BF.EXISTS", func() [][]byte { return argv("BF.EXISTS", "f", "present") }},
+			{"BF.MEXISTS", func() [][]byte { return argv("BF.MEXISTS", "f", "present", "absent") }},
+			{"CMS.INCRBY", func() [][]byte { return argv("CMS.INCRBY", "c", "x", "1") }},
+			{"CMS.QUERY", func() [][]byte { return argv("CMS.QUERY", "c", "x") }},
+			{"PING", func() [][]byte { return argv("PING") }},
+		} {
+			args := make([][][]byte, 200)
+			for j := range args {
+				args[j] = tc.args()
+			}
+			j := 0
+			if a := testing.AllocsPerRun(len(args)-1, func() { c.exec(args[j]); j++ }); a != 0 {
+				t.Errorf("dir %q: %s: %v allocations per command", dir, tc.name, a)
+			}
+		}
+	}
+}
+
+func BenchmarkDispatch(b *testing.B) {
+	for _, dir := range []string{"", b.TempDir()} {
+		s := start(b, Config{Dir: dir})
+		c := benchClient(s)
+		c.exec(argv("BF.RESERVE", "f", "0.01", "10000000"))
+		keys := make([][][]byte, 1<<16)
+		for i := range keys {
+			keys[i] = argv("BF.ADD", "f", fmt.Sprint("key:", i))
+		}
+		name := "memory"
+		if dir != "" {
+			name = "log"
+		}
+		b.Run("BF.ADD/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.exec(keys[i&(len(keys)-1)])
+				if i&1023 == 0 && s.aof != nil {
+					s.aof.wait(c.logPos)
+				}
+			}
+		})
+		exists := argv("BF.EXISTS", "f", "key:1")
+		b.Run("BF.EXISTS/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.exec(exists)
+			}
+		})
+	}
+}

@@ -1,0 +1,322 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bloomlab/bloomlab/internal/resp"
+)
+
+// client is one connection (or the internal client that replays the log
+// and expires keys).
+type client struct {
+	s    *Server
+	conn net.Conn // nil for the internal client
+	r    *resp.Reader
+	w    *resp.Writer
+	id   int64
+
+	name, libName, libVer string
+	authed                bool
+	created               time.Time
+
+	excl      bool // db.mu is held exclusively (MULTI/EXEC, replay)
+	replaying bool // executing log records: nothing is logged again
+
+	multi    bool
+	multiErr bool
+	queue    [][][]byte
+	queueLen int64 // bytes queued, bounded by MaxCommand
+	watched  []string
+	dirty    atomic.Bool
+
+	// The log: logPos is the end of this client's last record; durable
+	// the position known written (or synced, with Always) before which
+	// replies may be sent.
+	logPos  int64
+	durable int64
+	inTx    bool     // inside EXEC: records are gathered in tx
+	tx      [][]byte // encoded records of the EXEC block
+	lastErr string   // the last top-level error reply (replay checks it)
+
+	res      []int8   // scratch: an insert's outcomes
+	out      replyBuf // replies not yet sent: sent between commands, never while a lock is held
+	quit     bool
+	dlMu     sync.Mutex
+	stopping bool
+	lower    [32]byte // the command name in lower case
+}
+
+func newClient(s *Server, conn net.Conn) *client {
+	c := &client{s: s, conn: conn, id: s.nextID.Add(1), created: time.Now()}
+	c.r = resp.NewReader(conn, s.lim)
+	c.w = resp.NewWriter(&c.out)
+	c.authed = s.cfg.Password == ""
+	return c
+}
+
+// internalClient runs commands on behalf of the server (log replay,
+// expiry); its replies are discarded.
+func (s *Server) internalClient() *client {
+	c := &client{s: s, id: 0, authed: true, excl: true, created: time.Now()}
+	c.w = resp.NewWriter(io.Discard)
+	return c
+}
+
+// replyBuf holds a connection's replies until they are sent. Commands
+// write into it while they hold locks; it is sent to the network only
+// between commands, so that a client that does not read its replies
+// never holds a lock (a 16 MiB BF.SCANDUMP chunk waits here, not in a
+// handler).
+type replyBuf struct{ b []byte }
+
+func (r *replyBuf) Write(p []byte) (int, error) {
+	r.b = append(r.b, p...)
+	return len(p), nil
+}
+
+// pendingReplies is the size of the replies not yet sent.
+func (c *client) pendingReplies() int { return len(c.out.b) + c.w.Buffered() }
+
+// flush sends the replies. It first waits until the log records of the
+// client's writes are written (and, with Always, synced): nothing is
+// acknowledged before it is durable. A log failure closes the connection
+// without the replies.
+func (c *client) flush() error {
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	if len(c.out.b) == 0 {
+		return nil
+	}
+	if c.logPos > c.durable {
+		if err := c.s.aof.wait(c.logPos); err != nil {
+			return err
+		}
+		c.durable = c.logPos
+	}
+	c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+	_, err := c.conn.Write(c.out.b)
+	if cap(c.out.b) > 1<<20 {
+		c.out.b = nil
+	} else {
+		c.out.b = c.out.b[:0]
+	}
+	return err
+}
+
+func (s *Server) accept(conn net.Conn) {
+	s.totalConns.Add(1)
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		conn.Close()
+		return
+	}
+	if len(s.clients) >= s.cfg.MaxClients {
+		s.mu.Unlock()
+		s.rejectedConns.Add(1)
+		conn.SetWriteDeadline(time.Now().Add(time.Second))
+		conn.Write([]byte("-ERR max number of clients reached\r\n"))
+		conn.Close()
+		return
+	}
+	c := newClient(s, conn)
+	s.clients[c] = struct{}{}
+	s.conns.Add(1)
+	s.mu.Unlock()
+	go c.serve()
+}
+
+// stop asks the connection to finish the commands it has received and
+// close (graceful shutdown).
+func (c *client) stop() {
+	c.dlMu.Lock()
+	c.stopping = true
+	c.conn.SetReadDeadline(time.Now())
+	c.dlMu.Unlock()
+}
+
+// serve reads commands and runs them; replies are flushed once per batch
+// (when no further command is already received).
+func (c *client) serve() {
+	s := c.s
+	defer func() {
+		s.unwatchAll(c)
+		s.mu.Lock()
+		delete(s.clients, c)
+		s.mu.Unlock()
+		c.conn.Close()
+		s.conns.Done()
+	}()
+	idle := s.cfg.IdleTimeout
+	for {
+		if c.r.Buffered() == 0 || c.pendingReplies() > 64<<10 {
+			if c.flush() != nil {
+				return
+			}
+		}
+		if c.r.Buffered() == 0 {
+			c.dlMu.Lock()
+			if c.stopping {
+				c.dlMu.Unlock()
+				return
+			}
+			if idle > 0 {
+				c.conn.SetReadDeadline(time.Now().Add(idle))
+			}
+			c.dlMu.Unlock()
+		}
+		args, err := c.r.ReadCommand()
+		if err != nil {
+			var pe *resp.ProtocolError
+			if errors.As(err, &pe) {
+				c.w.Error("ERR " + pe.Error())
+			}
+			c.flush()
+			return
+		}
+		c.exec(args)
+		if c.quit {
+			c.flush()
+			return
+		}
+	}
+}
+
+// exec runs one command as Redis does: lookup, authentication, arity,
+// queueing inside MULTI, then the command.
+func (c *client) exec(args [][]byte) {
+	c.s.totalCommands.Add(1)
+	cmd := lookupCommand(args[0], &c.lower)
+	if cmd == nil {
+		c.flagTx()
+		c.err(unknownCommand(args))
+		return
+	}
+	if !c.authed && cmd.flags&fNoAuth == 0 {
+		c.flagTx()
+		c.err("NOAUTH Authentication required.")
+		return
+	}
+	if !cmd.arityOK(len(args)) {
+		c.flagTx()
+		c.err(wrongArity(cmd.name))
+		return
+	}
+	if c.multi && cmd.flags&fNoQueue == 0 {
+		c.enqueue(args)
+		return
+	}
+	c.call(cmd, args)
+}
+
+func (c *client) flagTx() {
+	if c.multi {
+		c.multiErr = true
+	}
+}
+
+func (c *client) enqueue(args [][]byte) {
+	n := int64(0)
+	for _, a := range args {
+		n += int64(len(a))
+	}
+	if c.queueLen+n > c.s.lim.MaxCommand && c.s.lim.MaxCommand > 0 || len(c.queue) >= 1<<20 {
+		c.multiErr = true
+		c.err("ERR transaction too large")
+		return
+	}
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		cp[i] = append([]byte(nil), a...)
+	}
+	c.queue = append(c.queue, cp)
+	c.queueLen += n
+	c.w.Simple("QUEUED")
+}
+
+// call runs cmd with the lock its table entry asks for.
+func (c *client) call(cmd *command, args [][]byte) {
+	s := c.s
+	if cmd.flags&fWrite != 0 && !c.replaying {
+		if err := s.logErr(); err != nil {
+			c.err("MISCONF Errors writing to the AOF file: " + oneLine(err.Error()))
+			return
+		}
+	}
+	if cmd.flags&fDenyOOM != 0 && s.overLimit() {
+		c.err(errOOM)
+		return
+	}
+	if c.excl || cmd.lock == lockNone {
+		cmd.run(c, args)
+		return
+	}
+	if cmd.lock != lockExcl {
+		s.db.mu.RLock()
+		again := cmd.run(c, args)
+		s.db.mu.RUnlock()
+		if !again {
+			return
+		}
+	}
+	s.db.mu.Lock()
+	c.excl = true
+	cmd.run(c, args)
+	c.excl = false
+	s.db.mu.Unlock()
+}
+
+// err writes a top-level error reply.
+func (c *client) err(msg string) {
+	c.lastErr = msg
+	c.w.Error(msg)
+}
+
+const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// unknownCommand is Redis's text for a command it does not have.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		room := 128 - b.Len()
+		if len(a) > room {
+			a = a[:room]
+		}
+		b.WriteString("'")
+		b.Write(a)
+		b.WriteString("' ")
+	}
+	name := args[0]
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	return oneLine("ERR unknown command '" + string(name) + "', with args beginning with: " + b.String())
+}
+
+func wrongArity(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+// oneLine replaces CR and LF (which would break the protocol) with spaces,
+// as Redis does in error replies.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+}

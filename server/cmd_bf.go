@@ -1,0 +1,687 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/bloomlab/bloomlab/scalable"
+)
+
+// RedisBloom's BF.* commands (2.4.23). Replies, reply shapes and error
+// texts are RedisBloom's; where this server differs on purpose it is said
+// here and in docs/SERVER.md.
+
+// Ranges of a filter's parameters: RedisBloom 8's (2.4 has no upper
+// bounds; a client could ask for any size).
+const (
+	maxCapacity  = 1 << 30
+	maxExpansion = 32768
+)
+
+const (
+	errBFNotFound = "ERR not found"
+	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errBFExists   = "ERR item exists"
+	errBFFull     = "ERR non scaling filter is full"
+	errCapRange   = "ERR capacity must be in the range [1, 1073741824]"
+	errExpRange   = "ERR expansion must be in the range [1, 32768]"
+)
+
+func init() {
+	bf := func(name string, arity int, flags cmdFlags, lock lockMode, summary string, run func(*client, [][]byte) bool) *command {
+		return &command{name: name, arity: arity, flags: flags, lock: lock, first: 1, last: 1, step: 1,
+			group: "bf", since: "1.0.0", summary: summary, run: run}
+	}
+	w, ro := fWrite|fDenyOOM, fReadonly|fFast
+	register(
+		bf("bf.reserve", -1, w, lockExcl, "Creates a new Bloom Filter", bfReserve),
+		bf("bf.add", -1, w, lockWrite, "Adds an item to a Bloom Filter", bfAdd),
+		bf("bf.madd", -1, w, lockWrite, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bfAdd),
+		bf("bf.insert", -1, w, lockWrite, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bfInsert),
+		bf("bf.exists", -1, ro, lockRead, "Checks whether an item exists in a Bloom Filter", bfExists),
+		bf("bf.mexists", -1, ro, lockRead, "Checks whether one or more items exist in a Bloom Filter", bfExists),
+		bf("bf.info", -1, ro, lockRead, "Returns information about a Bloom Filter", bfInfo),
+		bf("bf.card", -1, ro, lockRead, "Returns the cardinality of a Bloom filter", bfCard),
+		bf("bf.scandump", -1, fReadonly, lockRead, "Begins an incremental save of the bloom filter", bfScanDump),
+		bf("bf.loadchunk", -1, w, lockExcl, "Restores a filter previously saved using SCANDUMP", bfLoadChunk),
+	)
+}
+
+// chainBytes predicts the bytes of a new chain's first link, as
+// RedisBloom sizes it, without allocating it.
+func chainBytes(errRate float64, capacity int64, nonScaling bool) float64 {
+	if !nonScaling {
+		errRate /= 2
+	}
+	bpe := -math.Log(errRate) / (math.Ln2 * math.Ln2)
+	return float64(capacity)*bpe/8 + 64
+}
+
+// newChain creates a chain and its key after checking memory. The caller
+// holds the keyspace exclusively and checked the key is absent.
+func (c *client) newChain(key []byte, errRate float64, capacity int64, expansion uint32, nonScaling bool) (*entry, string) {
+	s := c.s
+	need := chainBytes(errRate, capacity, nonScaling) + float64(len(key)) + 256
+	if need > 1<<46 {
+		return nil, "ERR could not create filter"
+	}
+	if !c.replaying && !s.reserve(int64(need)) {
+		return nil, errOOM
+	}
+	if c.replaying {
+		s.mem.Add(int64(need))
+	}
+	f, err := scalable.NewRedisBloom(errRate, uint64(capacity), expansion, nonScaling)
+	if err != nil {
+		s.mem.Add(-int64(need))
+		return nil, "ERR could not create filter"
+	}
+	return s.add(string(key), newBF(f), int64(need)), ""
+}
+
+func bfReserve(c *client, args [][]byte) bool {
+	if len(args) < 4 || len(args) > 7 {
+		c.err(wrongArity("bf.reserve"))
+		return false
+	}
+	errRate, ok := parseFloat(args[2])
+	if !ok {
+		c.err("ERR bad error rate")
+		return false
+	}
+	if errRate >= 1 || errRate <= 0 {
+		c.err("ERR (0 < error rate range < 1) ")
+		return false
+	}
+	capacity, ok := parseInt(args[3])
+	if !ok {
+		c.err("ERR bad capacity")
+		return false
+	}
+	if capacity <= 0 {
+		c.err("ERR (capacity should be larger than 0)")
+		return false
+	}
+	if capacity > maxCapacity {
+		c.err(errCapRange)
+		return false
+	}
+	nonScaling := argIndex(args, 4, "NONSCALING") >= 0
+	expansion := int64(scalable.DefaultExpansion)
+	ex := argIndex(args, 4, "EXPANSION")
+	if ex+1 == len(args) {
+		c.err("ERR no expansion")
+		return false
+	}
+	if ex >= 0 {
+		if nonScaling {
+			c.err("Nonscaling filters cannot expand")
+			return false
+		}
+		if expansion, ok = parseInt(args[ex+1]); !ok {
+			c.err("ERR bad expansion")
+			return false
+		}
+		if expansion < 1 || expansion > maxExpansion {
+			c.err(errExpRange)
+			return false
+		}
+	}
+	if e := c.s.getForCreate(c, args[1]); e != nil {
+		if e.v.typ() == bfType || e.v.typ() == loadingType {
+			c.err(errBFExists)
+		} else {
+			c.err(errWrongType)
+		}
+		return false
+	}
+	if _, msg := c.newChain(args[1], errRate, capacity, uint32(expansion), nonScaling); msg != "" {
+		c.err(msg)
+		return false
+	}
+	c.log(args)
+	c.w.Simple("OK")
+	return false
+}
+
+// argIndex returns the index of the first argument from `from` on that
+// equals name (case-insensitive), or -1. (RedisBloom searches from the
+// command name on, so that a key named "nonscaling" counts as the
+// option; here only the options do.)
+func argIndex(args [][]byte, from int, name string) int {
+	for i := from; i < len(args); i++ {
+		if eqFold(args[i], name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// bfOf returns key's filter for a command that reads it, or writes the
+// error reply (and returns nil): WRONGTYPE, or a load in progress.
+func (c *client) bfOf(e *entry) *bfValue {
+	switch v := e.v.(type) {
+	case *bfValue:
+		return v
+	case *loadingValue:
+		got, total := v.ld.Progress()
+		c.err(fmt.Sprintf("ERR the filter is being loaded with BF.LOADCHUNK (%d of %d bytes): it answers once every chunk has arrived", got, total))
+		return nil
+	}
+	c.err(errWrongType)
+	return nil
+}
+
+// insertOptions are BF.INSERT's (and, with the defaults, BF.ADD's).
+type insertOptions struct {
+	errRate    float64
+	capacity   int64
+	expansion  int64
+	nonScaling bool
+	autocreate bool
+	multi      bool
+}
+
+func bfAdd(c *client, args [][]byte) bool {
+	multi := len(args[0]) > 3 && (args[0][3] == 'm' || args[0][3] == 'M')
+	if multi && len(args) < 3 || !multi && len(args) != 3 {
+		name := "bf.add"
+		if multi {
+			name = "bf.madd"
+		}
+		c.err(wrongArity(name))
+		return false
+	}
+	opt := insertOptions{errRate: scalable.DefaultFPR, capacity: scalable.DefaultCapacity,
+		expansion: scalable.DefaultExpansion, autocreate: true, multi: multi}
+	return c.insert(args, 2, opt)
+}
+
+func bfInsert(c *client, args [][]byte) bool {
+	if len(args) < 4 {
+		c.err(wrongArity("bf.insert"))
+		return false
+	}
+	opt := insertOptions{errRate: scalable.DefaultFPR, capacity: scalable.DefaultCapacity,
+		expansion: scalable.DefaultExpansion, autocreate: true, multi: true}
+	items := -1
+	var ok bool
+	for i := 2; i < len(args) && items < 0; {
+		a := args[i]
+		switch {
+		case eqFold(a, "ITEMS"):
+			i++
+			items = i
+		case eqFold(a, "ERROR"), eqFold(a, "EXPANSION"), eqFold(a, "CAPACITY"):
+			i++
+			if i == len(args) {
+				c.err(wrongArity("bf.insert"))
+				return false
+			}
+			switch {
+			case eqFold(a, "ERROR"):
+				if opt.errRate, ok = parseFloat(args[i]); !ok {
+					c.err("Bad error rate")
+					return false
+				}
+			case eqFold(a, "EXPANSION"):
+				if opt.expansion, ok = parseInt(args[i]); !ok {
+					c.err("Bad expansion")
+					return false
+				}
+			default:
+				if opt.capacity, ok = parseInt(args[i]); !ok {
+					c.err("Bad capacity")
+					return false
+				}
+			}
+			i++
+		case eqFold(a, "NOCREATE"):
+			opt.autocreate = false
+			i++
+		case eqFold(a, "NONSCALING"):
+			opt.nonScaling = true
+			i++
+		default:
+			c.err("Unknown argument received")
+			return false
+		}
+	}
+	if items < 0 || items == len(args) {
+		c.err(wrongArity("bf.insert"))
+		return false
+	}
+	if opt.errRate <= 0 || opt.errRate >= 1 || opt.capacity < 1 || opt.expansion < 1 {
+		c.err("Bad argument received")
+		return false
+	}
+	if opt.capacity > maxCapacity {
+		c.err(errCapRange)
+		return false
+	}
+	if opt.expansion > maxExpansion {
+		c.err(errExpRange)
+		return false
+	}
+	return c.insert(args, items, opt)
+}
+
+// The outcome of one item of an insert.
+const (
+	resPresent int8 = 0
+	resAdded   int8 = 1
+)
+
+// insert adds args[items:] to key args[1], creating it if allowed. It
+// logs the command with the items it processed (all of them, unless one
+// was refused: then the reply stops at that item's error, as RedisBloom's
+// does for a full non-scaling filter).
+func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
+	s := c.s
+	key := args[1]
+	e := s.get(key)
+	created := false
+	if e == nil {
+		if !opt.autocreate {
+			c.err(errBFNotFound)
+			return false
+		}
+		if !c.excl {
+			return true
+		}
+		e = s.getForCreate(c, key) // a key that expired is gone now
+		if e == nil {
+			var msg string
+			if e, msg = c.newChain(key, opt.errRate, opt.capacity, uint32(opt.expansion), opt.nonScaling); msg != "" {
+				c.err(msg)
+				return false
+			}
+			created = true
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v := c.bfOf(e)
+	if v == nil {
+		return false
+	}
+	if v.chain == nil && v.add == nil {
+		c.err(fmt.Sprintf("ERR this %s filter was loaded read-only: its kind does not take keys", v.f.Kind()))
+		return false
+	}
+	if err := s.writable(e); err != nil {
+		c.err("ERR " + err.Error())
+		return false
+	}
+	v = e.v.(*bfValue)
+	res := c.res[:0]
+	stop := ""
+	limited := s.maxMem > 0 && !c.replaying
+	var reserved int64
+	room, roomKnown := uint64(0), false
+	for _, item := range args[items:] {
+		var present bool
+		var err error
+		if v.chain != nil {
+			if limited {
+				if !roomKnown {
+					room, roomKnown = v.chain.Room(), true
+				}
+				if room == 0 {
+					next, nerr := v.chain.NextLinkBits()
+					if nerr == nil && next > 0 {
+						if !s.reserve(int64(next / 8)) {
+							stop = errOOM
+							break
+						}
+						reserved += int64(next / 8)
+					}
+				}
+			}
+			present, err = v.chain.Add(item)
+			if err == nil && !present && roomKnown {
+				if room > 0 {
+					room--
+				} else {
+					roomKnown = false
+				}
+			}
+		} else {
+			present = v.f.Contains(item)
+			if !present {
+				err = v.add(item)
+			}
+		}
+		if err != nil {
+			switch {
+			case errors.Is(err, scalable.ErrFull) && v.chain != nil && v.chain.NonScaling():
+				stop = errBFFull
+			case errors.Is(err, scalable.ErrFull):
+				stop = "ERR the filter cannot grow: " + oneLine(err.Error())
+			default:
+				stop = "ERR " + oneLine(err.Error())
+			}
+			break
+		}
+		if present {
+			res = append(res, resPresent)
+		} else {
+			res = append(res, resAdded)
+		}
+	}
+	c.res = res
+	s.mem.Add(-reserved)
+	s.resize(key, e)
+	changed := created
+	for _, r := range res {
+		if r == resAdded {
+			changed = true
+		}
+	}
+	if changed {
+		s.touchKey(key)
+		c.log(args[:items+len(res)])
+	}
+	if !opt.multi {
+		if stop != "" {
+			c.err(stop)
+		} else {
+			c.w.Int(int64(res[0]))
+		}
+		return false
+	}
+	n := len(res)
+	if stop != "" {
+		n++
+	}
+	c.w.Array(n)
+	for _, r := range res {
+		c.w.Int(int64(r))
+	}
+	if stop != "" {
+		c.w.Error(stop)
+	}
+	return false
+}
+
+func bfExists(c *client, args [][]byte) bool {
+	multi := len(args[0]) > 3 && (args[0][3] == 'm' || args[0][3] == 'M')
+	if multi && len(args) < 3 || !multi && len(args) != 3 {
+		name := "bf.exists"
+		if multi {
+			name = "bf.mexists"
+		}
+		c.err(wrongArity(name))
+		return false
+	}
+	e := c.s.get(args[1])
+	var v *bfValue
+	if e != nil {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		switch x := e.v.(type) {
+		case *bfValue:
+			v = x
+		case *loadingValue:
+			c.bfOf(e) // the error: no answer from a partial filter
+			return false
+		}
+	}
+	if multi {
+		c.w.Array(len(args) - 2)
+	}
+	for _, item := range args[2:] {
+		if v != nil && v.f.Contains(item) {
+			c.w.Int(1)
+		} else {
+			c.w.Int(0)
+		}
+	}
+	return false
+}
+
+func bfInfo(c *client, args [][]byte) bool {
+	if len(args) != 2 && len(args) != 3 {
+		c.err(wrongArity("bf.info"))
+		return false
+	}
+	e := c.s.get(args[1])
+	if e == nil {
+		c.err(errBFNotFound)
+		return false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v := c.bfOf(e)
+	if v == nil {
+		return false
+	}
+	capacity, size, filters, items, expansion, scales := v.info()
+	exp := func() {
+		if scales {
+			c.w.Int(expansion)
+		} else {
+			c.w.Null()
+		}
+	}
+	if len(args) == 3 {
+		f := args[2]
+		switch {
+		case eqFold(f, "capacity"):
+			c.w.Array(1)
+			c.w.Int(capacity)
+		case eqFold(f, "size"):
+			c.w.Array(1)
+			c.w.Int(size)
+		case eqFold(f, "filters"):
+			c.w.Array(1)
+			c.w.Int(filters)
+		case eqFold(f, "items"):
+			c.w.Array(1)
+			c.w.Int(items)
+		case eqFold(f, "expansion"):
+			c.w.Array(1)
+			exp()
+		default:
+			c.err("Invalid information value")
+		}
+		return false
+	}
+	c.w.Array(10)
+	c.w.Simple("Capacity")
+	c.w.Int(capacity)
+	c.w.Simple("Size")
+	c.w.Int(size)
+	c.w.Simple("Number of filters")
+	c.w.Int(filters)
+	c.w.Simple("Number of items inserted")
+	c.w.Int(items)
+	c.w.Simple("Expansion rate")
+	exp()
+	return false
+}
+
+func bfCard(c *client, args [][]byte) bool {
+	if len(args) != 2 {
+		c.err(wrongArity("bf.card"))
+		return false
+	}
+	e := c.s.get(args[1])
+	if e == nil {
+		c.w.Int(0)
+		return false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if v := c.bfOf(e); v != nil {
+		c.w.Int(int64(v.f.N()))
+	}
+	return false
+}
+
+// maxScanChunk is RedisBloom's MAX_SCANDUMP_SIZE.
+const maxScanChunk = 16 << 20
+
+func bfScanDump(c *client, args [][]byte) bool {
+	if len(args) != 3 {
+		c.err(wrongArity("bf.scandump"))
+		return false
+	}
+	e := c.s.get(args[1])
+	if e == nil {
+		c.err(errBFNotFound)
+		return false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v := c.bfOf(e)
+	if v == nil {
+		return false
+	}
+	iter, ok := parseInt(args[2])
+	if !ok {
+		c.err("Second argument must be numeric")
+		return false
+	}
+	if v.chain == nil || v.chain.Profile() != scalable.RedisBloom {
+		c.err(fmt.Sprintf("ERR this %s filter has no RedisBloom dump: only RedisBloom-profile chains do (bloomlab export)", v.f.Kind()))
+		return false
+	}
+	next, data, err := v.chain.ScanDump(iter, maxScanChunk)
+	if err != nil {
+		c.err("ERR " + oneLine(err.Error()))
+		return false
+	}
+	c.w.Array(2)
+	c.w.Int(next)
+	c.w.Bulk(data)
+	return false
+}
+
+const errBadData = "ERR received bad data"
+
+func bfLoadChunk(c *client, args [][]byte) bool {
+	if len(args) != 4 {
+		c.err(wrongArity("bf.loadchunk"))
+		return false
+	}
+	s := c.s
+	iter, ok := parseInt(args[2])
+	if !ok {
+		c.err("ERR Second argument must be numeric")
+		return false
+	}
+	key, data := args[1], args[3]
+	e := s.getForCreate(c, key)
+	if e == nil {
+		if iter != 1 {
+			c.err(errBFNotFound)
+			return false
+		}
+		ld := new(scalable.Loader)
+		if err := ld.LoadChunk(1, data); err != nil {
+			c.err(errBadData + ": " + oneLine(err.Error()))
+			return false
+		}
+		_, total := ld.Progress()
+		v := &loadingValue{ld: ld, reserved: int64(total), ends: linkEnds(data)}
+		need := entryMem(string(key), v)
+		if !c.replaying && !s.reserve(need) {
+			c.err(errOOM)
+			return false
+		}
+		if c.replaying {
+			s.mem.Add(need)
+		}
+		s.add(string(key), v, need)
+		c.log(args)
+		c.w.Simple("OK")
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, loading := e.v.(*loadingValue)
+	if !loading {
+		if e.v.typ() == bfType {
+			c.err(errBadData + ": the key holds a complete filter (DEL it before loading another)")
+		} else {
+			c.err(errWrongType)
+		}
+		return false
+	}
+	got, total := v.ld.Progress()
+	if iter <= 0 || uint64(iter)-1 < uint64(len(data)) || len(data) == 0 {
+		c.err(errBadData)
+		return false
+	}
+	start := uint64(iter) - 1 - uint64(len(data))
+	if start != got {
+		c.err(fmt.Sprintf("%s: chunk for bytes %d … %d, expected byte %d next (chunks must come in BF.SCANDUMP's order)", errBadData, start, start+uint64(len(data)), got))
+		return false
+	}
+	if end := v.linkEnd(got); start+uint64(len(data)) > end {
+		c.err("ERR invalid chunk - Too big for current filter")
+		return false
+	}
+	if err := s.writable(e); err != nil {
+		c.err("ERR " + err.Error())
+		return false
+	}
+	v = e.v.(*loadingValue)
+	if err := v.ld.LoadChunk(iter, data); err != nil {
+		// Checked above; should the loader refuse anyway, the partial
+		// key is removed rather than left unusable.
+		c.err(errBadData + ": " + oneLine(err.Error()))
+		s.dropBroken(c, key, e)
+		return false
+	}
+	c.log(args)
+	s.touchKey(key)
+	if got+uint64(len(data)) == total {
+		f, err := v.ld.Filter()
+		if err != nil {
+			c.err(errBadData + ": " + oneLine(err.Error()))
+			s.dropBroken(c, key, e)
+			return false
+		}
+		e.v = newBF(f)
+		s.resize(key, e)
+	}
+	c.w.Simple("OK")
+	return false
+}
+
+// dropBroken deletes a key whose load failed (the caller holds the
+// keyspace exclusively).
+func (s *Server) dropBroken(c *client, key []byte, e *entry) {
+	s.deleteKey(c, string(key), e)
+	c.logArgs("DEL", string(key))
+}
+
+// linkEnds returns the byte offsets at which a RedisBloom header's links
+// end (the header was validated by the Loader).
+func linkEnds(hdr []byte) []uint64 {
+	if len(hdr) < 20 {
+		return nil
+	}
+	n := int(binary.LittleEndian.Uint32(hdr[8:]))
+	ends := make([]uint64, 0, n)
+	var off uint64
+	for i := 0; i < n && 20+53*i+8 <= len(hdr); i++ {
+		off += binary.LittleEndian.Uint64(hdr[20+53*i:])
+		ends = append(ends, off)
+	}
+	return ends
+}
+
+// linkEnd returns the end of the link that byte off belongs to.
+func (v *loadingValue) linkEnd(off uint64) uint64 {
+	for _, e := range v.ends {
+		if off < e {
+			return e
+		}
+	}
+	return off
+}

@@ -1,0 +1,708 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Connection, server and transaction commands: what clients and tools
+// send besides the data commands.
+
+// Version is the Redis version the server's replies follow.
+const redisVersion = "7.0.15"
+
+// bloomVersion is the RedisBloom module version reported (HELLO, INFO).
+const bloomVersion = 20423
+
+func init() {
+	g := func(name string, arity int, flags cmdFlags, group, summary string, run func(*client, [][]byte) bool) *command {
+		return &command{name: name, arity: arity, flags: flags, lock: lockNone, group: group, since: "1.0.0", summary: summary, run: run}
+	}
+	register(
+		g("ping", -1, fFast, "connection", "Ping the server", cmdPing),
+		g("echo", 2, fFast, "connection", "Echo the given string", cmdEcho),
+		g("hello", -1, fNoAuth|fFast, "connection", "Handshake with Redis", cmdHello),
+		g("auth", -2, fNoAuth|fFast, "connection", "Authenticate to the server", cmdAuth),
+		g("select", 2, fFast, "connection", "Change the selected database for the current connection", cmdSelect),
+		g("quit", -1, fNoAuth|fNoQueue|fFast, "connection", "Close the connection", cmdQuit),
+		g("client", -2, 0, "connection", "A container for client connection commands", cmdClient),
+		g("command", -1, 0, "server", "Get array of Redis command details", cmdCommand),
+		g("config", -2, fAdmin, "server", "A container for server configuration commands", cmdConfig),
+		g("info", -1, 0, "server", "Get information and statistics about the server", cmdInfo),
+		g("save", 1, fAdmin, "server", "Synchronously save the dataset to disk", cmdSave),
+		g("bgsave", -1, fAdmin, "server", "Asynchronously save the dataset to disk", cmdBgsave),
+		g("bgrewriteaof", 1, fAdmin, "server", "Asynchronously rewrite the append-only file", cmdBgsave),
+		g("lastsave", 1, fFast, "server", "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
+		g("shutdown", -1, fAdmin|fNoQueue, "server", "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
+		g("multi", 1, fNoQueue|fFast, "transactions", "Mark the start of a transaction block", cmdMulti),
+		g("exec", 1, fNoQueue, "transactions", "Execute all commands issued after MULTI", cmdExec),
+		g("discard", 1, fNoQueue|fFast, "transactions", "Discard all commands issued after MULTI", cmdDiscard),
+		g("watch", -2, fNoQueue|fFast, "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block", cmdWatch),
+		g("unwatch", 1, fNoQueue|fFast, "transactions", "Forget about all watched keys", cmdUnwatch),
+	)
+	commandTable["watch"].first, commandTable["watch"].last, commandTable["watch"].step = 1, -1, 1
+}
+
+func cmdPing(c *client, args [][]byte) bool {
+	switch len(args) {
+	case 1:
+		c.w.Simple("PONG")
+	case 2:
+		c.w.Bulk(args[1])
+	default:
+		c.err(wrongArity("ping"))
+	}
+	return false
+}
+
+func cmdEcho(c *client, args [][]byte) bool {
+	c.w.Bulk(args[1])
+	return false
+}
+
+func (c *client) checkPassword(user, pass []byte) bool {
+	want := c.s.cfg.Password
+	if user != nil && string(user) != "default" {
+		return false
+	}
+	if want == "" {
+		return true
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+}
+
+func cmdHello(c *client, args [][]byte) bool {
+	proto := c.w.Proto
+	if len(args) >= 2 {
+		v, ok := parseInt(args[1])
+		if !ok {
+			c.err("ERR Protocol version is not an integer or out of range")
+			return false
+		}
+		if v != 2 && v != 3 {
+			c.err("NOPROTO unsupported protocol version")
+			return false
+		}
+		proto = int(v)
+	}
+	var name []byte
+	authed := c.authed
+	for i := 2; i < len(args); i++ {
+		switch {
+		case eqFold(args[i], "AUTH") && i+2 < len(args):
+			if !c.checkPassword(args[i+1], args[i+2]) {
+				c.err("WRONGPASS invalid username-password pair or user is disabled.")
+				return false
+			}
+			authed = true
+			i += 2
+		case eqFold(args[i], "SETNAME") && i+1 < len(args):
+			name = args[i+1]
+			if !validName(name) {
+				c.err("ERR Client names cannot contain spaces, newlines or special characters.")
+				return false
+			}
+			i++
+		default:
+			c.err("ERR Syntax error in HELLO option '" + oneLine(string(args[i])) + "'")
+			return false
+		}
+	}
+	if !authed {
+		c.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return false
+	}
+	c.authed = true
+	if name != nil {
+		c.name = string(name)
+	}
+	c.w.Proto = proto
+	c.w.Map(7)
+	c.w.BulkString("server")
+	c.w.BulkString("bloomlab")
+	c.w.BulkString("version")
+	c.w.BulkString(redisVersion)
+	c.w.BulkString("proto")
+	c.w.Int(int64(proto))
+	c.w.BulkString("id")
+	c.w.Int(c.id)
+	c.w.BulkString("mode")
+	c.w.BulkString("standalone")
+	c.w.BulkString("role")
+	c.w.BulkString("master")
+	c.w.BulkString("modules")
+	c.w.Array(1)
+	c.w.Map(4)
+	c.w.BulkString("name")
+	c.w.BulkString("bf")
+	c.w.BulkString("ver")
+	c.w.Int(bloomVersion)
+	c.w.BulkString("path")
+	c.w.BulkString("bloomlab")
+	c.w.BulkString("args")
+	c.w.Array(0)
+	return false
+}
+
+func cmdAuth(c *client, args [][]byte) bool {
+	if len(args) > 3 {
+		c.err(errSyntax)
+		return false
+	}
+	var user, pass []byte
+	if len(args) == 3 {
+		user, pass = args[1], args[2]
+	} else {
+		pass = args[1]
+		if c.s.cfg.Password == "" {
+			c.err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+			return false
+		}
+	}
+	if !c.checkPassword(user, pass) {
+		c.err("WRONGPASS invalid username-password pair or user is disabled.")
+		return false
+	}
+	c.authed = true
+	c.w.Simple("OK")
+	return false
+}
+
+func cmdSelect(c *client, args [][]byte) bool {
+	db, ok := parseInt(args[1])
+	switch {
+	case !ok:
+		c.err(errNotInt)
+	case db != 0:
+		c.err("ERR DB index is out of range")
+	default:
+		c.w.Simple("OK")
+	}
+	return false
+}
+
+func cmdQuit(c *client, args [][]byte) bool {
+	c.w.Simple("OK")
+	c.quit = true
+	return false
+}
+
+func validName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdClient(c *client, args [][]byte) bool {
+	sub := strings.ToLower(string(args[1]))
+	arity := map[string]int{"setname": 3, "getname": 2, "id": 2, "setinfo": 4, "info": 2, "list": -2}
+	want, known := arity[sub]
+	if !known {
+		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try CLIENT HELP.")
+		return false
+	}
+	if want >= 0 && len(args) != want || want < 0 && len(args) < -want {
+		c.err(wrongArity("client|" + sub))
+		return false
+	}
+	switch sub {
+	case "setname":
+		if !validName(args[2]) {
+			c.err("ERR Client names cannot contain spaces, newlines or special characters.")
+			return false
+		}
+		c.name = string(args[2])
+		c.w.Simple("OK")
+	case "getname":
+		if c.name == "" {
+			c.w.Null()
+		} else {
+			c.w.BulkString(c.name)
+		}
+	case "id":
+		c.w.Int(c.id)
+	case "setinfo":
+		if !validName(args[3]) {
+			c.err("ERR lib-name or lib-ver cannot contain spaces, newlines or special characters.")
+			return false
+		}
+		switch {
+		case eqFold(args[2], "LIB-NAME"):
+			c.libName = string(args[3])
+		case eqFold(args[2], "LIB-VER"):
+			c.libVer = string(args[3])
+		default:
+			c.err("ERR Unrecognized option '" + oneLine(string(args[2])) + "'")
+			return false
+		}
+		c.w.Simple("OK")
+	case "info":
+		c.w.Verbatim(c.describe() + "\n")
+	case "list":
+		var b strings.Builder
+		c.s.mu.Lock()
+		for o := range c.s.clients {
+			b.WriteString(o.describe())
+			b.WriteByte('\n')
+		}
+		c.s.mu.Unlock()
+		c.w.Verbatim(b.String())
+	}
+	return false
+}
+
+func (c *client) describe() string {
+	addr := ""
+	if c.conn != nil {
+		addr = c.conn.RemoteAddr().String()
+	}
+	return fmt.Sprintf("id=%d addr=%s name=%s age=%d db=0 multi=%d resp=%d lib-name=%s lib-ver=%s",
+		c.id, addr, c.name, int(time.Since(c.created).Seconds()), map[bool]int{true: len(c.queue), false: -1}[c.multi], c.w.Proto, c.libName, c.libVer)
+}
+
+func cmdCommand(c *client, args [][]byte) bool {
+	if len(args) == 1 {
+		cmds := sortedCommands()
+		c.w.Array(len(cmds))
+		for _, cmd := range cmds {
+			c.commandInfo(cmd)
+		}
+		return false
+	}
+	switch strings.ToLower(string(args[1])) {
+	case "count":
+		c.w.Int(int64(len(commandTable)))
+	case "info":
+		c.w.Array(len(args) - 2)
+		for _, name := range args[2:] {
+			if cmd := lookupCommand(name, &c.lower); cmd != nil {
+				c.commandInfo(cmd)
+			} else {
+				c.w.NullArray()
+			}
+		}
+	case "docs":
+		var cmds []*command
+		if len(args) == 2 {
+			cmds = sortedCommands()
+		} else {
+			for _, name := range args[2:] {
+				if cmd := lookupCommand(name, &c.lower); cmd != nil {
+					cmds = append(cmds, cmd)
+				}
+			}
+		}
+		c.w.Map(len(cmds))
+		for _, cmd := range cmds {
+			c.w.BulkString(cmd.name)
+			c.w.Map(3)
+			c.w.BulkString("summary")
+			c.w.BulkString(cmd.summary)
+			c.w.BulkString("since")
+			c.w.BulkString(cmd.since)
+			c.w.BulkString("group")
+			c.w.BulkString(cmd.group)
+		}
+	case "list":
+		cmds := sortedCommands()
+		c.w.Array(len(cmds))
+		for _, cmd := range cmds {
+			c.w.BulkString(cmd.name)
+		}
+	default:
+		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try COMMAND HELP.")
+	}
+	return false
+}
+
+// commandInfo writes one COMMAND INFO entry in Redis 7's shape.
+func (c *client) commandInfo(cmd *command) {
+	var flags []string
+	for _, f := range []struct {
+		f    cmdFlags
+		name string
+	}{{fWrite, "write"}, {fReadonly, "readonly"}, {fDenyOOM, "denyoom"}, {fAdmin, "admin"}, {fNoAuth, "no_auth"}, {fFast, "fast"}} {
+		if cmd.flags&f.f != 0 {
+			flags = append(flags, f.name)
+		}
+	}
+	c.w.Array(10)
+	c.w.BulkString(cmd.name)
+	c.w.Int(int64(cmd.arity))
+	c.w.Set(len(flags))
+	for _, f := range flags {
+		c.w.Simple(f)
+	}
+	c.w.Int(int64(cmd.first))
+	c.w.Int(int64(cmd.last))
+	c.w.Int(int64(cmd.step))
+	c.w.Set(1)
+	c.w.Simple("@" + cmd.group)
+	c.w.Array(0)
+	c.w.Array(0)
+	c.w.Array(0)
+}
+
+// configParams are what CONFIG GET answers (read-only).
+func (s *Server) configParams() [][2]string {
+	save := ""
+	if s.cfg.SaveInterval > 0 {
+		save = strconv.Itoa(int(s.cfg.SaveInterval.Seconds())) + " 1"
+	}
+	appendonly := "no"
+	if s.persist != nil {
+		appendonly = "yes"
+	}
+	port := ""
+	if a := s.Addr(); a != nil {
+		if _, p, err := splitHostPort(a.String()); err == nil {
+			port = p
+		}
+	}
+	return [][2]string{
+		{"appendfsync", s.cfg.AppendFsync.String()},
+		{"appendonly", appendonly},
+		{"databases", "1"},
+		{"dir", s.cfg.Dir},
+		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
+		{"maxmemory", strconv.FormatInt(max(s.maxMem, 0), 10)},
+		{"maxmemory-policy", "noeviction"},
+		{"port", port},
+		{"proto-max-bulk-len", strconv.FormatInt(s.lim.MaxBulk, 10)},
+		{"save", save},
+		{"timeout", strconv.Itoa(int(s.cfg.IdleTimeout.Seconds()))},
+	}
+}
+
+func splitHostPort(a string) (string, string, error) {
+	i := strings.LastIndexByte(a, ':')
+	if i < 0 {
+		return "", "", fmt.Errorf("no port")
+	}
+	return a[:i], a[i+1:], nil
+}
+
+func cmdConfig(c *client, args [][]byte) bool {
+	sub := strings.ToLower(string(args[1]))
+	switch sub {
+	case "get":
+		if len(args) < 3 {
+			c.err(wrongArity("config|get"))
+			return false
+		}
+		var out [][2]string
+		for _, p := range c.s.configParams() {
+			for _, pat := range args[2:] {
+				if globMatch([]byte(strings.ToLower(string(pat))), []byte(p[0])) {
+					out = append(out, p)
+					break
+				}
+			}
+		}
+		c.w.Map(len(out))
+		for _, p := range out {
+			c.w.BulkString(p[0])
+			c.w.BulkString(p[1])
+		}
+	case "set":
+		if len(args) < 4 {
+			c.err(wrongArity("config|set"))
+			return false
+		}
+		c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + oneLine(string(args[2])) + "'")
+	case "resetstat":
+		c.w.Simple("OK")
+	default:
+		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try CONFIG HELP.")
+	}
+	return false
+}
+
+func cmdSave(c *client, args [][]byte) bool {
+	s := c.s
+	switch {
+	case s.persist == nil:
+		c.err("ERR this server keeps nothing on disk (started without a directory)")
+	case c.excl:
+		c.err("ERR SAVE inside MULTI is not supported here: use BGSAVE")
+	case s.persist.saving.Load():
+		c.err("ERR Background save already in progress")
+	case s.save(false) != nil:
+		c.err("ERR snapshot failed: see the server's log")
+	default:
+		c.w.Simple("OK")
+	}
+	return false
+}
+
+func cmdBgsave(c *client, args [][]byte) bool {
+	s := c.s
+	rewrite := eqFold(args[0], "bgrewriteaof")
+	if len(args) > 2 || len(args) == 2 && !eqFold(args[1], "SCHEDULE") {
+		c.err(errSyntax)
+		return false
+	}
+	switch {
+	case s.persist == nil:
+		c.err("ERR this server keeps nothing on disk (started without a directory)")
+	case !s.bgsave():
+		if rewrite {
+			c.w.Simple("Background append only file rewriting scheduled")
+		} else if len(args) == 2 {
+			c.w.Simple("Background saving scheduled")
+		} else {
+			c.err("ERR Background save already in progress")
+		}
+	case rewrite:
+		c.w.Simple("Background append only file rewriting started")
+	default:
+		c.w.Simple("Background saving started")
+	}
+	return false
+}
+
+func cmdLastSave(c *client, args [][]byte) bool {
+	t := c.s.started.Unix()
+	if c.s.persist != nil && c.s.persist.lastSave.Load() != 0 {
+		t = c.s.persist.lastSave.Load()
+	}
+	c.w.Int(t)
+	return false
+}
+
+func cmdShutdown(c *client, args [][]byte) bool {
+	save := true
+	for _, a := range args[1:] {
+		switch {
+		case eqFold(a, "NOSAVE"):
+			save = false
+		case eqFold(a, "SAVE"), eqFold(a, "NOW"), eqFold(a, "FORCE"):
+		case eqFold(a, "ABORT"):
+			c.err("ERR No shutdown in progress.")
+			return false
+		default:
+			c.err(errSyntax)
+			return false
+		}
+	}
+	s := c.s
+	s.logf("bloomlab: SHUTDOWN from client %d", c.id)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s.shutdown(ctx, save)
+	}()
+	c.quit = true // Redis closes the connection without a reply
+	return false
+}
+
+// Transactions.
+
+func cmdMulti(c *client, args [][]byte) bool {
+	if c.multi {
+		c.err("ERR MULTI calls can not be nested")
+		return false
+	}
+	c.multi, c.multiErr, c.queue, c.queueLen = true, false, c.queue[:0], 0
+	c.w.Simple("OK")
+	return false
+}
+
+func (c *client) endTx() {
+	c.multi, c.multiErr, c.queueLen = false, false, 0
+	clear(c.queue)
+	c.queue = c.queue[:0]
+	c.s.unwatchAll(c)
+}
+
+func cmdDiscard(c *client, args [][]byte) bool {
+	if !c.multi {
+		c.err("ERR DISCARD without MULTI")
+		return false
+	}
+	c.endTx()
+	c.w.Simple("OK")
+	return false
+}
+
+var multiRecord, execRecord = appendRecord(nil, [][]byte{[]byte("MULTI")}), appendRecord(nil, [][]byte{[]byte("EXEC")})
+
+// cmdExec runs the queued commands with the keyspace held exclusively, so
+// that no other client sees a state between them; their log records are
+// written between MULTI and EXEC records and replayed whole or not at all.
+func cmdExec(c *client, args [][]byte) bool {
+	s := c.s
+	switch {
+	case !c.multi:
+		c.err("ERR EXEC without MULTI")
+		return false
+	case c.multiErr:
+		c.endTx()
+		c.err("EXECABORT Transaction discarded because of previous errors.")
+		return false
+	case c.dirty.Load():
+		c.endTx()
+		c.w.NullArray()
+		return false
+	}
+	queue := c.queue
+	s.db.mu.Lock()
+	c.excl, c.inTx, c.tx = true, true, c.tx[:0]
+	c.w.Array(len(queue))
+	for _, q := range queue {
+		cmd := lookupCommand(q[0], &c.lower)
+		c.call(cmd, q)
+	}
+	c.inTx = false
+	if len(c.tx) > 0 && s.aof != nil {
+		recs := append(append([][]byte{multiRecord}, c.tx...), execRecord)
+		c.logPos = s.aof.appendRaw(recs...)
+	}
+	clear(c.tx)
+	c.tx = c.tx[:0]
+	c.excl = false
+	s.db.mu.Unlock()
+	c.endTx()
+	return false
+}
+
+func cmdWatch(c *client, args [][]byte) bool {
+	if c.multi {
+		c.err("ERR WATCH inside MULTI is not allowed")
+		return false
+	}
+	for _, k := range args[1:] {
+		c.s.addWatch(c, string(k))
+	}
+	c.w.Simple("OK")
+	return false
+}
+
+func cmdUnwatch(c *client, args [][]byte) bool {
+	c.s.unwatchAll(c)
+	c.w.Simple("OK")
+	return false
+}
+
+// INFO, with Redis's section and field names.
+func cmdInfo(c *client, args [][]byte) bool {
+	s := c.s
+	want := map[string]bool{}
+	for _, a := range args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	var b strings.Builder
+	section := func(name string, fields ...any) {
+		if !all && !want[strings.ToLower(name)] {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + name + "\r\n")
+		for i := 0; i+1 < len(fields); i += 2 {
+			fmt.Fprintf(&b, "%s:%v\r\n", fields[i], fields[i+1])
+		}
+	}
+	up := time.Since(s.started)
+	port := ""
+	if a := s.Addr(); a != nil {
+		_, port, _ = splitHostPort(a.String())
+	}
+	section("Server", "redis_version", redisVersion, "bloomlab_version", "1", "server_name", "bloomlab",
+		"redis_mode", "standalone", "os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", strconv.IntSize,
+		"go_version", runtime.Version(), "process_id", os.Getpid(), "tcp_port", port,
+		"uptime_in_seconds", int(up.Seconds()), "uptime_in_days", int(up.Hours()/24),
+		"module_bf_version", bloomVersion)
+	s.mu.Lock()
+	nclients := len(s.clients)
+	s.mu.Unlock()
+	section("Clients", "connected_clients", nclients, "maxclients", s.cfg.MaxClients, "blocked_clients", 0)
+	used := s.mem.Load()
+	section("Memory", "used_memory", used, "used_memory_human", human(used), "used_memory_rss", rss(),
+		"maxmemory", max(s.maxMem, 0), "maxmemory_human", human(max(s.maxMem, 0)), "maxmemory_policy", "noeviction")
+	if p := s.persist; p != nil {
+		status := "ok"
+		if !p.lastOK.Load() {
+			status = "err"
+		}
+		aofStatus, aofSize := "ok", int64(0)
+		if s.aof != nil {
+			if s.aof.err() != nil {
+				aofStatus = "err"
+			}
+			aofSize = s.aof.size()
+		}
+		section("Persistence", "loading", 0, "rdb_changes_since_last_save", p.dirty.Load(),
+			"rdb_bgsave_in_progress", b2i(p.saving.Load()), "rdb_last_save_time", p.lastSave.Load(),
+			"rdb_last_bgsave_status", status, "rdb_last_bgsave_time_sec", p.lastDur.Load(),
+			"rdb_last_cow_size", 0, "aof_enabled", 1, "aof_rewrite_in_progress", b2i(p.saving.Load()),
+			"aof_last_bgrewrite_status", status, "aof_last_write_status", aofStatus,
+			"aof_current_size", aofSize, "aof_base_size", p.lastSnapSize.Load(), "appendfsync", s.cfg.AppendFsync.String())
+	} else {
+		section("Persistence", "loading", 0, "rdb_changes_since_last_save", 0, "rdb_bgsave_in_progress", 0,
+			"rdb_last_save_time", s.started.Unix(), "rdb_last_bgsave_status", "ok", "aof_enabled", 0,
+			"aof_rewrite_in_progress", 0, "aof_last_write_status", "ok")
+	}
+	section("Stats", "total_connections_received", s.totalConns.Load(), "total_commands_processed", s.totalCommands.Load(),
+		"rejected_connections", s.rejectedConns.Load())
+	if !c.excl {
+		s.db.mu.RLock()
+	}
+	nkeys, nexp := len(s.db.m), len(s.db.expires)
+	if !c.excl {
+		s.db.mu.RUnlock()
+	}
+	if nkeys > 0 {
+		section("Keyspace", "db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", nkeys, nexp))
+	} else {
+		section("Keyspace")
+	}
+	c.w.Verbatim(b.String())
+	return false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func human(n int64) string {
+	f := float64(n)
+	for _, u := range []string{"B", "K", "M", "G", "T"} {
+		if f < 1024 || u == "T" {
+			if u == "B" {
+				return strconv.FormatInt(n, 10) + "B"
+			}
+			return strconv.FormatFloat(f, 'f', 2, 64) + u
+		}
+		f /= 1024
+	}
+	return ""
+}
+
+// rss is the process's resident memory in bytes (Linux), 0 elsewhere.
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}

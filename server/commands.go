@@ -1,0 +1,201 @@
+package server
+
+import (
+	"math"
+	"sort"
+	"strconv"
+)
+
+type cmdFlags uint16
+
+const (
+	fWrite    cmdFlags = 1 << iota // changes data: logged; refused when the log failed
+	fDenyOOM                       // refused when memory exceeds MaxMemory
+	fNoAuth                        // allowed before AUTH
+	fNoQueue                       // runs at once inside MULTI
+	fReadonly                      // for COMMAND INFO
+	fFast
+	fAdmin
+)
+
+// lockMode is how the dispatcher holds the keyspace lock for a command.
+type lockMode uint8
+
+const (
+	lockNone  lockMode = iota // the command locks what it needs itself
+	lockRead                  // shared: the command only reads
+	lockWrite                 // shared: the command changes an existing key under the key's own lock; it returns true to run again exclusively (to create the key)
+	lockExcl                  // exclusive
+)
+
+// command is one entry of the command table. A command returns true
+// (only under lockWrite, and before writing any reply) to be run again
+// with the keyspace held exclusively.
+type command struct {
+	name              string // lower case; "client|setname" for subcommands
+	arity             int    // Redis's convention: n exactly, -n at least n
+	flags             cmdFlags
+	lock              lockMode
+	first, last, step int // key positions, for COMMAND INFO
+	group, since      string
+	summary           string
+	run               func(c *client, args [][]byte) bool
+}
+
+var commandTable = map[string]*command{}
+
+func register(cmds ...*command) {
+	for _, c := range cmds {
+		if _, dup := commandTable[c.name]; dup {
+			panic("server: command " + c.name + " registered twice")
+		}
+		commandTable[c.name] = c
+	}
+}
+
+// lookupCommand finds a command by name, case-insensitively, without
+// allocating.
+func lookupCommand(name []byte, buf *[32]byte) *command {
+	if len(name) > len(buf) {
+		return nil
+	}
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return commandTable[string(buf[:len(name)])]
+}
+
+func (cmd *command) arityOK(n int) bool {
+	if cmd.arity >= 0 {
+		return n == cmd.arity
+	}
+	return n >= -cmd.arity
+}
+
+func sortedCommands() []*command {
+	out := make([]*command, 0, len(commandTable))
+	for _, c := range commandTable {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// Logging. A write command logs itself (or a normalized form) after it
+// changed the keyspace, while it still holds the lock that ordered the
+// change, so that the log's order is the order of the changes.
+
+func (c *client) log(args [][]byte) {
+	s := c.s
+	if c.replaying {
+		return
+	}
+	if s.persist != nil {
+		s.persist.dirty.Add(1)
+	}
+	if s.aof == nil {
+		return
+	}
+	if c.inTx {
+		c.tx = append(c.tx, appendRecord(nil, args))
+		return
+	}
+	c.logPos = s.aof.appendRecord(args)
+}
+
+func (c *client) logArgs(args ...string) {
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	c.log(b)
+}
+
+// Argument parsing as Redis does it.
+
+// parseInt reads a decimal int64 as Redis's string2ll: an optional minus
+// sign, no plus sign, no spaces, no leading zeros.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	p := b
+	if neg {
+		p = p[1:]
+	}
+	if len(p) == 0 || p[0] < '1' || p[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, ch := range p {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		d := uint64(ch - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// parseFloat reads a double as Redis's string2d: no spaces, no NaN.
+func parseFloat(b []byte) (float64, bool) {
+	if len(b) == 0 || len(b) > 256 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !isRangeUnderflow(err, f) || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+func isRangeUnderflow(err error, f float64) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange && f == 0
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+// eqFold reports whether b equals the ASCII name s, ignoring case.
+func eqFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+const errNotInt = "ERR value is not an integer or out of range"
+const errSyntax = "ERR syntax error"

@@ -1,0 +1,268 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// keyspace is the one database (SELECT 0).
+//
+// Locking: mu is held shared by commands that read keys or change one
+// existing key's value (these also lock the entry: shared to read,
+// exclusively to write), and exclusively by commands that create, delete
+// or rename keys, change expiry times, run a MULTI/EXEC block, or freeze
+// the keyspace for a snapshot. An entry's value pointer changes only
+// under its own write lock or under mu held exclusively.
+type keyspace struct {
+	mu      sync.RWMutex
+	m       map[string]*entry
+	expires map[string]*entry // the keys with an expiry time
+}
+
+type entry struct {
+	mu       sync.RWMutex
+	v        value
+	expireAt int64  // Unix milliseconds; 0: none (changed under keyspace.mu held exclusively)
+	mem      int64  // bytes accounted for the entry (key and value)
+	frozen   uint64 // the snapshot that froze v; a writer copies v first
+}
+
+// typeName is TYPE's answer for e (readers hold db.mu; the value may be
+// replaced under e.mu by a writer copying a frozen value).
+func (e *entry) typeName() string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.v.typ().name
+}
+
+func (db *keyspace) init() {
+	db.m = map[string]*entry{}
+	db.expires = map[string]*entry{}
+}
+
+func nowMs() int64 { return time.Now().UnixMilli() }
+
+// expired reports whether e's time has passed.
+func (e *entry) expired(now int64) bool { return e.expireAt != 0 && now >= e.expireAt }
+
+// get returns the live entry of key (nil if missing or expired). The
+// caller holds db.mu (either way).
+func (s *Server) get(key []byte) *entry {
+	e := s.db.m[string(key)]
+	if e == nil {
+		return nil
+	}
+	if e.expireAt != 0 && e.expired(nowMs()) {
+		return nil
+	}
+	return e
+}
+
+// getForCreate returns key's live entry, deleting it first if it has
+// expired (logging the deletion). The caller holds db.mu exclusively.
+func (s *Server) getForCreate(c *client, key []byte) *entry {
+	e := s.db.m[string(key)]
+	if e != nil && e.expired(nowMs()) {
+		s.deleteKey(c, string(key), e)
+		c.logArgs("DEL", string(key))
+		return nil
+	}
+	return e
+}
+
+// add creates key with v. The caller holds db.mu exclusively, checked the
+// key is absent and reserved v's memory (see reserve); the reservation
+// becomes the entry's.
+func (s *Server) add(key string, v value, reserved int64) *entry {
+	e := &entry{v: v}
+	e.mem = entryMem(key, v)
+	s.mem.Add(e.mem - reserved)
+	s.db.m[key] = e
+	s.touch(key)
+	return e
+}
+
+func entryMem(key string, v value) int64 { return int64(len(key)) + 64 + v.memory() }
+
+// deleteKey removes key. The caller holds db.mu exclusively.
+func (s *Server) deleteKey(c *client, key string, e *entry) {
+	delete(s.db.m, key)
+	if e.expireAt != 0 {
+		delete(s.db.expires, key)
+	}
+	s.mem.Add(-e.mem)
+	s.touch(key)
+}
+
+// setExpire sets or clears key's expiry time. The caller holds db.mu
+// exclusively.
+func (s *Server) setExpire(key string, e *entry, at int64) {
+	e.expireAt = at
+	if at == 0 {
+		delete(s.db.expires, key)
+	} else {
+		s.db.expires[key] = e
+	}
+	s.touch(key)
+}
+
+// writable prepares e for a change of its value: the caller holds e.mu
+// for writing (or db.mu exclusively). If a snapshot in progress froze the
+// value, the value is copied first and the snapshot keeps the original.
+func (s *Server) writable(e *entry) error {
+	if e.frozen != 0 && e.frozen == s.persistFrozen() {
+		v, err := e.v.clone()
+		if err != nil {
+			return err
+		}
+		e.v = v
+	}
+	e.frozen = 0
+	return nil
+}
+
+// resize updates e's accounted memory after its value changed size. The
+// caller holds e.mu for writing.
+func (s *Server) resize(key []byte, e *entry) {
+	m := int64(len(key)) + 64 + e.v.memory()
+	if d := m - e.mem; d != 0 {
+		e.mem = m
+		s.mem.Add(d)
+	}
+}
+
+// reserve accounts n more bytes if they fit under MaxMemory, reporting
+// whether they did. Reservations are atomic: concurrent writers cannot
+// together exceed the limit.
+func (s *Server) reserve(n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	for {
+		cur := s.mem.Load()
+		if s.maxMem > 0 && cur+n > s.maxMem {
+			return false
+		}
+		if s.mem.CompareAndSwap(cur, cur+n) {
+			return true
+		}
+	}
+}
+
+// overLimit reports whether memory already exceeds MaxMemory (Redis
+// refuses every write that may allocate then).
+func (s *Server) overLimit() bool { return s.maxMem > 0 && s.mem.Load() > s.maxMem }
+
+// expireCycle deletes expired keys in the background: up to 200 at a
+// time, as long as more than a quarter of a sample have expired (Redis's
+// active expiry).
+func (s *Server) expireCycle() {
+	for round := 0; round < 16; round++ {
+		s.db.mu.Lock()
+		if len(s.db.expires) == 0 {
+			s.db.mu.Unlock()
+			return
+		}
+		now := nowMs()
+		sampled, gone := 0, 0
+		var c *client
+		for k, e := range s.db.expires {
+			if sampled == 200 {
+				break
+			}
+			sampled++
+			if e.expired(now) {
+				if c == nil {
+					c = s.internalClient()
+				}
+				s.deleteKey(c, k, e)
+				c.logArgs("DEL", k)
+				gone++
+			}
+		}
+		s.db.mu.Unlock()
+		if gone*4 <= sampled {
+			return
+		}
+	}
+}
+
+// watchers maps watched keys to the clients watching them (WATCH).
+type watchers struct {
+	n  atomic.Int64 // watched keys, for the fast path
+	mu sync.Mutex
+	m  map[string]map[*client]struct{}
+}
+
+// touch marks the clients watching key dirty: their EXEC will fail.
+func (s *Server) touch(key string) {
+	if s.watch.n.Load() == 0 {
+		return
+	}
+	s.watch.mu.Lock()
+	for c := range s.watch.m[key] {
+		c.dirty.Store(true)
+	}
+	s.watch.mu.Unlock()
+}
+
+// touchKey is touch for a key as the command received it (no string is
+// made unless someone watches).
+func (s *Server) touchKey(key []byte) {
+	if s.watch.n.Load() != 0 {
+		s.touch(string(key))
+	}
+}
+
+// touchAll marks every watching client dirty (FLUSHALL).
+func (s *Server) touchAll() {
+	if s.watch.n.Load() == 0 {
+		return
+	}
+	s.watch.mu.Lock()
+	for _, cs := range s.watch.m {
+		for c := range cs {
+			c.dirty.Store(true)
+		}
+	}
+	s.watch.mu.Unlock()
+}
+
+func (s *Server) addWatch(c *client, key string) {
+	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
+	if s.watch.m == nil {
+		s.watch.m = map[string]map[*client]struct{}{}
+	}
+	cs := s.watch.m[key]
+	if cs == nil {
+		cs = map[*client]struct{}{}
+		s.watch.m[key] = cs
+	}
+	if _, ok := cs[c]; !ok {
+		cs[c] = struct{}{}
+		c.watched = append(c.watched, key)
+		s.watch.n.Add(1)
+	}
+}
+
+func (s *Server) unwatchAll(c *client) {
+	if len(c.watched) == 0 {
+		c.dirty.Store(false)
+		return
+	}
+	s.watch.mu.Lock()
+	for _, k := range c.watched {
+		if cs := s.watch.m[k]; cs != nil {
+			delete(cs, c)
+			if len(cs) == 0 {
+				delete(s.watch.m, k)
+			}
+			s.watch.n.Add(-1)
+		}
+	}
+	s.watch.mu.Unlock()
+	c.watched = c.watched[:0]
+	c.dirty.Store(false)
+}

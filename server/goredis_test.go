@@ -1,0 +1,275 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func goRedis(t testing.TB, s *Server, protocol int, password string) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr().String(), Protocol: protocol, Password: password,
+		DialTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// TestGoRedisTyped drives the server with go-redis v9's typed BF and CMS
+// calls over RESP2 and RESP3 (go-redis rejects unknown BF.INFO and
+// CMS.INFO labels and checks reply shapes), and the generic commands it
+// offers.
+func TestGoRedisTyped(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ctx := context.Background()
+			s := start(t, Config{})
+			rdb := goRedis(t, s, proto, "")
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(rdb.Ping(ctx).Err())
+			must(rdb.BFReserve(ctx, "f", 0.01, 100).Err())
+			if err := rdb.BFReserve(ctx, "f", 0.01, 100).Err(); err == nil || err.Error() != "ERR item exists" {
+				t.Fatalf("second reserve: %v", err)
+			}
+			must(rdb.BFReserveWithArgs(ctx, "g", &redis.BFReserveOptions{Error: 0.001, Capacity: 50, Expansion: 4}).Err())
+			must(rdb.BFReserveNonScaling(ctx, "ns", 0.01, 3).Err())
+			if added, err := rdb.BFAdd(ctx, "f", "a").Result(); err != nil || !added {
+				t.Fatalf("BFAdd: %v %v", added, err)
+			}
+			if added, _ := rdb.BFAdd(ctx, "f", "a").Result(); added {
+				t.Fatal("BFAdd of a present key answered added")
+			}
+			res, err := rdb.BFMAdd(ctx, "f", "b", "c", "a").Result()
+			if err != nil || fmt.Sprint(res) != "[true true false]" {
+				t.Fatalf("BFMAdd: %v %v", res, err)
+			}
+			if ok, _ := rdb.BFExists(ctx, "f", "b").Result(); !ok {
+				t.Fatal("BFExists b")
+			}
+			if ok, _ := rdb.BFExists(ctx, "nokey", "b").Result(); ok {
+				t.Fatal("BFExists on a missing key")
+			}
+			ex, err := rdb.BFMExists(ctx, "f", "a", "zz").Result()
+			if err != nil || fmt.Sprint(ex) != "[true false]" {
+				t.Fatalf("BFMExists: %v %v", ex, err)
+			}
+			info, err := rdb.BFInfo(ctx, "f").Result()
+			if err != nil || info.Capacity != 100 || info.Size != 240 || info.Filters != 1 || info.ItemsInserted != 3 || info.ExpansionRate != 2 {
+				t.Fatalf("BFInfo: %+v %v", info, err)
+			}
+			if n, err := rdb.BFCard(ctx, "f").Result(); err != nil || n != 3 {
+				t.Fatalf("BFCard: %d %v", n, err)
+			}
+			ins, err := rdb.BFInsert(ctx, "ins", &redis.BFInsertOptions{Capacity: 10, Error: 0.05, Expansion: 2}, "x", "y", "x").Result()
+			if err != nil || fmt.Sprint(ins) != "[true true false]" {
+				t.Fatalf("BFInsert: %v %v", ins, err)
+			}
+			if err := rdb.BFInsert(ctx, "missing", &redis.BFInsertOptions{NoCreate: true}, "x").Err(); err == nil || err.Error() != "ERR not found" {
+				t.Fatalf("BFInsert NOCREATE: %v", err)
+			}
+			for i := 0; i < 3; i++ {
+				rdb.BFAdd(ctx, "ns", fmt.Sprint("n", i))
+			}
+			if err := rdb.BFAdd(ctx, "ns", "more").Err(); err == nil || err.Error() != "ERR non scaling filter is full" {
+				t.Fatalf("full: %v", err)
+			}
+			// The dump, chunk by chunk, into another key.
+			for i := 0; i < 500; i++ {
+				rdb.BFAdd(ctx, "g", fmt.Sprint("g", i))
+			}
+			it := int64(0)
+			for {
+				d, err := rdb.BFScanDump(ctx, "g", it).Result()
+				must(err)
+				if d.Iter == 0 {
+					break
+				}
+				must(rdb.BFLoadChunk(ctx, "g2", d.Iter, d.Data).Err())
+				it = d.Iter
+			}
+			for i := 0; i < 500; i++ {
+				if ok, err := rdb.BFExists(ctx, "g2", fmt.Sprint("g", i)).Result(); err != nil || !ok {
+					t.Fatalf("loaded copy lacks g%d: %v", i, err)
+				}
+			}
+			i1, _ := rdb.BFInfo(ctx, "g").Result()
+			i2, _ := rdb.BFInfo(ctx, "g2").Result()
+			if i1 != i2 {
+				t.Fatalf("BFInfo of the copy %+v, original %+v", i2, i1)
+			}
+
+			must(rdb.CMSInitByDim(ctx, "cm", 100, 5).Err())
+			must(rdb.CMSInitByProb(ctx, "cp", 0.001, 0.01).Err())
+			counts, err := rdb.CMSIncrBy(ctx, "cm", "a", 3, "b", 5, "a", 2).Result()
+			if err != nil || fmt.Sprint(counts) != "[3 5 5]" {
+				t.Fatalf("CMSIncrBy: %v %v", counts, err)
+			}
+			q, err := rdb.CMSQuery(ctx, "cm", "a", "b", "zz").Result()
+			if err != nil || fmt.Sprint(q) != "[5 5 0]" {
+				t.Fatalf("CMSQuery: %v %v", q, err)
+			}
+			ci, err := rdb.CMSInfo(ctx, "cp").Result()
+			if err != nil || ci.Width != 2000 || ci.Depth != 7 || ci.Count != 0 {
+				t.Fatalf("CMSInfo: %+v %v", ci, err)
+			}
+			must(rdb.CMSInitByDim(ctx, "cm2", 100, 5).Err())
+			rdb.CMSIncrBy(ctx, "cm2", "a", 10)
+			must(rdb.CMSInitByDim(ctx, "dst", 100, 5).Err())
+			must(rdb.CMSMergeWithWeight(ctx, "dst", map[string]int64{"cm": 1, "cm2": 3}).Err())
+			if q, _ := rdb.CMSQuery(ctx, "dst", "a", "b").Result(); fmt.Sprint(q) != "[35 5]" {
+				t.Fatalf("after a weighted merge: %v", q)
+			}
+			must(rdb.CMSMerge(ctx, "dst", "cm", "cm2").Err())
+			if q, _ := rdb.CMSQuery(ctx, "dst", "a").Result(); fmt.Sprint(q) != "[15]" {
+				t.Fatalf("after a merge: %v", q)
+			}
+			if err := rdb.CMSQuery(ctx, "nokey", "a").Err(); err == nil || err.Error() != "CMS: key does not exist" {
+				t.Fatalf("missing sketch: %v", err)
+			}
+
+			// Generic commands.
+			must(rdb.Set(ctx, "str", "v", 0).Err())
+			if err := rdb.BFAdd(ctx, "str", "x").Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+				t.Fatalf("BFAdd on a string: %v", err)
+			}
+			if typ, _ := rdb.Type(ctx, "f").Result(); typ != "MBbloom--" {
+				t.Fatalf("TYPE: %q", typ)
+			}
+			if typ, _ := rdb.Type(ctx, "cm").Result(); typ != "CMSk-TYPE" {
+				t.Fatalf("TYPE: %q", typ)
+			}
+			if n, _ := rdb.Exists(ctx, "f", "g", "nokey").Result(); n != 2 {
+				t.Fatalf("EXISTS: %d", n)
+			}
+			must(rdb.Expire(ctx, "g", time.Hour).Err())
+			if ttl, _ := rdb.TTL(ctx, "g").Result(); ttl < 59*time.Minute || ttl > time.Hour {
+				t.Fatalf("TTL: %v", ttl)
+			}
+			if ok, _ := rdb.Persist(ctx, "g").Result(); !ok {
+				t.Fatal("PERSIST")
+			}
+			must(rdb.Rename(ctx, "g2", "g3").Err())
+			if ok, _ := rdb.BFExists(ctx, "g3", "g7").Result(); !ok {
+				t.Fatal("renamed filter lost a key")
+			}
+			keys, _ := rdb.Keys(ctx, "g*").Result()
+			if fmt.Sprint(keys) != "[g g3]" && fmt.Sprint(keys) != "[g3 g]" {
+				t.Fatalf("KEYS: %v", keys)
+			}
+			var scanned []string
+			var cur uint64
+			for {
+				ks, next, err := rdb.Scan(ctx, cur, "*", 3).Result()
+				must(err)
+				scanned = append(scanned, ks...)
+				if cur = next; cur == 0 {
+					break
+				}
+			}
+			n, _ := rdb.DBSize(ctx).Result()
+			if int64(len(scanned)) != n || n != 10 {
+				t.Fatalf("SCAN found %d keys, DBSIZE %d", len(scanned), n)
+			}
+			if info, _ := rdb.Info(ctx, "persistence").Result(); !strings.Contains(info, "rdb_bgsave_in_progress:0") {
+				t.Fatalf("INFO: %q", info)
+			}
+			if cfg, err := rdb.ConfigGet(ctx, "maxmemory").Result(); err != nil || cfg["maxmemory"] == "" {
+				t.Fatalf("CONFIG GET: %v %v", cfg, err)
+			}
+			if n, _ := rdb.Del(ctx, "f", "nokey").Result(); n != 1 {
+				t.Fatalf("DEL: %d", n)
+			}
+			must(rdb.FlushAll(ctx).Err())
+			if n, _ := rdb.DBSize(ctx).Result(); n != 0 {
+				t.Fatalf("after FLUSHALL: %d keys", n)
+			}
+		})
+	}
+}
+
+// TestGoRedisTransactions: go-redis's MULTI/EXEC pipelines and WATCH-based
+// optimistic transactions, including one that a concurrent write aborts.
+func TestGoRedisTransactions(t *testing.T) {
+	ctx := context.Background()
+	s := start(t, Config{})
+	for _, proto := range []int{2, 3} {
+		rdb := goRedis(t, s, proto, "")
+		cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.BFAdd(ctx, "tx", "a")
+			p.BFAdd(ctx, "tx", "b")
+			p.BFCard(ctx, "tx")
+			return nil
+		})
+		if err != nil || len(cmds) != 3 || cmds[2].(*redis.IntCmd).Val() != 2 {
+			t.Fatalf("TxPipelined: %v %v", cmds, err)
+		}
+		rdb.FlushAll(ctx)
+		other := goRedis(t, s, proto, "")
+		attempts := 0
+		err = rdb.Watch(ctx, func(tx *redis.Tx) error {
+			attempts++
+			n, err := tx.BFCard(ctx, "w").Result()
+			if err != nil {
+				return err
+			}
+			if attempts == 1 {
+				other.BFAdd(ctx, "w", "intruder") // changes the watched key
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.BFAdd(ctx, "w", fmt.Sprint("after-", n))
+				return nil
+			})
+			return err
+		}, "w")
+		if !errors.Is(err, redis.TxFailedErr) || attempts != 1 {
+			t.Fatalf("watched key changed: %v after %d attempts", err, attempts)
+		}
+		err = rdb.Watch(ctx, func(tx *redis.Tx) error {
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.BFAdd(ctx, "w", "ok")
+				return nil
+			})
+			return err
+		}, "w")
+		if err != nil {
+			t.Fatalf("unchanged watch: %v", err)
+		}
+		if ok, _ := rdb.BFExists(ctx, "w", "ok").Result(); !ok {
+			t.Fatal("transaction not applied")
+		}
+		rdb.FlushAll(ctx)
+	}
+}
+
+// TestGoRedisAuth: with a password, commands before AUTH get NOAUTH; the
+// client that knows it (AUTH in RESP2, HELLO AUTH in RESP3) works.
+func TestGoRedisAuth(t *testing.T) {
+	ctx := context.Background()
+	s := start(t, Config{Password: "sesame"})
+	c := dial(t, s)
+	if got := c.do("BF.ADD", "f", "x"); got != "-NOAUTH Authentication required." {
+		t.Fatalf("before AUTH: %s", got)
+	}
+	if got := c.do("AUTH", "wrong"); got != "-WRONGPASS invalid username-password pair or user is disabled." {
+		t.Fatalf("wrong password: %s", got)
+	}
+	for _, proto := range []int{2, 3} {
+		rdb := goRedis(t, s, proto, "sesame")
+		if err := rdb.BFAdd(ctx, "f", "x").Err(); err != nil {
+			t.Fatalf("RESP%d with the password: %v", proto, err)
+		}
+		bad := goRedis(t, s, proto, "nope")
+		if err := bad.Ping(ctx).Err(); err == nil {
+			t.Fatalf("RESP%d with a wrong password: no error", proto)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/bloomlab/bloomlab/internal/resp"
+)
+
+// start runs an in-process server for the test and stops it at the end.
+func start(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	s, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// rawConn is a client that sends commands and reads replies as bytes.
+type rawConn struct {
+	t    testing.TB
+	conn net.Conn
+	raw  bytes.Buffer // the bytes of the reply being read
+	rr   *resp.ReplyReader
+}
+
+func dial(t testing.TB, s *Server) *rawConn {
+	t.Helper()
+	conn, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	c := &rawConn{t: t, conn: conn}
+	c.rr = resp.NewReplyReader(io.TeeReader(bufio.NewReader(conn), &c.raw), 0)
+	return c
+}
+
+func (c *rawConn) send(args ...string) {
+	c.t.Helper()
+	c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.conn.Write(resp.Command(args...)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *rawConn) sendRaw(b string) {
+	c.t.Helper()
+	if _, err := c.conn.Write([]byte(b)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// read returns the next reply, as a value and as the bytes sent.
+func (c *rawConn) read() (resp.Value, []byte) {
+	c.t.Helper()
+	c.raw.Reset()
+	c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	v, err := c.rr.Read()
+	if err != nil {
+		c.t.Fatalf("reading a reply: %v", err)
+	}
+	return v, append([]byte(nil), c.raw.Bytes()...)
+}
+
+// do sends a command and returns its reply rendered by Value.String.
+func (c *rawConn) do(args ...string) string {
+	c.t.Helper()
+	c.send(args...)
+	v, _ := c.read()
+	return v.String()
+}

@@ -1,0 +1,294 @@
+package server
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bloomlab/bloomlab/internal/resp"
+)
+
+// TestInline: inline commands (as telnet and nc send them), with quotes,
+// and pipelined multibulk commands answered in order.
+func TestInline(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	c.sendRaw("PING\r\nBF.ADD f \"a b\"\r\nBF.EXISTS f 'a b'\nbf.exists f a\r\n")
+	for _, want := range []string{"+PONG", ":1", ":1", ":0"} {
+		if v, _ := c.read(); v.String() != want {
+			t.Fatalf("got %v, want %s", v, want)
+		}
+	}
+	var pipe bytes.Buffer
+	for i := 0; i < 1000; i++ {
+		pipe.Write(resp.Command("BF.ADD", "p", fmt.Sprint(i)))
+	}
+	c.sendRaw(pipe.String())
+	for i := 0; i < 1000; i++ {
+		if v, _ := c.read(); v.Kind != ':' {
+			t.Fatalf("pipelined add %d: %v", i, v)
+		}
+	}
+	pipe.Reset()
+	for i := 0; i < 1000; i++ {
+		pipe.Write(resp.Command("BF.EXISTS", "p", fmt.Sprint(i)))
+	}
+	c.sendRaw(pipe.String())
+	for i := 0; i < 1000; i++ {
+		if v, _ := c.read(); v.String() != ":1" {
+			t.Fatalf("pipelined exists %d: %v", i, v)
+		}
+	}
+}
+
+// TestMalformed: malformed RESP gets Redis's protocol error and the
+// connection is closed; the server goes on serving others.
+func TestMalformed(t *testing.T) {
+	s := start(t, Config{MaxBulk: 1 << 20, MaxArgs: 1000})
+	for _, tc := range []struct{ in, want string }{
+		{"*x\r\n", "-ERR Protocol error: invalid multibulk length"},
+		{"*1\r\n+PING\r\n", "-ERR Protocol error: expected '$', got '+'"},
+		{"*1\r\n$2000000\r\n", "-ERR Protocol error: invalid bulk length"},
+		{"*1001\r\n", "-ERR Protocol error: invalid multibulk length"},
+		{"SET a \"b\r\n", "-ERR Protocol error: unbalanced quotes in request"},
+		{"*1\r\n$4\r\nPINGxx", "-ERR Protocol error: expected CRLF after a bulk string"},
+		{strings.Repeat("a", 70<<10), "-ERR Protocol error: too big inline request"},
+	} {
+		c := dial(t, s)
+		c.sendRaw(tc.in)
+		if v, _ := c.read(); v.String() != tc.want {
+			t.Errorf("%.20q: got %v, want %s", tc.in, v, tc.want)
+		}
+		c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.conn.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("%.20q: connection not closed (%d, %v)", tc.in, n, err)
+		}
+	}
+	if got := dial(t, s).do("PING"); got != "+PONG" {
+		t.Fatal(got)
+	}
+}
+
+// TestRedisReplies: the generic commands' replies and error texts, as
+// Redis 7.0.15 words them.
+func TestRedisReplies(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	for _, tc := range [][]string{
+		{"-ERR unknown command 'FOO', with args beginning with: 'a' 'b' ", "FOO", "a", "b"},
+		{"-ERR unknown command 'FOO', with args beginning with: ", "FOO"},
+		{"-ERR wrong number of arguments for 'get' command", "GET"},
+		{"-ERR wrong number of arguments for 'bf.add' command", "BF.ADD", "f"},
+		{"-ERR wrong number of arguments for 'bf.madd' command", "BF.MADD", "f"},
+		{"-ERR wrong number of arguments for 'cms.incrby' command", "CMS.INCRBY", "c", "a"},
+		{`+OK`, "SELECT", "0"},
+		{"-ERR DB index is out of range", "SELECT", "1"},
+		{"-ERR value is not an integer or out of range", "SELECT", "x"},
+		{"-ERR EXEC without MULTI", "EXEC"},
+		{"-ERR DISCARD without MULTI", "DISCARD"},
+		{"-ERR no such key", "RENAME", "nokey", "x"},
+		{":-2", "TTL", "nokey"},
+		{"-ERR invalid cursor", "SCAN", "x"},
+		{"-NOPROTO unsupported protocol version", "HELLO", "4"},
+		{"-ERR Protocol version is not an integer or out of range", "HELLO", "x"},
+		{"-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?", "AUTH", "x"},
+		{"-ERR unknown subcommand 'foo'. Try CLIENT HELP.", "CLIENT", "foo"},
+		{`+OK`, "CLIENT", "SETINFO", "lib-name", "go-redis"},
+		{`+OK`, "CLIENT", "SETNAME", "me"},
+		{`$"me"`, "CLIENT", "GETNAME"},
+		{"-ERR Unknown option or number of arguments for CONFIG SET - 'x'", "CONFIG", "SET", "x", "y"},
+		{"+none", "TYPE", "nokey"},
+		{"-ERR syntax error", "FLUSHALL", "x"},
+		{"-ERR (0 < error rate range < 1) ", "BF.RESERVE", "b", "1", "10"},
+		{"-ERR capacity must be in the range [1, 1073741824]", "BF.RESERVE", "b", "0.01", "1073741825"},
+		{"-ERR expansion must be in the range [1, 32768]", "BF.RESERVE", "b", "0.01", "10", "EXPANSION", "0"},
+		{"-ERR bad error rate", "BF.RESERVE", "b", "nan", "10"},
+		{"-Bad argument received", "BF.INSERT", "b", "ERROR", "2", "ITEMS", "x"},
+		{"-Unknown argument received", "BF.INSERT", "b", "FOO", "ITEMS", "x"},
+		{"-CMS: invalid width", "CMS.INITBYDIM", "c", "0", "5"},
+		{"-CMS: invalid init arguments (at most 64 rows and 2^36 counters)", "CMS.INITBYDIM", "c", "10", "100"},
+		{"-CMS: Number cannot be negative", "CMS.INITBYDIM", "c", "10", "5"},
+	} {
+		if tc[0] == "-CMS: Number cannot be negative" {
+			c.do(tc[1:]...)
+			tc = []string{tc[0], "CMS.INCRBY", "c", "a", "-1"}
+		}
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%v: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+	// CMS counts never wrap: an INCRBY past 2^63 − 1 is refused whole.
+	c.do("CMS.INCRBY", "c", "a", "9223372036854775000")
+	if got := c.do("CMS.INCRBY", "c", "b", "1", "a", "1000"); got != "-CMS: INCRBY overflow" {
+		t.Fatalf("overflow: %s", got)
+	}
+	if got := c.do("CMS.QUERY", "c", "b"); got != "*[:0]" {
+		t.Fatalf("refused INCRBY changed the sketch: %s", got)
+	}
+	if got := c.do("CMS.MERGE", "c", "1", "c", "WEIGHTS", "-1"); got != "-CMS: invalid weight value" {
+		t.Fatalf("negative weight: %s", got)
+	}
+	if got := c.do("CMS.MERGE", "c", "1", "c", "WEIGHTS", "2"); got != "-CMS: MERGE overflow" {
+		t.Fatalf("merge overflow: %s", got)
+	}
+	// MULTI: queued, an error at queueing aborts EXEC.
+	c.do("MULTI")
+	if got := c.do("BF.ADD", "q", "a"); got != "+QUEUED" {
+		t.Fatal(got)
+	}
+	c.do("NOSUCH")
+	if got := c.do("EXEC"); got != "-EXECABORT Transaction discarded because of previous errors." {
+		t.Fatal(got)
+	}
+	if got := c.do("EXISTS", "q"); got != ":0" {
+		t.Fatal("aborted transaction applied")
+	}
+}
+
+// TestMaxMemory: a write that would take memory past the limit is refused
+// with Redis's OOM text and changes nothing; reads and deletes go on; a
+// growing filter refuses the add that would open a link past the limit.
+func TestMaxMemory(t *testing.T) {
+	s := start(t, Config{MaxMemory: 64 << 10})
+	c := dial(t, s)
+	oom := "-OOM command not allowed when used memory > 'maxmemory'."
+	if got := c.do("BF.RESERVE", "big", "0.001", "10000000"); got != oom {
+		t.Fatalf("a 17 MiB filter under 64 KiB: %s", got)
+	}
+	if got := c.do("EXISTS", "big"); got != ":0" {
+		t.Fatal("refused filter exists")
+	}
+	if got := c.do("CMS.INITBYDIM", "c", "1000000", "5"); got != oom {
+		t.Fatalf("a 40 MB sketch: %s", got)
+	}
+	if got := c.do("BF.RESERVE", "g", "0.01", "20000"); got != "+OK" {
+		t.Fatal(got)
+	}
+	// Fill g's first link; the second (twice as large) does not fit.
+	var last resp.Value
+	for i := 0; i < 25000; i++ {
+		c.send("BF.ADD", "g", fmt.Sprint(i))
+	}
+	refused := 0
+	for i := 0; i < 25000; i++ {
+		last, _ = c.read()
+		if last.Kind == '-' {
+			if last.String() != oom {
+				t.Fatalf("add %d: %v", i, last)
+			}
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("the add that opens a link past maxmemory was accepted")
+	}
+	if got := c.do("BF.INFO", "g", "FILTERS"); got != "*[:1]" {
+		t.Fatalf("links: %s", got)
+	}
+	if got := c.do("BF.EXISTS", "g", "5"); got != ":1" {
+		t.Fatal(got)
+	}
+	if got := c.do("DEL", "g"); got != ":1" {
+		t.Fatal(got)
+	}
+	if got := c.do("BF.RESERVE", "g2", "0.01", "20000"); got != "+OK" {
+		t.Fatalf("after DEL memory is free again: %s", got)
+	}
+}
+
+// TestConnLimits: idle clients are closed after IdleTimeout, clients past
+// MaxClients are refused, an announced huge argument costs nothing until
+// its bytes arrive.
+func TestConnLimits(t *testing.T) {
+	s := start(t, Config{IdleTimeout: 200 * time.Millisecond, MaxClients: 2})
+	a, b := dial(t, s), dial(t, s)
+	a.do("PING")
+	b.do("PING")
+	third := dial(t, s)
+	third.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	msg, _ := io.ReadAll(third.conn)
+	if string(msg) != "-ERR max number of clients reached\r\n" {
+		t.Fatalf("third client: %q", msg)
+	}
+	time.Sleep(400 * time.Millisecond)
+	a.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := a.conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("idle client not closed: %v", err)
+	}
+	// A command must arrive whole within the timeout (slowloris).
+	c := dial(t, s)
+	c.sendRaw("*2\r\n$4\r\nECHO\r\n$100\r\nabc")
+	time.Sleep(400 * time.Millisecond)
+	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("slow client not closed: %v", err)
+	}
+}
+
+// TestTLS: with a TLS config the server speaks TLS.
+func TestTLS(t *testing.T) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	s := start(t, Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	pool := x509.NewCertPool()
+	parsed, _ := x509.ParseCertificate(der)
+	pool.AddCert(parsed)
+	conn, err := tls.Dial("tcp", s.Addr().String(), &tls.Config{RootCAs: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write(resp.Command("BF.ADD", "f", "x"))
+	v, err := resp.NewReplyReader(conn, 0).Read()
+	if err != nil || v.String() != ":1" {
+		t.Fatalf("over TLS: %v %v", v, err)
+	}
+	plain, _ := net.Dial("tcp", s.Addr().String())
+	defer plain.Close()
+	plain.Write(resp.Command("PING"))
+	plain.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, _ := io.ReadAll(plain); bytes.Contains(b, []byte("PONG")) {
+		t.Fatal("plain text accepted on a TLS listener")
+	}
+}
+
+// TestSlowReaderHoldsNoLock: a client that asks for large replies and does
+// not read them blocks only itself: replies are sent between commands,
+// never while a lock is held, so writers that need the keyspace
+// exclusively go on.
+func TestSlowReaderHoldsNoLock(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	c.do("BF.RESERVE", "f", "0.0001", "2000000") // one 4.6 MiB link
+	slow := dial(t, s)
+	go func() {
+		for i := 0; i < 20; i++ {
+			slow.conn.Write(resp.Command("BF.SCANDUMP", "f", "1"))
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	done := make(chan string, 1)
+	go func() { done <- c.do("SET", "x", "y") + c.do("BF.ADD", "f", "k") }()
+	select {
+	case got := <-done:
+		if got != "+OK:1" {
+			t.Fatalf("got %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a client that does not read its replies blocks the server")
+	}
+}

@@ -1,0 +1,385 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
+)
+
+// Fsync is the log's durability policy, with Redis's appendfsync meanings.
+type Fsync int
+
+const (
+	// EverySec writes the log at once and syncs it to disk once a second:
+	// a crash of the machine loses at most about a second of writes (a
+	// crash of the process alone loses nothing written).
+	EverySec Fsync = iota
+	// Always syncs the log before a write is acknowledged: an
+	// acknowledged write survives kill -9 and power loss. Concurrent
+	// writers share one fsync (group commit).
+	Always
+	// No writes the log and leaves syncing to the operating system.
+	No
+)
+
+func (f Fsync) String() string {
+	switch f {
+	case Always:
+		return "always"
+	case No:
+		return "no"
+	}
+	return "everysec"
+}
+
+// ParseFsync reads "always", "everysec" or "no".
+func ParseFsync(s string) (Fsync, error) {
+	for _, f := range []Fsync{Always, EverySec, No} {
+		if strings.EqualFold(s, f.String()) {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("server: appendfsync %q: want always, everysec or no", s)
+}
+
+// Load names a bloomlab file whose filter is the initial state of a key.
+type Load struct {
+	Name string // the key
+	Path string // a bloomlab file of any kind
+}
+
+// Config configures a Server. Zero fields take the documented defaults.
+type Config struct {
+	// Dir holds the snapshot and the log. Empty: nothing is persisted
+	// (an in-memory server, as tests use it).
+	Dir string
+	// AppendFsync is the log's durability policy (default EverySec).
+	AppendFsync Fsync
+	// SaveInterval, when positive, takes a snapshot (and starts a new,
+	// empty log) that often if anything changed since the last one.
+	SaveInterval time.Duration
+	// AutoRewriteSize, when the log grows past it and past the size of
+	// the last snapshot, triggers a snapshot that compacts it (default
+	// 64 MiB; negative: never).
+	AutoRewriteSize int64
+	// Password, if set, is required (AUTH or HELLO AUTH) before any
+	// other command.
+	Password string
+	// MaxMemory bounds the memory of the keys (bytes, as the server
+	// accounts it: filters' bits, sketches' counters, strings, per-key
+	// overhead). A write that would exceed it is refused with Redis's OOM
+	// error. 0: three quarters of the machine's physical memory;
+	// negative: no limit.
+	MaxMemory int64
+	// MaxClients bounds concurrent connections (default 10,000).
+	MaxClients int
+	// MaxBulk bounds one argument (default 512 MiB), MaxArgs the
+	// arguments of one command (default 1,048,576), MaxInline an inline
+	// command's line (default 64 KiB), MaxCommand one command's total
+	// argument bytes (default 1 GiB).
+	MaxBulk    int64
+	MaxArgs    int
+	MaxInline  int
+	MaxCommand int64
+	// IdleTimeout closes a connection that sends no complete command for
+	// that long (0: never, as Redis's default). A command must arrive
+	// whole within it.
+	IdleTimeout time.Duration
+	// WriteTimeout closes a connection that does not take its replies
+	// within it (default 60 s).
+	WriteTimeout time.Duration
+	// TLS, if set, makes Serve and ListenAndServe speak TLS.
+	TLS *tls.Config
+	// Load lists bloomlab files to serve. A file is the key's initial
+	// state: it is read once, at the first start that names it, and from
+	// then on the key persists like any other (the snapshot and the log
+	// win over the file).
+	Load []Load
+	// Logger receives warnings and notices (nil: discarded).
+	Logger *log.Logger
+}
+
+// Server is a running keyspace and its listeners.
+type Server struct {
+	cfg    Config
+	lim    resp.Limits
+	logger *log.Logger
+	maxMem int64
+
+	db  keyspace
+	mem atomic.Int64 // accounted bytes
+
+	aof     *aof // nil: not persisted
+	persist *persistence
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	clients   map[*client]struct{}
+	nextID    atomic.Int64
+	conns     sync.WaitGroup
+	closing   atomic.Bool
+	done      chan struct{} // closed when the server has shut down
+	doneErr   error
+	shutOnce  sync.Once
+	bg        sync.WaitGroup // background goroutines (expiry, saver)
+	stopBg    chan struct{}
+
+	watch watchers
+
+	started       time.Time
+	totalConns    atomic.Int64
+	totalCommands atomic.Int64
+	rejectedConns atomic.Int64
+}
+
+// errClosed is returned by Serve once the server is shut down.
+var errClosed = errors.New("server: closed")
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Shutdown
+// or Close.
+var ErrServerClosed = errClosed
+
+// New creates a server: it reads the snapshot and replays the log in
+// cfg.Dir (if set), then loads the files of cfg.Load that are new. It does
+// not listen: call Serve, ListenAndServe, or use Run.
+func New(cfg Config) (*Server, error) {
+	s := &Server{
+		cfg:       cfg,
+		logger:    cfg.Logger,
+		listeners: map[net.Listener]struct{}{},
+		clients:   map[*client]struct{}{},
+		done:      make(chan struct{}),
+		stopBg:    make(chan struct{}),
+		started:   time.Now(),
+	}
+	if s.logger == nil {
+		s.logger = log.New(io.Discard, "", 0)
+	}
+	s.lim = resp.Limits{MaxArgs: cfg.MaxArgs, MaxBulk: cfg.MaxBulk, MaxInline: cfg.MaxInline, MaxCommand: cfg.MaxCommand}
+	switch {
+	case cfg.MaxMemory > 0:
+		s.maxMem = cfg.MaxMemory
+	case cfg.MaxMemory == 0:
+		s.maxMem = int64(sysmem.Physical() / 4 * 3)
+	}
+	if s.cfg.MaxClients <= 0 {
+		s.cfg.MaxClients = 10000
+	}
+	if s.cfg.WriteTimeout <= 0 {
+		s.cfg.WriteTimeout = 60 * time.Second
+	}
+	if s.cfg.AutoRewriteSize == 0 {
+		s.cfg.AutoRewriteSize = 64 << 20
+	}
+	s.db.init()
+	if err := s.open(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	s.bg.Add(1)
+	go s.background()
+	return s, nil
+}
+
+// Run creates a server (New), listens on a free port of 127.0.0.1 and
+// serves in the background until Close or Shutdown: the in-process server
+// tests want. Addr tells where it listens.
+func Run(cfg Config) (*Server, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.cfg.TLS != nil {
+		l = tls.NewListener(l, s.cfg.TLS)
+	}
+	if err := s.register(l); err != nil {
+		return nil, err
+	}
+	go s.serve(l)
+	return s, nil
+}
+
+// ListenAndServe listens on addr (TCP) and serves until the server shuts
+// down.
+func (s *Server) ListenAndServe(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(l)
+}
+
+// Serve accepts connections on l (with TLS when Config.TLS is set) until
+// the server shuts down; it then returns ErrServerClosed. It may be called
+// on several listeners.
+func (s *Server) Serve(l net.Listener) error {
+	if s.cfg.TLS != nil {
+		l = tls.NewListener(l, s.cfg.TLS)
+	}
+	if err := s.register(l); err != nil {
+		return err
+	}
+	return s.serve(l)
+}
+
+func (s *Server) register(l net.Listener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		l.Close()
+		return errClosed
+	}
+	s.listeners[l] = struct{}{}
+	return nil
+}
+
+func (s *Server) serve(l net.Listener) error {
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	var delay time.Duration
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return errClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.accept(conn)
+	}
+}
+
+// Addr returns the address of one listener (nil if none).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for l := range s.listeners {
+		return l.Addr()
+	}
+	return nil
+}
+
+// Done is closed when the server has shut down (Shutdown, Close, or a
+// client's SHUTDOWN); Err then says how.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Err is the result of the shutdown once Done is closed (a failed final
+// snapshot, for instance).
+func (s *Server) Err() error {
+	<-s.done
+	return s.doneErr
+}
+
+// Shutdown stops the server gracefully: it stops accepting connections,
+// lets every connection finish the commands it has received, then takes
+// a final snapshot (when persisting) and closes the log. It returns the
+// snapshot's error, if any. When ctx ends first, connections are closed
+// at once (their unfinished commands get no reply).
+func (s *Server) Shutdown(ctx context.Context) error {
+	return s.shutdown(ctx, true)
+}
+
+// Close stops the server without a final snapshot: the log (when
+// persisting) already holds every write. Connections are closed at once.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return s.shutdown(ctx, false)
+}
+
+func (s *Server) shutdown(ctx context.Context, save bool) error {
+	s.shutOnce.Do(func() {
+		s.mu.Lock()
+		s.closing.Store(true)
+		for l := range s.listeners {
+			l.Close()
+		}
+		for c := range s.clients {
+			c.stop()
+		}
+		s.mu.Unlock()
+		finished := make(chan struct{})
+		go func() { s.conns.Wait(); close(finished) }()
+		select {
+		case <-finished:
+		case <-ctx.Done():
+			s.mu.Lock()
+			for c := range s.clients {
+				c.conn.Close()
+			}
+			s.mu.Unlock()
+			<-finished
+		}
+		close(s.stopBg)
+		s.bg.Wait()
+		var err error
+		if save && s.persist != nil {
+			err = s.save(true)
+		}
+		if cerr := s.closeFiles(); err == nil {
+			err = cerr
+		}
+		s.doneErr = err
+		close(s.done)
+	})
+	<-s.done
+	return s.doneErr
+}
+
+// background runs the periodic work: active expiry, interval snapshots,
+// log rewrites.
+func (s *Server) background() {
+	defer s.bg.Done()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	lastSave := time.Now()
+	for {
+		select {
+		case <-s.stopBg:
+			return
+		case <-tick.C:
+		}
+		s.expireCycle()
+		if s.persist == nil {
+			continue
+		}
+		if s.cfg.SaveInterval > 0 && time.Since(lastSave) >= s.cfg.SaveInterval && s.persist.dirty.Load() > 0 {
+			lastSave = time.Now()
+			s.bgsave()
+		}
+		if s.cfg.AutoRewriteSize > 0 && s.aof != nil {
+			size := s.aof.size()
+			if size > s.cfg.AutoRewriteSize && size > s.persist.lastSnapSize.Load() {
+				s.bgsave()
+			}
+		}
+	}
+}
+
+func (s *Server) logf(format string, args ...any) { s.logger.Printf(format, args...) }
