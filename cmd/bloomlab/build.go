@@ -139,12 +139,20 @@ func runBuild(e *env, args []string) error {
 	if err := checkKeyFiles(files); err != nil {
 		return err
 	}
-	if err := checkNotInput(*out, files); err != nil {
+	if err := e.checkNotInput(*out, files); err != nil {
 		return err
 	}
 	t := sf.target()
 	if sf.n.Given && t.N == 0 {
 		return usagef("-n must be at least 1")
+	}
+	// A rate or budget given as 0 is not "no rate": refuse it here, where
+	// "given" is known (a kind sees only the target).
+	if isSet(fs, "fpr") && !(*sf.fpr > 0 && *sf.fpr < 1) {
+		return usagef("-fpr %v out of range (0, 1)", *sf.fpr)
+	}
+	if isSet(fs, "bits-per-key") && !(*sf.bpk > 0) {
+		return usagef("-bits-per-key %v must be positive", *sf.bpk)
 	}
 	// A kind that needs n and was not given -n is sized by counting the
 	// keys first; the planner says whether it needs n (ErrNeedN), after
@@ -202,8 +210,11 @@ func runBuild(e *env, args []string) error {
 		// filter missing keys would be a false negative waiting to happen.
 		return fmt.Errorf("build: the key files held %d keys when counted and %d when read again; nothing written", t.N, added)
 	}
+	if err := e.writeOutput(*out, f); err != nil {
+		return err
+	}
 	e.warnState("build", *out, f)
-	return e.writeOutput(*out, f)
+	return nil
 }
 
 // checkMemory refuses a structure larger than the machine's memory: the

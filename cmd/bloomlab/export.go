@@ -72,6 +72,9 @@ func runExport(e *env, args []string) error {
 	if *format == "" || *out == "" {
 		return usagef("-format F and -o OUT are required")
 	}
+	if err := e.checkNotInput(*out, pos); err != nil {
+		return err
+	}
 	f, err := loadFile(pos[0])
 	if err != nil {
 		return err
@@ -119,6 +122,9 @@ func runImport(e *env, args []string) error {
 	}
 	if *format == "" || *out == "" {
 		return usagef("-format F and -o FILE are required")
+	}
+	if err := e.checkNotInput(*out, pos); err != nil {
+		return err
 	}
 	var found []*kind.Export
 	var kinds []string

@@ -43,22 +43,23 @@ func runAdd(e *env, args []string) error {
 	if err := checkKeyFiles(files); err != nil {
 		return err
 	}
-	return modifyFile(path, func(f bloomlab.Filter) error {
+	f, err := e.modifyFile(path, func(f bloomlab.Filter) error {
 		add, ok := kind.Adder(f)
 		if !ok {
 			return fmt.Errorf("add: %s holds a %s, which does not take keys one at a time", path, f.Kind())
 		}
-		err := e.forEachKey(files, func(key []byte, file string, line int) error {
+		return e.forEachKey(files, func(key []byte, file string, line int) error {
 			if err := add(key); err != nil {
 				return fmt.Errorf("add: key %s (%s:%d): %w; %s is unchanged", quoteKey(key), sourceName(file), line, err, path)
 			}
 			return nil
 		})
-		if err == nil {
-			e.warnState("add", path, f)
-		}
-		return err
 	})
+	if err != nil {
+		return err
+	}
+	e.warnState("add", path, f)
+	return nil
 }
 
 func runRemove(e *env, args []string) error {
@@ -75,7 +76,7 @@ func runRemove(e *env, args []string) error {
 	if err := checkKeyFiles(files); err != nil {
 		return err
 	}
-	return modifyFile(path, func(f bloomlab.Filter) error {
+	_, err = e.modifyFile(path, func(f bloomlab.Filter) error {
 		r, ok := f.(kind.Remover)
 		if !ok {
 			return fmt.Errorf("remove: %s holds a %s filter, which cannot remove keys", path, f.Kind())
@@ -105,4 +106,5 @@ func runRemove(e *env, args []string) error {
 		}
 		return nil
 	})
+	return err
 }
