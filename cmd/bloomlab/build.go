@@ -222,8 +222,8 @@ func runBuild(e *env, args []string) error {
 // instead of a message.
 func checkMemory(cmd string, bits uint64) error {
 	need := float64(bits) / 8
-	if have := sysmem.Physical(); have > 0 && need > float64(have) {
-		return fmt.Errorf("%s: the filter needs %s of memory, more than this machine's %s", cmd, humanBytes(need), humanBytes(float64(have)))
+	if have := sysmem.Limit(); have > 0 && need > float64(have) {
+		return fmt.Errorf("%s: the filter needs %s of memory, more than the %s this process may use", cmd, humanBytes(need), humanBytes(float64(have)))
 	}
 	return nil
 }
