@@ -7,7 +7,8 @@ import "math/bits"
 // the chunk is in cache: what countSaturated and the counter by counter
 // sum give (TestTallyAgrees), without a second pass over memory and a word
 // at a time (one function per counter width, whose masks and shifts are
-// constants).
+// constants; the default width, 4, has the tightest loop: 16 instructions
+// a word on amd64).
 type tally struct {
 	lay layout
 	sat uint64 // saturated counters
@@ -47,7 +48,8 @@ const (
 // fields into lanes twice as wide (x&even + x>>w&even), which an
 // accumulator adds up over as many words as its lanes hold without
 // overflow, then sums across (sum8, sum16); it finds the saturated counters
-// as the fields whose w bits are all set (x & x>>1 & … , as layout.full).
+// as the fields whose w bits are all set (x & x>>1 & … , as layout.full),
+// tally4 only in a chunk where some pair of fields sums to 15 or more.
 
 func tally2(w []uint64) (sat, sum uint64) {
 	for len(w) > 0 {
@@ -65,54 +67,45 @@ func tally2(w []uint64) (sat, sum uint64) {
 }
 
 func tally4(w []uint64) (sat, sum uint64) {
-	// Masks from variables, not constants, so that the compiler keeps
-	// them in registers instead of rebuilding them for every word.
-	m, low3, one := masks4[0], masks4[1], masks4[2]
-	// Blocks of 8 words, written out. The byte lanes of a block's pairs
-	// hold at most 8·2·15 = 240; acc16, their 16-bit widening, adds up
-	// 136 blocks before a lane could overflow. Saturated counters are
-	// rare: the sum across lanes is skipped for a block that has none.
-	var acc16 uint64
-	nb := 0
-	i := 0
-	for ; i+8 <= len(w); i += 8 {
-		b := (*[8]uint64)(w[i : i+8])
-		a0, f0 := word4(b[0], m, low3, one)
-		a1, f1 := word4(b[1], m, low3, one)
-		a2, f2 := word4(b[2], m, low3, one)
-		a3, f3 := word4(b[3], m, low3, one)
-		a4, f4 := word4(b[4], m, low3, one)
-		a5, f5 := word4(b[5], m, low3, one)
-		a6, f6 := word4(b[6], m, low3, one)
-		a7, f7 := word4(b[7], m, low3, one)
-		acc := a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
-		acc16 += acc&even4 + acc>>8&even4
-		if full := f0 + f1 + f2 + f3 + f4 + f5 + f6 + f7; full != 0 {
-			sat += sum8(full&m + full>>4&m) // fields of at most 8
-		}
-		if nb++; nb == 136 {
-			sum += sum16(acc16)
-			acc16, nb = 0, 0
+	const (
+		low3   = 0x7777777777777777 // the low 3 bits of every field
+		one    = 0x1111111111111111 // 1 in every field
+		eights = 0x8888888888888888 // the top bit of every field
+	)
+	sum, high := sum4(w, even3, 0x7171717171717171)
+	if high&0x8080808080808080 != 0 {
+		// Some pair of fields sums to 15 or more: count the fields of
+		// 15, whose low 3 bits, plus 1, carry into their top bit.
+		for _, x := range w {
+			sat += uint64(bits.OnesCount64((x&low3 + one) & x & eights))
 		}
 	}
-	for _, x := range w[i:] {
-		a, f := word4(x, m, low3, one)
-		sum += sum8(a)
-		sat += uint64(bits.OnesCount64(f))
+	return sat, sum
+}
+
+// sum4 returns the sum of the 4-bit fields of w and, ORed over w, the
+// pairs of fields (byte lanes x&m + x>>4&m, at most 30) plus 0x71 in every
+// byte, whose top bit is set iff a pair sums to 15 or more, as it must
+// where a field is saturated. It is kept out of line so that its masks
+// stay in registers (inlined, or with the masks as constants, the loop
+// spills or rebuilds them).
+//
+//go:noinline
+func sum4(w []uint64, m, c71 uint64) (sum, high uint64) {
+	// Byte lanes gain at most 2·15 a word: acc holds 8 words.
+	var acc uint64
+	k := 8
+	for _, x := range w {
+		p := x&m + x>>4&m
+		acc += p
+		high |= p + c71
+		if k--; k == 0 {
+			sum += sum8(acc)
+			acc, k = 0, 8
+		}
 	}
-	return sat, sum + sum16(acc16)
+	return sum + sum8(acc), high
 }
-
-// word4 returns the 4-bit fields of x added in pairs (byte lanes) and its
-// saturated fields (1 at bit 0 of each): (x & low3) + 1 carries into bit
-// 3 of a field iff its low 3 bits are set; with bit 3 set, the field is 15.
-func word4(x, m, low3, one uint64) (pairs, full uint64) {
-	return x&m + x>>4&m, ((x&low3 + one) & x) >> 3 & one
-}
-
-// masks4 are tally4's masks: even fields, the low 3 bits of every field, 1
-// in every field.
-var masks4 = [3]uint64{even3, 0x7777777777777777, 0x1111111111111111}
 
 func tally8(w []uint64) (sat, sum uint64) {
 	for len(w) > 0 {

@@ -183,8 +183,8 @@ func BenchmarkScan(b *testing.B) {
 	}
 }
 
-// TestWindow: window (an unaligned load where the machine allows it,
-// window_unsafe.go) returns the low windowBits bits that windowSafe does,
+// TestWindow: window and load64 (an unaligned load where the machine allows
+// it, window_unsafe.go) return the bits that windowSafe does,
 // at every bit position of a payload whose every position may start a
 // window.
 func TestWindow(t *testing.T) {
@@ -197,6 +197,11 @@ func TestWindow(t *testing.T) {
 	for pos := uint64(0); pos < 64*uint64(len(w)-1); pos++ {
 		if got, want := window(w, pos)&mask, windowSafe(w, pos)&mask; got != want {
 			t.Fatalf("bit %d: window %#x, windowSafe %#x", pos, got, want)
+		}
+		if pos%8 == 0 {
+			if got, want := load64(w, pos/8), windowSafe(w, pos); got != want {
+				t.Fatalf("byte %d: load64 %#x, windowSafe %#x", pos/8, got, want)
+			}
 		}
 	}
 }
