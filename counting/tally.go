@@ -92,17 +92,27 @@ func tally4(w []uint64) (sat, sum uint64) {
 //
 //go:noinline
 func sum4(w []uint64, m, c71 uint64) (sum, high uint64) {
-	// Byte lanes gain at most 2·15 a word: acc holds 8 words.
+	// Byte lanes gain at most 2·15 a word: acc holds 8 words; widened to
+	// 16 bits, acc16 holds 128 such blocks.
+	for len(w) >= 8 {
+		var acc16 uint64
+		for k := 0; k < 128 && len(w) >= 8; k++ {
+			var acc uint64
+			for _, x := range (*[8]uint64)(w) {
+				p := x&m + x>>4&m
+				acc += p
+				high |= p + c71
+			}
+			acc16 += acc&even4 + acc>>8&even4
+			w = w[8:]
+		}
+		sum += sum16(acc16)
+	}
 	var acc uint64
-	k := 8
 	for _, x := range w {
 		p := x&m + x>>4&m
 		acc += p
 		high |= p + c71
-		if k--; k == 0 {
-			sum += sum8(acc)
-			acc, k = 0, 8
-		}
 	}
 	return sum + sum8(acc), high
 }
