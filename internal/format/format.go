@@ -17,9 +17,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
-	"runtime"
 	"slices"
-	"sync"
 )
 
 // Magic is the first four bytes of every bloomlab file.
@@ -228,15 +226,6 @@ func remaining(r io.Reader) int64 {
 func (d *Decoder) N() int64 { return d.n }
 
 func (d *Decoder) read(p []byte, what string) error {
-	if err := d.readRaw(p, what); err != nil {
-		return err
-	}
-	d.crc = crc32.Update(d.crc, castagnoli, p)
-	return nil
-}
-
-// readRaw reads p without adding it to the checksum.
-func (d *Decoder) readRaw(p []byte, what string) error {
 	n, err := io.ReadFull(d.r, p)
 	d.n += int64(n)
 	if err != nil {
@@ -245,6 +234,7 @@ func (d *Decoder) readRaw(p []byte, what string) error {
 		}
 		return fmt.Errorf("format: reading %s: %w", what, err)
 	}
+	d.crc = crc32.Update(d.crc, castagnoli, p)
 	return nil
 }
 
@@ -336,19 +326,13 @@ const chunkWords = 1 << 15
 //   - If each is not nil, it is called after every chunk is read, with the
 //     words read so far (words[from:] are the new ones), while they are
 //     still in cache: a kind checks its payload as it arrives instead of in
-//     a second pass over memory. The calls come in order, one at a time,
-//     and all of them before WordsFunc returns, but for a large payload
-//     (4 chunks or more, from a reader that knows its length, with
-//     GOMAXPROCS > 1) from another goroutine, which checks each chunk
-//     while this one reads the next. each must therefore keep to state of
-//     its own, and must not keep or change words. The chunks have a
-//     multiple of 2^15 words except the last, so groups of a power-of-two
-//     number of words up to 2^15 never straddle two calls. A panic in each
-//     is raised again by WordsFunc.
+//     a second pass over memory. each must not keep or change words. The
+//     chunks have a multiple of 2^15 words except the last, so groups of a
+//     power-of-two number of words up to 2^15 never straddle two calls.
 //
 // The checksum is not known to be right until End: a kind should record
-// what each finds wrong, call End, and report its own error only if End
-// succeeded, so that a damaged file is reported as damaged (ErrChecksum)
+// the first error each finds, call End, and report its own error only if
+// End succeeded, so that a damaged file is reported as damaged (ErrChecksum)
 // whatever its damage looks like.
 func (d *Decoder) WordsFunc(n, spare uint64, each func(words []uint64, from int)) ([]uint64, error) {
 	if n > d.payload/8 {
@@ -358,23 +342,18 @@ func (d *Decoder) WordsFunc(n, spare uint64, each func(words []uint64, from int)
 	if d.avail >= d.n && n <= uint64(d.avail-d.n)/8 {
 		// spare ≤ a few words in practice; n + spare cannot overflow
 		// for n ≤ 2^61.
-		out = make([]uint64, n, n+spare)
-		if err := d.fillAll(out, each); err != nil {
-			return nil, err
-		}
-		d.payload -= 8 * n
-		return out, nil
+		out = make([]uint64, 0, n+spare)
 	}
-	// Unknown length, or a stream shorter than its header claims: grow as
-	// the data arrives.
 	for uint64(len(out)) < n {
 		c := int(min(n-uint64(len(out)), chunkWords))
-		out = slices.Grow(out, c)
+		if cap(out)-len(out) < c {
+			// Unknown length: grow as the data arrives.
+			out = slices.Grow(out, c)
+		}
 		from := len(out)
 		if err := d.fill(out[from : from+c]); err != nil {
 			return nil, err
 		}
-		d.sum(out[from : from+c])
 		out = out[:from+c]
 		if each != nil {
 			each(out, from)
@@ -387,145 +366,10 @@ func (d *Decoder) WordsFunc(n, spare uint64, each func(words []uint64, from int)
 	return out, nil
 }
 
-// aheadChunks is the smallest payload, in chunks, whose checks fillAll
-// shares with a second goroutine.
-const aheadChunks = 4
-
-// fillAll fills out, chunk by chunk, checksumming each chunk and handing it
-// to each. For a large payload a second goroutine checks (checksums and
-// hands to each) the chunks this one has read while this one reads the
-// next: where a second CPU is free, a kind's check costs no time beyond the
-// read. This goroutine checks a chunk itself whenever the other falls two
-// chunks behind, and checks what is left once everything is read, so that
-// with no CPU to spare the load costs what it would on one goroutine. A
-// token (busy) lets one goroutine at a time check, always the next chunk:
-// the chunks are checked in order, each after it was read.
-func (d *Decoder) fillAll(out []uint64, each func([]uint64, int)) error {
-	n := len(out)
-	chunks := (n + chunkWords - 1) / chunkWords
-	span := func(i int) (from, end int) { return i * chunkWords, min(n, (i+1)*chunkWords) }
-	if chunks < aheadChunks || runtime.GOMAXPROCS(0) < 2 {
-		for i := range chunks {
-			from, end := span(i)
-			if err := d.fill(out[from:end]); err != nil {
-				return err
-			}
-			d.sum(out[from:end])
-			if each != nil {
-				each(out[:end], from)
-			}
-		}
-		return nil
-	}
-	var (
-		mu       sync.Mutex
-		cond     = sync.NewCond(&mu)
-		read     int  // chunks read
-		checked  int  // chunks checked
-		busy     bool // a goroutine is checking chunk checked
-		stop     bool // the helper must return
-		panicked any  // the first panic of each
-	)
-	// next takes the token and returns the chunk to check, or −1. Called
-	// with mu held.
-	next := func() int {
-		if busy || checked == read || panicked != nil {
-			return -1
-		}
-		busy = true
-		return checked
-	}
-	// run checks chunk i (whose token the caller holds) and returns the
-	// token. Called without mu.
-	run := func(i int) {
-		from, end := span(i)
-		p := d.check(out, from, end, each)
-		mu.Lock()
-		busy = false
-		checked++
-		if p != nil && panicked == nil {
-			panicked = p
-		}
-		cond.Broadcast()
-		mu.Unlock()
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		mu.Lock()
-		for {
-			i := next()
-			for i < 0 && !stop {
-				cond.Wait()
-				i = next()
-			}
-			if i < 0 {
-				mu.Unlock()
-				return
-			}
-			mu.Unlock()
-			run(i)
-			mu.Lock()
-		}
-	}()
-	defer func() {
-		mu.Lock()
-		stop = true
-		cond.Broadcast()
-		mu.Unlock()
-		<-done
-	}()
-	for i := range chunks {
-		from, end := span(i)
-		if err := d.fill(out[from:end]); err != nil {
-			return err
-		}
-		mu.Lock()
-		read++
-		cond.Broadcast()
-		j := -1
-		if checked < read-1 { // the helper is two chunks behind: help
-			j = next()
-		}
-		mu.Unlock()
-		if j >= 0 {
-			run(j)
-		}
-	}
-	// Everything is read: check what is left, beside the helper.
-	for {
-		mu.Lock()
-		for busy {
-			cond.Wait()
-		}
-		j := next()
-		p := panicked
-		mu.Unlock()
-		if p != nil {
-			panic(p)
-		}
-		if j < 0 {
-			return nil // checked == read == chunks
-		}
-		run(j)
-	}
-}
-
-// check checksums the chunk out[from:end] and hands it to each, returning
-// the value of a panic instead of raising it.
-func (d *Decoder) check(out []uint64, from, end int, each func([]uint64, int)) (p any) {
-	defer func() { p = recover() }()
-	d.sum(out[from:end])
-	if each != nil {
-		each(out[:end], from)
-	}
-	return nil
-}
-
 // fillSafe reads len(dst) payload words into dst through a buffer, decoding
-// each little-endian word, and checksums them: what fill does where the
-// machine's byte order is not the file's (words_safe.go), and the
-// reference for the in-place version (words_unsafe.go).
+// each little-endian word: what fill does where the machine's byte order
+// is not the file's (words_safe.go), and the reference for the in-place
+// version (words_unsafe.go).
 func (d *Decoder) fillSafe(dst []uint64) error {
 	for len(dst) > 0 {
 		c := min(len(dst), chunkWords)

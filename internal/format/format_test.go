@@ -233,11 +233,9 @@ func encodeF(h Header, params []byte, words []uint64) []byte {
 
 // TestWordsFunc: the chunks are handed over in order, contiguous, aligned
 // on chunkWords, each with every word read so far; the result has the spare
-// capacity asked for, from a reader that knows its length or not, for
-// payloads checked on this goroutine and on another (aheadChunks chunks or
-// more).
+// capacity asked for, from a reader that knows its length or not.
 func TestWordsFunc(t *testing.T) {
-	for _, n := range []int{0, 1, chunkWords, chunkWords + 1, 2*chunkWords + 3, aheadChunks*chunkWords + 5} {
+	for _, n := range []int{0, 1, chunkWords, chunkWords + 1, 2*chunkWords + 3} {
 		words := make([]uint64, n)
 		for i := range words {
 			words[i] = uint64(i)*0x9E3779B97F4A7C15 + 1
@@ -270,65 +268,5 @@ func TestWordsFunc(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	}
-}
-
-// TestWordsFuncAhead: a payload checked on another goroutine while this one
-// reads: the checksum is right, a panic in each is raised by WordsFunc, a
-// stream shorter than its reader claims fails cleanly, and with
-// GOMAXPROCS = 1 the payload is checked on this goroutine.
-func TestWordsFuncAhead(t *testing.T) {
-	n := aheadChunks*chunkWords + 9
-	words := make([]uint64, n)
-	for i := range words {
-		words[i] = uint64(i) * 0x9E3779B97F4A7C15
-	}
-	data := encodeF(Header{Kind: KindBloom}, nil, words)
-	begin := func(r io.Reader) *Decoder {
-		d := NewDecoder(r)
-		if _, err := d.Begin(KindBloom); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-
-	bad := bytes.Clone(data)
-	bad[len(bad)-100] ^= 1
-	d := begin(bytes.NewReader(bad))
-	if _, err := d.WordsFunc(uint64(n), 0, func([]uint64, int) {}); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.End(); !errors.Is(err, ErrChecksum) {
-		t.Errorf("damaged payload: %v, want ErrChecksum", err)
-	}
-
-	func() {
-		defer func() {
-			if r := recover(); r != "boom" {
-				t.Errorf("recovered %v, want the panic of each", r)
-			}
-		}()
-		d := begin(bytes.NewReader(data))
-		d.WordsFunc(uint64(n), 0, func(w []uint64, from int) {
-			if from >= chunkWords {
-				panic("boom")
-			}
-		})
-		t.Error("WordsFunc returned after each panicked")
-	}()
-
-	// A section claiming more bytes than its reader holds.
-	short := io.NewSectionReader(bytes.NewReader(data[:len(data)/2]), 0, int64(len(data)))
-	d = begin(short)
-	if _, err := d.WordsFunc(uint64(n), 0, func([]uint64, int) {}); !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("short stream: %v, want io.ErrUnexpectedEOF", err)
-	}
-
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	d = begin(bytes.NewReader(data))
-	calls := 0
-	got, err := d.WordsFunc(uint64(n), 0, func([]uint64, int) { calls++ })
-	if err != nil || calls != aheadChunks+1 || got[n-1] != words[n-1] || d.End() != nil {
-		t.Errorf("GOMAXPROCS 1: %v, %d calls", err, calls)
 	}
 }

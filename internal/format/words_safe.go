@@ -5,8 +5,5 @@
 
 package format
 
-// fill reads len(dst) payload words into dst and checksums them; sum has
-// nothing left to do.
+// fill reads len(dst) payload words into dst.
 func (d *Decoder) fill(dst []uint64) error { return d.fillSafe(dst) }
-
-func (d *Decoder) sum([]uint64) {}

@@ -10,16 +10,10 @@
 
 package format
 
-import (
-	"hash/crc32"
-	"unsafe"
-)
+import "unsafe"
 
-// fill reads len(dst) payload words into dst; sum adds them to the
-// checksum.
+// fill reads len(dst) payload words into dst.
 func (d *Decoder) fill(dst []uint64) error { return d.fillInPlace(dst) }
-
-func (d *Decoder) sum(dst []uint64) { d.crc = crc32.Update(d.crc, castagnoli, bytesOf(dst)) }
 
 // fillInPlace reads the payload bytes of dst straight into its memory: a
 // little-endian word's bytes, in memory order, are its file bytes.
@@ -27,10 +21,6 @@ func (d *Decoder) fillInPlace(dst []uint64) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return d.readRaw(bytesOf(dst), "payload")
-}
-
-// bytesOf returns the memory of w.
-func bytesOf(w []uint64) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), 8*len(w))
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 8*len(dst))
+	return d.read(b, "payload")
 }
