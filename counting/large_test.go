@@ -8,11 +8,11 @@ import (
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
-// TestLargeFileAgrees: counters spanning several decoder chunks, tallied as
-// they arrive (beside the read, on a second goroutine), give the saturated
-// count countSaturated gives, and the file is rejected exactly when the
-// counter-by-counter sum disagrees with k·n while none is saturated, for
-// bits flipped at and around the chunk boundaries, for every width.
+// TestLargeFileAgrees: counters spanning several decoder chunks, tallied
+// chunk by chunk as they arrive, give the saturated count countSaturated
+// gives, and the file is rejected exactly when the counter-by-counter sum
+// disagrees with k·n while none is saturated, for bits flipped at and
+// around the chunk boundaries, for every width.
 func TestLargeFileAgrees(t *testing.T) {
 	const chunk = 1 << 15 // format's chunk, in words
 	bits := []int{0, 1, 3, 4, 31, 63}

@@ -9,11 +9,10 @@ import (
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
-// TestLargeFileAgrees: rows spanning several decoder chunks, checked as
-// they arrive (beside the read, on a second goroutine), are rejected
-// exactly when checkRows rejects them, with its error, for counters
-// changed at and around the chunk boundaries, with and without
-// conservative update.
+// TestLargeFileAgrees: rows spanning several decoder chunks, checked chunk
+// by chunk as they arrive, are rejected exactly when checkRows rejects
+// them, with its error, for counters changed at and around the chunk
+// boundaries, with and without conservative update.
 func TestLargeFileAgrees(t *testing.T) {
 	const chunk = 1 << 15 // format's chunk, in words
 	for _, cons := range []bool{false, true} {

@@ -9,10 +9,10 @@ import (
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
-// TestLargeFileAgrees: a payload of several decoder chunks, checked as it
-// arrives (beside the read, on a second goroutine), is rejected exactly
-// when validate rejects it, with validate's error, for bits flipped at and
-// around the chunk boundaries, for every variant.
+// TestLargeFileAgrees: a payload of several decoder chunks, checked chunk
+// by chunk as it arrives, is rejected exactly when validate rejects it,
+// with validate's error, for bits flipped at and around the chunk
+// boundaries, for every variant.
 func TestLargeFileAgrees(t *testing.T) {
 	const chunk = 1 << 15 // format's chunk, in words
 	bits := []int{0, 1, 2, 7, 15, 16, 40, 63}

@@ -9,10 +9,10 @@ import (
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
-// TestLargeFileAgrees: a table of several decoder chunks, checked as it
-// arrives (beside the read, on a second goroutine), is rejected exactly
-// when check rejects it, with check's error, for bits flipped at and
-// around the chunk boundaries, for 64- and 128-bit buckets and grouping.
+// TestLargeFileAgrees: a table of several decoder chunks, checked chunk by
+// chunk as it arrives, is rejected exactly when check rejects it, with
+// check's error, for bits flipped at and around the chunk boundaries, for
+// 64- and 128-bit buckets and grouping.
 func TestLargeFileAgrees(t *testing.T) {
 	const chunk = 1 << 15 // format's chunk, in words
 	bits := []int{0, 1, 3, 4, 8, 40, 63}
