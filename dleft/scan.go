@@ -61,12 +61,7 @@ func (s *scan) each(w []uint64, from int) {
 		stored, err = s.f.checkGroups(w, from/s.f.wpg)
 		s.bad = s.bad || err != nil
 	case s.f.wpg == 1: // 64-bit buckets, 4-bit counters
-		beyond, load := &s.beyond[0], &s.load
-		for _, x := range w {
-			v := uint8(x & 15)
-			bad |= x & beyond[v]
-			stored += load[v]
-		}
+		bad, stored = buckets64(w, &s.beyond[0], &s.load)
 	default: // 128-bit buckets, 8-bit counters
 		b0, b1, load := &s.beyond[0], &s.beyond[1], &s.load
 		for i := 0; i+1 < len(w); i += 2 {
@@ -78,4 +73,33 @@ func (s *scan) each(w []uint64, from int) {
 	}
 	s.bad = s.bad || bad != 0
 	s.stored += stored
+}
+
+// buckets64 checks 64-bit buckets (4-bit counter fields) against the
+// tables of newScan and returns their verdict bits and their load. It is
+// kept out of line, and takes four buckets at a time, so that its values
+// stay in registers and the loop costs little beside them.
+//
+//go:noinline
+func buckets64(w []uint64, beyond, load *[256]uint64) (bad, stored uint64) {
+	for ; len(w) >= 4; w = w[4:] {
+		b := (*[4]uint64)(w)
+		x := b[0]
+		bad |= x & beyond[x&15]
+		stored += load[x&15]
+		x = b[1]
+		bad |= x & beyond[x&15]
+		stored += load[x&15]
+		x = b[2]
+		bad |= x & beyond[x&15]
+		stored += load[x&15]
+		x = b[3]
+		bad |= x & beyond[x&15]
+		stored += load[x&15]
+	}
+	for _, x := range w {
+		bad |= x & beyond[x&15]
+		stored += load[x&15]
+	}
+	return bad, stored
 }
