@@ -51,12 +51,9 @@ func (s *rowScan) each(words []uint64, from int) {
 		c = c[len(seg):]
 		s.pos += uint64(len(seg))
 		if s.mode == scanPlain {
-			sum, mx := s.sum, s.max
-			for _, x := range seg {
-				sum += x
-				mx = max(mx, x)
-			}
-			s.sum, s.max = sum, mx
+			sum, mx := sumMax(seg)
+			s.sum += sum
+			s.max = max(s.max, mx)
 		} else {
 			for _, x := range seg {
 				s.bad = s.bad || x > s.total
@@ -81,4 +78,24 @@ func (s *rowScan) endRow() {
 		s.bad = true
 	}
 	s.pos, s.sum, s.max, s.sat = 0, 0, 0, s.total == math.MaxUint64
+}
+
+// sumMax returns the sum (mod 2^64) and the largest of w. It is kept out of
+// line, and takes four counters at a time, so that its values stay in
+// registers and the loop costs little beside them.
+//
+//go:noinline
+func sumMax(w []uint64) (sum, mx uint64) {
+	var m0, m1 uint64
+	for ; len(w) >= 4; w = w[4:] {
+		b := (*[4]uint64)(w)
+		sum += b[0] + b[1] + b[2] + b[3]
+		m0 = max(m0, b[0], b[2])
+		m1 = max(m1, b[1], b[3])
+	}
+	for _, x := range w {
+		sum += x
+		m0 = max(m0, x)
+	}
+	return sum, max(m0, m1)
 }
