@@ -121,9 +121,9 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if d.Header.PayloadLen != nw*8 {
 		return nil, bad("payload of %d bytes, the parameters need %d", d.Header.PayloadLen, nw*8)
 	}
-	// The buckets are checked as they arrive (scan); validate, the
-	// reference check, runs only to name what scan found wrong.
-	s := newScan(shell(cfg))
+	// The buckets are checked as they arrive (loadScan); validate, the
+	// reference check, runs only to name what loadScan found wrong.
+	s := newLoadScan(shell(cfg))
 	words, err := d.WordsFunc(nw, 1, s.each)
 	if err != nil {
 		return nil, fmt.Errorf("dlcbf: %w", err)
@@ -142,8 +142,9 @@ func decode(d *format.Decoder) (*Filter, error) {
 }
 
 // validate checks that every bucket is in canonical form and that the
-// counts sum to N. It is the reference for scan, which decode runs instead
-// (TestScanAgrees); decode calls it to name the error scan found.
+// counts sum to N. It is the reference for loadScan, which decode runs
+// instead (TestScanAgrees); decode calls it to name the error loadScan
+// found.
 func (f *Filter) validate() error {
 	w := f.words
 	total := uint64(f.d) * f.nb * f.bbits

@@ -7,8 +7,8 @@ package dlcbf
 // they are valid; when it says no, decode runs validate to name the first
 // error.
 
-// scan is the state of the check of one payload.
-type scan struct {
+// loadScan is the state of the check of one payload.
+type loadScan struct {
 	f    *Filter // the decoded filter's shell: its parameters, no words
 	next uint64  // static: the next cell to check; dynamic: the next bucket
 	end  uint64  // static: cells; dynamic: buckets
@@ -27,10 +27,10 @@ type scan struct {
 	emptyRm uint64 // remainder bits of cells whose counter is 0: see static
 }
 
-// newScan returns the check of a payload for the shell f (normalized
+// newLoadScan returns the check of a payload for the shell f (normalized
 // parameters, no words).
-func newScan(f *Filter) *scan {
-	s := &scan{f: f, end: uint64(f.d) * f.nb}
+func newLoadScan(f *Filter) *loadScan {
+	s := &loadScan{f: f, end: uint64(f.d) * f.nb}
 	if f.cfg.Variant != Static {
 		return s
 	}
@@ -52,11 +52,11 @@ func newScan(f *Filter) *scan {
 // each is the format.Decoder.WordsFunc callback: it checks every cell (or
 // bucket) whose bits, and the word after them that getBits may read, have
 // arrived.
-func (s *scan) each(w []uint64, _ int) { s.run(w) }
+func (s *loadScan) each(w []uint64, _ int) { s.run(w) }
 
 // run checks what w (the payload so far, with the padding word once it is
 // complete) allows.
-func (s *scan) run(w []uint64) {
+func (s *loadScan) run(w []uint64) {
 	if len(w) < 2 {
 		return
 	}
@@ -81,7 +81,7 @@ func (s *scan) run(w []uint64) {
 // The counters add up in the lanes of acc, emptied into sum before they
 // can overflow. A window past the last cell reads only the tail bits, which
 // finish checks are 0.
-func (s *scan) static(w []uint64, avail uint64) {
+func (s *loadScan) static(w []uint64, avail uint64) {
 	cm, flag, rem := s.cm, s.flag, s.rem
 	step := s.g * s.cw
 	pos := s.next * s.cw
@@ -172,14 +172,14 @@ func windowSafe(w []uint64, pos uint64) uint64 {
 }
 
 // flush adds the lanes of acc to sum.
-func (s *scan) flush(acc uint64) {
+func (s *loadScan) flush(acc uint64) {
 	for ; acc != 0; acc >>= s.cw {
 		s.sum += acc & s.lane
 	}
 }
 
 // dynamic checks the buckets of a dynamic filter as validate does.
-func (s *scan) dynamic(w []uint64, avail uint64) {
+func (s *loadScan) dynamic(w []uint64, avail uint64) {
 	f := s.f
 	bb, h, c := f.bbits, uint64(f.h), f.c
 	cmask := lowMask(c)
@@ -216,7 +216,7 @@ func (s *scan) dynamic(w []uint64, avail uint64) {
 }
 
 // twoSizes checks the buckets of a two-size filter as validate does.
-func (s *scan) twoSizes(w []uint64, avail uint64) {
+func (s *loadScan) twoSizes(w []uint64, avail uint64) {
 	f := s.f
 	bb, h, c := f.bbits, uint64(f.h), f.c
 	cmask := lowMask(c)
@@ -280,7 +280,7 @@ func zeroBits(w []uint64, from, to uint64) bool {
 // finish checks the rest of the payload, w being the whole of it with its
 // padding word, and reports whether it is valid with n keys: every bucket
 // passes, no bit is set past the last bucket, and the counts sum to n.
-func (s *scan) finish(w []uint64, n uint64) bool {
+func (s *loadScan) finish(w []uint64, n uint64) bool {
 	s.run(w)
 	total := uint64(s.f.d) * s.f.nb * s.f.bbits
 	if w[len(w)-1] != 0 || (total&63 != 0 && w[len(w)-2]>>(total&63) != 0) {

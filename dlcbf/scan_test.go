@@ -11,7 +11,7 @@ import (
 // decoder would, handing it the words in chunks that end at the given
 // sizes, and returns its verdict for n keys.
 func scanVerdict(cfg Config, payload []uint64, n uint64, cuts []int) bool {
-	s := newScan(shell(cfg))
+	s := newLoadScan(shell(cfg))
 	for _, c := range cuts {
 		if c > 0 && c < len(payload) {
 			s.each(payload[:c], 0)
@@ -174,7 +174,7 @@ func BenchmarkScan(b *testing.B) {
 			}
 			b.SetBytes(int64(8 * (len(f.words) - 1)))
 			for b.Loop() {
-				s := newScan(shell(f.cfg))
+				s := newLoadScan(shell(f.cfg))
 				if !s.finish(f.words, f.n) {
 					b.Fatal("scan rejects a built filter")
 				}
