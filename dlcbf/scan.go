@@ -109,8 +109,8 @@ func (s *loadScan) static(w []uint64, avail uint64) {
 // cellsBits checks the windows at bits pos, pos+step, … below end and
 // returns the sum of their counter lanes and their verdict bits. It is the
 // loop of static, kept out of line so that its few values stay in
-// registers (inlined, the loop spills them: 22 instructions a window
-// instead of 11).
+// registers (inlined, the loop spilled them: 22 instructions a window
+// instead of 14).
 //
 //go:noinline
 func cellsBits(w []uint64, pos, end, step, cm, flag, rem uint64) (acc, bad uint64) {
