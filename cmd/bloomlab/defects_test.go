@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"os"
 	"strings"
@@ -247,4 +249,31 @@ func TestInterruptMessage(t *testing.T) {
 		t.Errorf("after the rename: %q", got)
 	}
 	tmpMu.Unlock()
+}
+
+// A sparse file claiming a 512 GiB filter (8 KiB on disk) is refused with
+// a message; loading it used to end the process out of memory.
+func TestSparseFileRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var b bytes.Buffer
+	var p format.Params
+	const m = 1 << 42 // bits
+	p.U64(m)
+	p.U32(7)
+	p.U64(0)
+	p.U64(0)
+	e := format.NewEncoder(&b)
+	e.Begin(format.Header{Kind: format.KindBloom, Scheme: uint8(hashing.Enhanced), PayloadLen: m / 8}, p.Bytes())
+	if err := os.WriteFile("big.blf", b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate("big.blf", int64(b.Len())+m/8+4); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	for _, args := range [][]string{{"info", "big.blf"}, {"query", "big.blf"}, {"add", "big.blf"}} {
+		_, e, code := invoke(args, "x\n")
+		if code == 0 || !strings.Contains(e, "more memory than") {
+			t.Errorf("%v: exit %d: %s", args, code, e)
+		}
+	}
 }

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"io/fs"
 	"slices"
 )
@@ -60,9 +62,14 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// Errors. Every decoding error wraps ErrFormat; ErrChecksum and ErrVersion
+// Errors. Every decoding error wraps ErrFormat except ErrTooLarge (a
+// well-formed file of a structure larger than the memory this process may
+// use); ErrChecksum and ErrVersion
 // are more specific.
 var (
+	// ErrTooLarge: a file (or dump) describes a structure larger than the
+	// memory this process may use. It is not a malformed file.
+	ErrTooLarge = errors.New("structure larger than the available memory")
 	ErrFormat   = errors.New("invalid bloomlab file")
 	ErrChecksum = fmt.Errorf("checksum mismatch: %w", ErrFormat)
 	ErrVersion  = fmt.Errorf("unsupported format version: %w", ErrFormat)
@@ -311,6 +318,9 @@ func (d *Decoder) Begin(want Kind) ([]byte, error) {
 // than about twice what it has received.
 func (d *Decoder) Words(n uint64) ([]uint64, error) { return d.WordsFunc(n, 0, nil) }
 
+// memLimit is sysmem.Limit, replaceable by tests.
+var memLimit = sysmem.Limit
+
 // chunkWords is the number of payload words Words reads at a time (256
 // KiB): small enough that a chunk is still in the CPU's cache when the
 // checksum and each read it, large enough that the read calls cost nothing.
@@ -337,6 +347,12 @@ const chunkWords = 1 << 15
 func (d *Decoder) WordsFunc(n, spare uint64, each func(words []uint64, from int)) ([]uint64, error) {
 	if n > d.payload/8 {
 		return nil, fmt.Errorf("format: %d payload words needed, %d declared: %w", n, d.payload/8, ErrFormat)
+	}
+	// A payload larger than the memory this process may use would end it
+	// with a fatal out-of-memory error (a sparse file can claim any size
+	// and back it with nothing): refuse it first.
+	if limit := memLimit(); limit > 0 && n > limit/8 {
+		return nil, fmt.Errorf("format: a payload of %d bytes needs more memory than the %d bytes this process may use: %w", 8*n, limit, ErrTooLarge)
 	}
 	var out []uint64
 	if d.avail >= d.n && n <= uint64(d.avail-d.n)/8 {

@@ -270,3 +270,30 @@ func TestWordsFunc(t *testing.T) {
 		}
 	}
 }
+
+// A payload larger than the memory the process may use is refused before
+// anything is allocated (a sparse file claiming 32 GiB crashed the
+// command with a fatal out-of-memory error).
+func TestPayloadBeyondMemoryRefused(t *testing.T) {
+	defer func(f func() uint64) { memLimit = f }(memLimit)
+	memLimit = func() uint64 { return 1 << 20 }
+	var b bytes.Buffer
+	e := NewEncoder(&b)
+	e.Begin(Header{Kind: KindBloom, PayloadLen: 2 << 20}, nil)
+	e.Words(make([]uint64, (2<<20)/8))
+	e.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d := NewDecoder(bytes.NewReader(b.Bytes()))
+	if _, err := d.Begin(KindBloom); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.Words((2 << 20) / 8)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrFormat) {
+		t.Fatalf("got %v, want ErrTooLarge", err)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 64<<10 {
+		t.Errorf("allocated %d bytes before refusing", a)
+	}
+}
