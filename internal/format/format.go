@@ -350,12 +350,15 @@ func (d *Decoder) WordsFunc(n, spare uint64, each func(words []uint64, from int)
 	}
 	// A payload larger than the memory this process may use would end it
 	// with a fatal out-of-memory error (a sparse file can claim any size
-	// and back it with nothing): refuse it first.
-	if limit := memLimit(); limit > 0 && n > limit/8 {
+	// and back it with nothing): refuse it first, unless the reader is
+	// known to end before it (then the read below reports the truncation).
+	known := d.avail >= d.n
+	short := known && n > uint64(d.avail-d.n)/8
+	if limit := memLimit(); limit > 0 && n > limit/8 && !short {
 		return nil, fmt.Errorf("format: a payload of %d bytes needs more memory than the %d bytes this process may use: %w", 8*n, limit, ErrTooLarge)
 	}
 	var out []uint64
-	if d.avail >= d.n && n <= uint64(d.avail-d.n)/8 {
+	if known && !short {
 		// spare ≤ a few words in practice; n + spare cannot overflow
 		// for n ≤ 2^61.
 		out = make([]uint64, 0, n+spare)
