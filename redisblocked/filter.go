@@ -272,8 +272,8 @@ func (f *Filter) reload(ctx context.Context, old *layout) (*layout, error) {
 // maxRetiredWaits bounds the retries of an operation that keeps meeting a
 // retired shard of the generation the metadata still names (an upload
 // between retiring the old generation and switching the metadata takes
-// milliseconds): the waits total about 1.6 s.
-const maxRetiredWaits = 8
+// milliseconds): the waits total about 1.6 s. A variable for tests.
+var maxRetiredWaits = 8
 
 // afterRetired is called when an operation on layout l met a retired or
 // missing shard. It re-reads the metadata: a new generation means retry
@@ -564,7 +564,9 @@ func (f *Filter) dropGarbage(ctx context.Context, l *layout, s int) {
 		if err != nil || t != "string" {
 			return err
 		}
-		v, err := tx.BitFieldRO(ctx, key, "GET", "i64", l.markerOff[s]).Result()
+		cmd := redis.NewIntSliceCmd(ctx, "bitfield_ro", key, "GET", "i64", l.markerOff[s])
+		_ = tx.Process(ctx, cmd)
+		v, err := cmd.Result()
 		if err != nil || len(v) != 1 || v[0] == markerValue {
 			return err
 		}

@@ -342,3 +342,6 @@ func (l *layout) locate(d hashing.Digest, pos []uint16, offs []uint64) (int, []u
 	}
 	return int(s), pos, offs
 }
+
+// crcOf is the metadata checksum of body.
+func crcOf(body string) uint32 { return crc32.Checksum([]byte(body), castagnoli) }
