@@ -116,3 +116,22 @@ func (f *Filter) Info(ctx context.Context) (*Info, error) {
 	}
 	return in, nil
 }
+
+// N returns the number of keys added: the uploaded filter's N plus every
+// shard's add counter (one command per shard, pipelined; the bits are not
+// read).
+func (f *Filter) N(ctx context.Context) (uint64, error) {
+	l, err := f.fresh(ctx)
+	if err != nil {
+		return 0, err
+	}
+	cs, err := counts(ctx, f.c, l)
+	if err != nil {
+		return 0, err
+	}
+	n := l.n
+	for _, c := range cs {
+		n += c
+	}
+	return n, nil
+}

@@ -100,7 +100,7 @@ func (m *meta) encode() string {
 // anything is allocated from it.
 func decodeMeta(name, v string) (*meta, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("redisblocked: key %q: "+format+": %w", append([]any{name}, append(args, ErrNotFilter)...)...)
+		return fmt.Errorf("redisblocked: key %q "+format+": %w", append([]any{name}, append(args, ErrNotFilter)...)...)
 	}
 	if len(v) >= maxMeta {
 		return nil, bad("holds a string of %d bytes or more, not bloomlab metadata", maxMeta)
@@ -114,20 +114,20 @@ func decodeMeta(name, v string) (*meta, error) {
 	}
 	body, sum, ok := strings.Cut(v, " crc=")
 	if !ok || len(sum) != 8 {
-		return nil, bad("metadata without its checksum")
+		return nil, bad("holds metadata without its checksum")
 	}
 	if c, err := strconv.ParseUint(sum, 16, 32); err != nil || uint32(c) != crc32.Checksum([]byte(body), castagnoli) {
-		return nil, bad("metadata checksum %q does not match", sum)
+		return nil, bad("holds metadata whose checksum %q does not match", sum)
 	}
 	names := []string{"kind", "blocks", "k", "seed", "capacity", "n", "shards", "shard-blocks", "gen", "slot", "crc"}
 	if len(fields) != 2+len(names) {
-		return nil, bad("metadata has %d fields, want %d", len(fields), 2+len(names))
+		return nil, bad("holds metadata of %d fields, want %d", len(fields), 2+len(names))
 	}
 	val := map[string]string{}
 	for i, want := range names {
 		k, v, ok := strings.Cut(fields[2+i], "=")
 		if !ok || k != want {
-			return nil, bad("metadata field %d is %q, want %s=…", 3+i, fields[2+i], want)
+			return nil, bad("holds metadata whose field %d is %q, want %s=…", 3+i, fields[2+i], want)
 		}
 		val[k] = v
 	}
@@ -139,7 +139,7 @@ func decodeMeta(name, v string) (*meta, error) {
 	num := func(f string, base int) uint64 {
 		x, e := strconv.ParseUint(val[f], base, 64)
 		if e != nil && err == nil {
-			err = bad("metadata field %s=%q is not a number", f, val[f])
+			err = bad("holds metadata whose field %s=%q is not a number", f, val[f])
 		}
 		return x
 	}
@@ -151,17 +151,17 @@ func decodeMeta(name, v string) (*meta, error) {
 	}
 	switch {
 	case m.blocks < 1 || m.blocks > MaxBlocks:
-		return nil, bad("blocks = %d out of range [1, %d]", m.blocks, uint64(MaxBlocks))
+		return nil, bad("holds metadata with blocks = %d out of range [1, %d]", m.blocks, uint64(MaxBlocks))
 	case k < 1 || k > hashing.MaxK:
-		return nil, bad("k = %d out of range [1, %d]", k, hashing.MaxK)
+		return nil, bad("holds metadata with k = %d out of range [1, %d]", k, hashing.MaxK)
 	case shardBlocks < 1 || shardBlocks > MaxShardBlocks:
-		return nil, bad("shard-blocks = %d out of range [1, %d]", shardBlocks, MaxShardBlocks)
+		return nil, bad("holds metadata with shard-blocks = %d out of range [1, %d]", shardBlocks, MaxShardBlocks)
 	case shards < 1 || shards > MaxShards || shards != (m.blocks+shardBlocks-1)/shardBlocks:
-		return nil, bad("shards = %d, but %d blocks in shards of %d make %d (at most %d)", shards, m.blocks, shardBlocks, (m.blocks+shardBlocks-1)/shardBlocks, MaxShards)
+		return nil, bad("holds metadata with shards = %d, but %d blocks in shards of %d make %d (at most %d)", shards, m.blocks, shardBlocks, (m.blocks+shardBlocks-1)/shardBlocks, MaxShards)
 	case m.gen == 0:
-		return nil, bad("generation 0")
+		return nil, bad("holds metadata of generation 0")
 	case slot >= clusterSlots:
-		return nil, bad("slot = %d out of range [0, %d)", slot, clusterSlots)
+		return nil, bad("holds metadata with slot = %d out of range [0, %d)", slot, clusterSlots)
 	}
 	m.k, m.shards, m.shardBlocks, m.slot = int(k), int(shards), shardBlocks, int(slot)
 	return &m, nil

@@ -117,6 +117,10 @@ func Upload(ctx context.Context, c redis.UniversalClient, name string, r io.Read
 		u.abort()
 		return nil, fmt.Errorf("redisblocked: upload of %q: %w; nothing changed", name, err)
 	}
+	// From here the upload finishes even if ctx is cancelled: an upload
+	// stopped between the retirement and the switch would leave the
+	// filter answering errors until it is run again.
+	ctx = context.WithoutCancel(ctx)
 	if old != nil {
 		if err := retire(ctx, c, newLayout(name, oldRaw, old), m.gen); err != nil {
 			u.abort()

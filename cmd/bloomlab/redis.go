@@ -15,11 +15,13 @@ import (
 func init() {
 	register(&command{
 		name: "redis",
-		summary: "Move a Bloom filter between a file and a server with RedisBloom's commands (bloomlab serve, " +
-			"Redis 8, Redis Stack): pull reads KEY with BF.SCANDUMP into a bloomlab file; push writes a " +
-			"RedisBloom-profile scalable file (bloomlab build -kind scalable -profile redisbloom) to KEY with BF.LOADCHUNK " +
+		summary: "Move a filter between a file and Redis. With a TARGET (redis://…?key=NAME, rediss://…, redis+cluster://…; see build): " +
+			"push uploads a blocked file into bloomlab's layout of plain strings (any Redis, Valkey, a cluster), streaming it, visible only once " +
+			"complete, replacing an existing filter only with -force; pull downloads it into a bloomlab file. With -addr and -key: a filter " +
+			"of RedisBloom's BF commands (bloomlab serve, Redis 8, Redis Stack): pull reads KEY with BF.SCANDUMP into a bloomlab file; " +
+			"push writes a RedisBloom-profile scalable file (bloomlab build -kind scalable -profile redisbloom) to KEY with BF.LOADCHUNK " +
 			"and checks BF.INFO afterwards. The dump is taken chunk by chunk: add nothing to KEY during a pull.",
-		usage: "bloomlab redis pull|push -addr HOST:PORT [-password P] -key KEY (pull: -o FILE.blf; push: [-force] FILE.blf)",
+		usage: "bloomlab redis push [-force] FILE.blf TARGET | pull TARGET -o FILE.blf | pull|push -addr HOST:PORT -key KEY … (RedisBloom)",
 		run:   runRedis,
 	})
 }
@@ -40,12 +42,29 @@ func runRedis(e *env, args []string) error {
 	insecure := fs.Bool("tls-insecure", false, "with -tls: do not verify the server's certificate")
 	key := fs.String("key", "", "the filter's key")
 	out := fs.String("o", "", "pull: the bloomlab file to write (\"-\": standard output)")
-	force := fs.Bool("force", false, "push: delete KEY first if it exists")
+	force := fs.Bool("force", false, "push: replace KEY (TARGET) if it exists")
 	chunk := fs.Int("chunk", scalable.DefaultChunkSize, "push: bytes per BF.LOADCHUNK")
 	timeout := fs.Duration("timeout", time.Minute, "timeout of each command")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
+	}
+	if t := len(pos) - 1; t >= 0 && isRedisURL(pos[t]) {
+		// bloomlab's layout: push FILE TARGET, pull TARGET -o FILE.
+		for _, f := range []string{"addr", "key", "password", "user", "tls", "tls-insecure", "chunk"} {
+			if isSet(fs, f) {
+				return usagef("-%s is for RedisBloom keys; a TARGET carries its address, password and key", f)
+			}
+		}
+		switch {
+		case op == "push" && len(pos) == 2:
+			return pushTarget(e, pos[0], pos[1], *force)
+		case op == "pull" && len(pos) == 1 && *out != "":
+			return pullTarget(e, pos[0], *out)
+		case op == "push":
+			return usagef("push takes FILE.blf TARGET")
+		}
+		return usagef("pull takes TARGET -o FILE.blf")
 	}
 	if *key == "" {
 		return usagef("-key KEY is required")

@@ -13,7 +13,14 @@ package redistest
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -59,6 +66,54 @@ type Options struct {
 // TLSFiles are the PEM files of a TLS server.
 type TLSFiles struct{ Cert, Key, CA string }
 
+// NewTLS writes, in a temporary directory, a certificate authority and a
+// server certificate it signs for 127.0.0.1 and localhost, and returns
+// the PEM files (CA is the authority's certificate, for clients to
+// trust).
+func NewTLS(t testing.TB) *TLSFiles {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bloomlab test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srv, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &TLSFiles{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server.key")}
+	for path, block := range map[string]*pem.Block{
+		f.CA:   {Type: "CERTIFICATE", Bytes: caDER},
+		f.Cert: {Type: "CERTIFICATE", Bytes: srvDER},
+		f.Key:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
 // Server is one redis-server process.
 type Server struct {
 	Addr string // 127.0.0.1:PORT
@@ -68,6 +123,7 @@ type Server struct {
 	t    testing.TB
 	bin  string
 	args []string
+	tls  bool
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -115,7 +171,7 @@ func start(t testing.TB, o Options, extra func(port int) []string) *Server {
 			args = append(args, extra(port)...)
 		}
 		args = append(args, o.Extra...)
-		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, Dir: dir, t: t, bin: bin, args: args}
+		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, Dir: dir, t: t, bin: bin, args: args, tls: o.TLS != nil}
 		if last = s.launch(o.TLS != nil); last == nil {
 			t.Cleanup(s.Stop)
 			return s
@@ -203,7 +259,7 @@ func (s *Server) Kill() {
 // and waits until it answers.
 func (s *Server) Restart() {
 	s.t.Helper()
-	if err := s.launch(false); err != nil {
+	if err := s.launch(s.tls); err != nil {
 		s.t.Fatalf("restart %s: %v", s.Addr, err)
 	}
 }
