@@ -340,6 +340,17 @@ type batch struct {
 	failed []int // indices of failed keys
 	again  []int // indices to retry after a retired shard
 	ferr   error
+	cspan  []int        // first b.cmds index of each shard's commands; one more entry at the end
+	ranges []*rangeCmd // GETRANGE commands, reused from batch to batch
+}
+
+// rangeCmd is a reusable GETRANGE of one block: its arguments point at its
+// own fields, so that a batch sets them instead of making a command per
+// key (go-redis then allocates only the reply).
+type rangeCmd struct {
+	cmd        *redis.StringCmd
+	args       [4]any
+	start, end uint64
 }
 
 func (f *Filter) getBatch() *batch {
@@ -640,20 +651,31 @@ func (f *Filter) chunk(ctx context.Context, b *batch, keys [][]byte, lo, hi int,
 			b.counts = append(b.counts, uint64(b.span[c+1]-b.span[c]))
 		}
 		b.kArg = uint64(l.k)
-		b.args, b.cmds = b.args[:0], b.cmds[:0]
+		b.args, b.cmds, b.cspan = b.args[:0], b.cmds[:0], b.cspan[:0]
 		for c := range b.shard {
-			b.cmds = append(b.cmds, f.command(ctx, b, l, c, add))
+			b.cspan = append(b.cspan, len(b.cmds))
+			if !add && f.cfg.Method == Bitfield {
+				f.ranges(ctx, b, l, c)
+			} else {
+				b.cmds = append(b.cmds, f.command(ctx, b, l, c, add))
+			}
 		}
+		b.cspan = append(b.cspan, len(b.cmds))
 		f.run(ctx, b.cmds)
 		// Results: answers, failures, and the keys of retired shards.
 		var retry []int
 		var cause error
-		for c, cmd := range b.cmds {
-			err := cmd.Err()
-			if err == nil {
-				err = f.reply(ctx, b, l, c, cmd, func(x int, v bool) { out[b.again[x]] = v })
+		for c := range b.shard {
+			set := func(x int, v bool) { out[b.again[x]] = v }
+			var err error
+			if cmds := b.cmds[b.cspan[c]:b.cspan[c+1]]; len(cmds) == 1 {
+				if err = cmds[0].Err(); err == nil {
+					err = f.reply(ctx, b, l, c, cmds[0], set)
+				} else {
+					err = classify(err)
+				}
 			} else {
-				err = classify(err)
+				err = f.rangeReply(b, l, c, cmds, set)
 			}
 			if err == nil {
 				continue
@@ -681,6 +703,72 @@ func (f *Filter) chunk(ctx context.Context, b *batch, keys [][]byte, lo, hi int,
 		}
 		b.again = append(b.again[:0], retry...)
 	}
+}
+
+// ranges queues the queries of shard command c's keys as one GETRANGE of
+// each key's block, then a read of the shard's marker: a batch query costs
+// the server about four times less than a BITFIELD_RO of k bits per key
+// (Redis spends most of a command's time on its arguments: 4 per key here,
+// 3k there). The marker is read after the blocks on the same connection
+// (a redirection moves a shard's commands together, in order), so a block
+// read from a string that is not a live shard — a zero string a stale add
+// made of a deleted shard — is caught, never taken for zeros.
+func (f *Filter) ranges(ctx context.Context, b *batch, l *layout, c int) {
+	s := b.shard[c]
+	k := l.k
+	for _, e := range b.sk[b.span[c]:b.span[c+1]] {
+		i := int(uint32(e))
+		j := len(b.cmds) - c // GETRANGEs so far: the commands less one marker per shard before
+		if j == len(b.ranges) {
+			g := &rangeCmd{}
+			g.args = [4]any{"getrange", nil, &g.start, &g.end}
+			g.cmd = redis.NewStringCmd(ctx, g.args[:]...)
+			b.ranges = append(b.ranges, g)
+		}
+		g := b.ranges[j]
+		g.args[1] = l.keyArgs[s]
+		g.start = (b.offs[i*k] &^ (blocked.BlockBits - 1)) / 8
+		g.end = g.start + blockBytes - 1
+		g.cmd.SetErr(nil)
+		g.cmd.SetVal("")
+		b.cmds = append(b.cmds, g.cmd)
+	}
+	b.args = append(b.args, argBitfieldRO, l.keyArgs[s], argGet, argI64, &l.markerOff[s])
+	b.cmds = append(b.cmds, redis.NewIntSliceCmd(ctx, b.args[len(b.args)-5:len(b.args):len(b.args)]...))
+}
+
+// rangeReply checks shard command c's GETRANGEs and marker (cmds) and
+// reports each key's answer with set.
+func (f *Filter) rangeReply(b *batch, l *layout, c int, cmds []redis.Cmder, set func(i int, present bool)) error {
+	s := b.shard[c]
+	keys := b.sk[b.span[c]:b.span[c+1]]
+	mark := cmds[len(cmds)-1].(*redis.IntSliceCmd)
+	if err := mark.Err(); err != nil {
+		return classify(err)
+	}
+	if v := mark.Val(); len(v) != 1 || v[0] != markerValue {
+		return retired("shard %s has no marker", l.keys[s])
+	}
+	for _, cmd := range cmds[:len(keys)] {
+		if err := cmd.Err(); err != nil {
+			return classify(err)
+		}
+		if v := cmd.(*redis.StringCmd).Val(); len(v) != blockBytes {
+			return fmt.Errorf("GETRANGE %s answered %d bytes, want %d", l.keys[s], len(v), blockBytes)
+		}
+	}
+	k := l.k
+	for x, e := range keys {
+		i := int(uint32(e))
+		blk := cmds[x].(*redis.StringCmd).Val()
+		var miss byte
+		for _, o := range b.offs[i*k : i*k+k] {
+			r := o & (blocked.BlockBits - 1) // the bit in the block, Redis's numbering
+			miss |= 0x80 >> (r & 7) &^ blk[r>>3]
+		}
+		set(i, miss == 0)
+	}
+	return nil
 }
 
 // fail records key i as failed: a query answers true.

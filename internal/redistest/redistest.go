@@ -29,16 +29,25 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
+// TB is what the helpers need of a test: testing.TB satisfies it, and a
+// benchmark program can supply its own.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
+
 // Need returns the path of a Redis tool ("redis-server", "redis-cli",
 // "redis-benchmark"). Under CI=true a missing tool fails the test;
 // elsewhere the test is skipped with a message.
-func Need(t testing.TB, tool string) string {
+func Need(t TB, tool string) string {
 	t.Helper()
 	p, err := exec.LookPath(tool)
 	if err != nil {
@@ -70,12 +79,12 @@ type TLSFiles struct{ Cert, Key, CA string }
 // server certificate it signs for 127.0.0.1 and localhost, and returns
 // the PEM files (CA is the authority's certificate, for clients to
 // trust).
-func NewTLS(t testing.TB) *TLSFiles {
+func NewTLS(t TB) *TLSFiles {
 	t.Helper()
 	dir := t.TempDir()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	now := time.Now()
 	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bloomlab test CA"},
@@ -83,11 +92,11 @@ func NewTLS(t testing.TB) *TLSFiles {
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
 	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	srv := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
@@ -95,11 +104,11 @@ func NewTLS(t testing.TB) *TLSFiles {
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	srvDER, err := x509.CreateCertificate(rand.Reader, srv, ca, &key.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	f := &TLSFiles{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server.key")}
 	for path, block := range map[string]*pem.Block{
@@ -108,7 +117,7 @@ func NewTLS(t testing.TB) *TLSFiles {
 		f.Key:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
 	} {
 		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 	}
 	return f
@@ -120,7 +129,7 @@ type Server struct {
 	Port int
 	Dir  string // its working directory: append-only file, nodes.conf, log
 
-	t    testing.TB
+	t    TB
 	bin  string
 	args []string
 	tls  bool
@@ -130,23 +139,23 @@ type Server struct {
 }
 
 // freePort returns a loopback port nobody listens on now.
-func freePort(t testing.TB) int {
+func freePort(t TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
 // Start starts a standalone node and waits until it answers.
-func Start(t testing.TB, o Options) *Server {
+func Start(t TB, o Options) *Server {
 	t.Helper()
 	return start(t, o, nil)
 }
 
-func start(t testing.TB, o Options, extra func(port int) []string) *Server {
+func start(t TB, o Options, extra func(port int) []string) *Server {
 	t.Helper()
 	bin := Need(t, "redis-server")
 	dir := t.TempDir()
@@ -279,7 +288,7 @@ func (s *Server) Client(password string) *redis.Client {
 // Cluster is a Redis Cluster of masters without replicas.
 type Cluster struct {
 	Nodes []*Server
-	t     testing.TB
+	t     TB
 }
 
 // ClusterOptions configure a cluster.
@@ -296,7 +305,7 @@ type ClusterOptions struct {
 // StartCluster starts the masters, joins them with redis-cli --cluster
 // create … --cluster-yes (slots split evenly, in node order) and waits
 // until every node reports cluster_state:ok.
-func StartCluster(t testing.TB, o ClusterOptions) *Cluster {
+func StartCluster(t TB, o ClusterOptions) *Cluster {
 	t.Helper()
 	cli := Need(t, "redis-cli")
 	if o.Masters == 0 {
@@ -330,7 +339,7 @@ func StartCluster(t testing.TB, o ClusterOptions) *Cluster {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
 	if err := c.WaitOK(30 * time.Second); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	return c
 }
