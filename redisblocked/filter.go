@@ -340,7 +340,7 @@ type batch struct {
 	failed []int // indices of failed keys
 	again  []int // indices to retry after a retired shard
 	ferr   error
-	cspan  []int        // first b.cmds index of each shard's commands; one more entry at the end
+	cspan  []int       // first b.cmds index of each shard's commands; one more entry at the end
 	ranges []*rangeCmd // GETRANGE commands, reused from batch to batch
 }
 
