@@ -35,6 +35,9 @@ func clusterClient(t *testing.T, cl *redistest.Cluster, h *countHook) *redis.Clu
 // one per node; operations go on through a slot migration (ASK, then
 // MOVED), with both methods.
 func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster and a slot migration: the full run has it")
+	}
 	cl := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3})
 	h := &countHook{}
 	c := clusterClient(t, cl, h)
@@ -200,6 +203,9 @@ func migrate(t *testing.T, cl *redistest.Cluster, slot int, from, to *redistest.
 // false negatives. Then, with full coverage required, the cluster is down
 // when a master is: CLUSTERDOWN is an error, never "absent".
 func TestClusterKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill -9 and restarts of a cluster's master: the full run has it")
+	}
 	cl := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3, Node: redistest.Options{AppendFsync: "always"}, NodeTimeout: time.Second})
 	c := clusterClient(t, cl, nil)
 	ctx := context.Background()
