@@ -98,6 +98,18 @@ func (w *Writer) Close() (int64, error) {
 	return w.n, w.err
 }
 
+// FirstRecordLen returns the length of the first record (the dump's
+// header chunk) of a framed dump whose first bytes are prefix, and false
+// if prefix is not the start of a framed dump or is too short (20
+// bytes are needed). BF.SCANDUMP's header is 20 + 53·L bytes, CF.SCANDUMP's
+// 38: the kinds sharing the framing tell their dumps apart by it.
+func FirstRecordLen(prefix []byte) (uint32, bool) {
+	if len(prefix) < 20 || string(prefix[:4]) != Magic || binary.LittleEndian.Uint64(prefix[8:]) != 1 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(prefix[16:]), true
+}
+
 // Reader reads a framed dump: NewReader, then Next for each record, whose
 // bytes are read with ReadData before the next call to Next.
 type Reader struct {

@@ -89,3 +89,15 @@ func TestFraming(t *testing.T) {
 		t.Error("Next with the previous record unread")
 	}
 }
+
+func TestFirstRecordLen(t *testing.T) {
+	data := frame(t, [][]byte{make([]byte, 38), {1}})
+	if n, ok := FirstRecordLen(data); !ok || n != 38 {
+		t.Errorf("FirstRecordLen = %d, %v; want 38", n, ok)
+	}
+	for _, bad := range [][]byte{data[:19], append([]byte("XLRD"), data[4:]...), nil} {
+		if _, ok := FirstRecordLen(bad); ok {
+			t.Errorf("FirstRecordLen(%x) accepted", bad)
+		}
+	}
+}
