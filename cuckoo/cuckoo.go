@@ -112,12 +112,13 @@ type Config struct {
 	// BucketSize is the number of slots per bucket, b: bloomlab 1, 2, 4
 	// (default) or 8; RedisBloom 1 … 255 (default 2).
 	BucketSize int
-	// FingerprintBits is f: bloomlab 4 … 32 with b·f ≤ 128 (0: the
+	// FingerprintBits is f: bloomlab 4 … 32 (0: the
 	// smallest that meets FPR at Capacity keys); RedisBloom 8 (0 means 8).
 	FingerprintBits int
 	// Buckets is the number of buckets of the first sub-filter (bloomlab
-	// only; 0: from Capacity). It must be c·2^j with c odd, c ≤ 15, and
-	// 2^j ≥ 1024 when c > 1 (RoundBuckets gives the next such number).
+	// only; 0: from Capacity). It must be a power of two, or c·2^j with c
+	// odd, c ≤ 31, and 2^j ≥ 8192 (RoundBuckets gives the next such
+	// number).
 	Buckets uint64
 	// MaxKicks is the relocation budget of an insert: 1 … 65535; default
 	// 500 (bloomlab), 20 (RedisBloom's MAXITERATIONS).
@@ -266,11 +267,11 @@ func (f *Filter) Slots() uint64 {
 }
 
 // Capacity returns the number of keys the filter was sized for: the
-// bloomlab profile's design n (Config.Capacity, times Σ Expansion^i over
-// the sub-filters of a grown filter); for the RedisBloom profile, which
-// records no capacity, its slots.
+// design n of the first sub-filter (Config.Capacity, CF.RESERVE's
+// capacity) times Σ Expansion^i over the sub-filters. A RedisBloom filter
+// loaded from a dump, which records no capacity, reports its slots.
 func (f *Filter) Capacity() uint64 {
-	if f.profile == RedisBloom {
+	if f.capacity == 0 {
 		return f.Slots()
 	}
 	var c, g uint64 = 0, 1

@@ -60,9 +60,9 @@
 // table for n keys at DesignLoad(b) (93% for b = 4, a margin below where
 // inserts start to fail) and choose the shortest fingerprint meeting the
 // rate, or the longest the bit budget affords, without allocating. Bucket
-// counts are powers of two, or, for tables of 12,288 buckets or more, c·2^j
-// with c odd up to 15 and 2^j ≥ 4096 (RoundBuckets: at most 1/8 above the
-// need). The second bucket flips only the low j bits of the first, so the
+// counts are powers of two, or, for tables of 24,576 buckets or more, c·2^j
+// with c odd up to 31 and 2^j ≥ 8192 (RoundBuckets: at most 1/16 above the
+// need for a million keys or more). The second bucket flips only the low j bits of the first, so the
 // index rule needs no division, and sub-filters of a growing filter nest
 // (a key's buckets in an older sub-filter are its buckets in a newer one
 // shifted right).
@@ -81,7 +81,7 @@
 // # Profiles
 //
 //   - Bloomlab (the default): xxh3-128 with the filter's seed; b = 1, 2, 4
-//     or 8; f = 4 … 32 bits packed (b·f ≤ 128); semi-sorting optional;
+//     or 8; f = 4 … 32 bits packed; semi-sorting optional;
 //     500 relocations by default; a seed.
 //   - RedisBloom: bit for bit what RedisBloom 2.4 stores and answers: the
 //     hash MurmurHash64A(key, 0), fingerprint h mod 255 + 1 in a byte,

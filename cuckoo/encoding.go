@@ -17,7 +17,7 @@ import (
 //
 //	offset size field
 //	0      1    b: slots per bucket (bloomlab 1, 2, 4, 8; RedisBloom 1 … 255)
-//	1      1    f: fingerprint bits (bloomlab 4 … 32, b·f ≤ 128; RedisBloom 8)
+//	1      1    f: fingerprint bits (bloomlab 4 … 32; RedisBloom 8)
 //	2      1    flags: bit 0 semi-sorted (bloomlab, b = 4); other bits 0
 //	3      4    max kicks (relocations per insert): 1 … 65535
 //	7      4    expansion: 0 (does not grow) or a power of two ≤ 32768
@@ -26,8 +26,9 @@ import (
 //	19     4    L: sub-filters, 1 … 65535 (1 if the expansion is 0)
 //	23     8    N: keys held; must equal the occupied slots
 //	31     8    deletes since the last compaction
-//	39     8    capacity: bloomlab, the design n of the first sub-filter,
-//	            at most b·m0 (0: unknown); RedisBloom 0
+//	39     8    capacity: the design n of the first sub-filter (0:
+//	            unknown); bloomlab at most b·m0, RedisBloom (CF.RESERVE's
+//	            capacity, which rounds down to m0 buckets) below (m0 + 1)·b
 //
 // and a payload holding each sub-filter's table, oldest first; sub-filter
 // s has m0·expansion^s buckets, at most 2^48 bits. Bloomlab: ⌈m·B/64⌉
@@ -181,10 +182,13 @@ func decode(d *format.Decoder) (*Filter, error) {
 		switch {
 		case b < 1 || b > RedisMaxBucketSize || fb != 8 || flags != 0:
 			return nil, bad("RedisBloom profile with bucket size %d, %d-bit fingerprints, flags %#x", b, fb, flags)
-		case d.Header.Seed != 0 || capacity != 0:
-			return nil, bad("RedisBloom profile with seed %d and capacity %d (both must be 0)", d.Header.Seed, capacity)
+		case d.Header.Seed != 0:
+			return nil, bad("RedisBloom profile with seed %d (must be 0)", d.Header.Seed)
 		case m0 == 0 || m0&(m0-1) != 0 || m0 > MaxBits/8/uint64(b):
 			return nil, bad("RedisBloom profile with %d buckets", m0)
+		}
+		if capacity >= (m0+1)*uint64(b) {
+			return nil, bad("capacity %d for %d buckets of %d", capacity, m0, b)
 		}
 		f.lay = layout{mode: modeRedis, b: b, f: 8, bucketBits: 8 * uint64(b), fpMask: 255}
 	default:

@@ -21,10 +21,12 @@ func (f *Filter) Clone() *Filter {
 }
 
 // Equal reports whether f and g have the same parameters, counts and
-// tables (two zero Filters are equal).
+// tables, so that they answer every call alike (two zero Filters are
+// equal). The design capacity, which RedisBloom's dumps do not carry, is
+// not compared.
 func (f *Filter) Equal(g *Filter) bool {
 	if f.profile != g.profile || f.lay != g.lay || f.maxKicks != g.maxKicks || f.expansion != g.expansion ||
-		f.seed != g.seed || f.capacity != g.capacity || f.m0 != g.m0 || f.n != g.n || f.deletes != g.deletes ||
+		f.seed != g.seed || f.m0 != g.m0 || f.n != g.n || f.deletes != g.deletes ||
 		len(f.subs) != len(g.subs) {
 		return false
 	}

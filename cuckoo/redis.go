@@ -59,7 +59,7 @@ func NewRedisBloom(capacity uint64, bucketSize, maxIterations, expansion int) (*
 	f := &Filter{
 		profile: RedisBloom, maxKicks: maxIterations, expansion: nextPow2(uint64(expansion)),
 		lay: layout{mode: modeRedis, b: bucketSize, f: 8, bucketBits: 8 * uint64(bucketSize), fpMask: 255},
-		m0:  nb,
+		m0:  nb, capacity: capacity,
 	}
 	f.subs = []sub{{m: nb, bytes: make([]byte, nb*uint64(bucketSize))}}
 	return f, nil
@@ -302,8 +302,11 @@ type RedisInfo struct {
 
 // RedisInfo returns the fields of CF.INFO. For a bloomlab-profile filter
 // Size counts its tables' bytes (⌈buckets·bucket bits/8⌉) in place of
-// RedisBloom's.
+// RedisBloom's. The zero Filter reports zeros.
 func (f *Filter) RedisInfo() RedisInfo {
+	if len(f.subs) == 0 {
+		return RedisInfo{}
+	}
 	size := uint64(40 + 16*len(f.subs))
 	for i := range f.subs {
 		size += (f.subs[i].m*f.lay.bucketBits + 7) / 8

@@ -20,7 +20,7 @@ type mode uint8
 const (
 	modeNone  mode = iota // the zero Filter
 	modePlain             // plain buckets of at most 64 bits: one load each
-	modeWide              // plain buckets of 65 … 128 bits: two halves of b/2 slots
+	modeWide              // plain buckets of more than 64 bits: parts of 2^k slots of at most 64 bits
 	modeSemi              // semi-sorted buckets of four slots
 	modeRedis             // RedisBloom's byte buckets
 )
@@ -32,11 +32,11 @@ type layout struct {
 	b, f       int
 	semisort   bool
 	bucketBits uint64 // B
-	halfBits   uint64 // bits read per comparison: B, or B/2 for modeWide
-	laneShift  uint   // log2 of the slots per half
+	partBits   uint64 // bits read per comparison: B, or a part of 2^k slots for modeWide
+	laneShift  uint   // log2 of the slots per part
 	logB       uint   // log2 b
-	ones       uint64 // bit 0 of each slot of a half
-	highs      uint64 // the top bit of each slot of a half
+	ones       uint64 // bit 0 of each slot of a part
+	highs      uint64 // the top bit of each slot of a part
 	low        uint64 // the other bits of each slot
 	fpMask     uint64 // 2^f − 1
 	sfx        uint   // semi-sorted: the f − 4 stored bits of each fingerprint
@@ -49,8 +49,6 @@ func newLayout(b, f int, semisort bool) (layout, error) {
 		return layout{}, fmt.Errorf("cuckoo: BucketSize = %d, want 1, 2, 4 or 8: %w", b, ErrParam)
 	case f < MinFingerprintBits || f > MaxFingerprintBits:
 		return layout{}, fmt.Errorf("cuckoo: FingerprintBits = %d out of range [%d, %d]: %w", f, MinFingerprintBits, MaxFingerprintBits, ErrParam)
-	case b*f > 128:
-		return layout{}, fmt.Errorf("cuckoo: FingerprintBits = %d with BucketSize %d: buckets hold at most 128 bits (f ≤ %d): %w", f, b, 128/b, ErrParam)
 	case semisort && b != 4:
 		return layout{}, fmt.Errorf("cuckoo: Semisort needs BucketSize 4, not %d: %w", b, ErrParam)
 	}
@@ -63,12 +61,14 @@ func newLayout(b, f int, semisort bool) (layout, error) {
 	}
 	l.bucketBits = uint64(b * f)
 	lanes := b
-	l.mode = modePlain
-	if l.bucketBits > 64 {
-		l.mode = modeWide
-		lanes = b / 2
+	for lanes*f > 64 {
+		lanes /= 2
 	}
-	l.halfBits = uint64(lanes * f)
+	l.mode = modePlain
+	if lanes < b {
+		l.mode = modeWide
+	}
+	l.partBits = uint64(lanes * f)
 	l.laneShift = uint(bits.TrailingZeros(uint(lanes)))
 	for i := 0; i < lanes; i++ {
 		l.ones |= 1 << (i * f)
@@ -149,7 +149,12 @@ func (f *Filter) match(s *sub, i, fp uint64) bool {
 		return semiMatch(l, s.words, off, fp)
 	case modeWide:
 		x := fp * l.ones
-		return l.hasZero(read64(s.words, off)^x) || l.hasZero(read64(s.words, off+l.halfBits)^x)
+		for h := uint64(0); h < l.bucketBits; h += l.partBits {
+			if l.hasZero(read64(s.words, off+h) ^ x) {
+				return true
+			}
+		}
+		return false
 	}
 	return l.hasZero(read64(s.words, off) ^ fp*l.ones)
 }
@@ -161,7 +166,7 @@ func (f *Filter) place(s *sub, i, fp uint64) bool {
 	if l.mode == modeSemi {
 		return semiPlace(l, s.words, off, fp)
 	}
-	for h := uint64(0); h < l.bucketBits; h += l.halfBits {
+	for h := uint64(0); h < l.bucketBits; h += l.partBits {
 		if z := l.zeroLanes(read64(s.words, off+h)); z != 0 {
 			setBits(s.words, off+h+uint64(bits.TrailingZeros64(z)-(l.f-1)), uint(l.f), fp)
 			return true
@@ -178,7 +183,7 @@ func (f *Filter) unplace(s *sub, i, fp uint64) bool {
 		return semiUnplace(l, s.words, off, fp)
 	}
 	x := fp * l.ones
-	for h := uint64(0); h < l.bucketBits; h += l.halfBits {
+	for h := uint64(0); h < l.bucketBits; h += l.partBits {
 		if z := l.zeroLanes(read64(s.words, off+h) ^ x); z != 0 {
 			setBits(s.words, off+h+uint64(bits.TrailingZeros64(z)-(l.f-1)), uint(l.f), 0)
 			return true
@@ -196,7 +201,7 @@ func (f *Filter) matches(s *sub, i, fp uint64) int {
 	}
 	x := fp * l.ones
 	c := 0
-	for h := uint64(0); h < l.bucketBits; h += l.halfBits {
+	for h := uint64(0); h < l.bucketBits; h += l.partBits {
 		c += bits.OnesCount64(l.zeroLanes(read64(s.words, off+h) ^ x))
 	}
 	return c
@@ -218,7 +223,7 @@ func (f *Filter) occupied(s *sub, i uint64) int {
 		return c
 	}
 	c := 0
-	for h := uint64(0); h < l.bucketBits; h += l.halfBits {
+	for h := uint64(0); h < l.bucketBits; h += l.partBits {
 		c += bits.OnesCount64(l.highs &^ l.zeroLanes(read64(s.words, off+h)))
 	}
 	return c
@@ -244,7 +249,7 @@ func (f *Filter) entries(s *sub, i uint64, e *[8]uint64) []uint64 {
 func (l *layout) slot(i uint64, v int) uint64 {
 	h := uint64(v >> l.laneShift)
 	lane := uint64(v & (1<<l.laneShift - 1))
-	return i*l.bucketBits + h*l.halfBits + lane*uint64(l.f)
+	return i*l.bucketBits + h*l.partBits + lane*uint64(l.f)
 }
 
 // swap puts fp in slot v of the full bucket i of s (for semi-sorted
