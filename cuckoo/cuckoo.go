@@ -160,7 +160,8 @@ type Filter struct {
 // sub is one sub-filter: a table of m buckets.
 type sub struct {
 	m     uint64
-	shift uint     // bloomlab: 64 − tz(m); the alternate bucket flips the low tz(m) bits
+	amul  uint64   // bloomlab: altMul, or 0 if tz(m) = 0 (a key's two buckets are one)
+	shift uint     // bloomlab: 64 − tz(m) (63 if tz(m) = 0); the alternate bucket flips the low tz(m) bits
 	words []uint64 // bloomlab: packed buckets, 2 guard words at the end
 	bytes []byte   // RedisBloom: m·b fingerprint bytes
 }
@@ -324,7 +325,12 @@ func (f *Filter) HashString(key string) hashing.Digest {
 
 // Contains reports whether key may have been added: false means certainly
 // not (or added and deleted as often).
-func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(f.Hash(key)) }
+func (f *Filter) Contains(key []byte) bool {
+	if f.lay.mode == modePlain {
+		return f.containsPlain(hashing.Sum(key, f.seed))
+	}
+	return f.ContainsHash(f.Hash(key))
+}
 
 // ContainsString is Contains of a string key.
 func (f *Filter) ContainsString(key string) bool { return f.ContainsHash(f.HashString(key)) }
@@ -452,5 +458,5 @@ func (s *sub) index(h1 uint64) uint64 {
 }
 
 // alt is the other bucket of fingerprint fp in bucket i of s: i with its
-// low tz(m) bits flipped by the top bits of fp·altMul.
-func (s *sub) alt(i, fp uint64) uint64 { return i ^ (fp*altMul)>>s.shift }
+// low tz(m) bits flipped by the top tz(m) bits of fp·altMul.
+func (s *sub) alt(i, fp uint64) uint64 { return i ^ (fp*s.amul)>>(s.shift&63) }

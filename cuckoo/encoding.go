@@ -265,7 +265,8 @@ func (f *Filter) bloomlabSub(m uint64, w []uint64) (sub, error) {
 	if w[nw] != 0 || w[nw+1] != 0 || tb%64 != 0 && w[nw-1]>>(tb%64) != 0 {
 		return sub{}, fmt.Errorf("cuckoo: bits set after the last bucket: %w", format.ErrFormat)
 	}
-	s := sub{m: m, shift: uint(64 - bits.TrailingZeros64(m)), words: w}
+	s := bloomlabSub(m)
+	s.words = w
 	if l.mode == modeSemi {
 		var e [4]uint64
 		for i := uint64(0); i < m; i++ {

@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -12,7 +13,7 @@ func (f *Filter) Clone() *Filter {
 	g.scratch = nil
 	g.subs = make([]sub, len(f.subs))
 	for i, s := range f.subs {
-		g.subs[i] = sub{m: s.m, shift: s.shift, words: slices.Clone(s.words), bytes: slices.Clone(s.bytes)}
+		g.subs[i] = sub{m: s.m, amul: s.amul, shift: s.shift, words: slices.Clone(s.words), bytes: slices.Clone(s.bytes)}
 	}
 	if f.subs == nil {
 		g.subs = nil
@@ -130,7 +131,7 @@ func (f *Filter) addAt(si int, j, fp uint64) bool {
 	top := &f.subs[si]
 	for t := si; t >= 0; t-- {
 		s := &f.subs[t]
-		i := j >> (uint(64-top.shift) - uint(64-s.shift))
+		i := j >> (bits.TrailingZeros64(top.m) - bits.TrailingZeros64(s.m))
 		if f.place(s, i, fp) || f.place(s, s.alt(i, fp), fp) {
 			return true
 		}

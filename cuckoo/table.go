@@ -81,10 +81,13 @@ func newLayout(b, f int, semisort bool) (layout, error) {
 // words returns the words of a table of m buckets, guard words included.
 func (l *layout) words(m uint64) uint64 { return (m*l.bucketBits+63)/64 + 2 }
 
-// read64 returns the 64 bits of w from bit off on.
+// read64 returns the 64 bits of w from bit off on: one bounds check, and
+// shift counts the compiler knows are below 64 (w[k+1] is shifted by
+// 63 − s, then by 1, so that s = 0 needs no special case).
 func read64(w []uint64, off uint64) uint64 {
 	k, s := off>>6, off&63
-	return w[k]>>s | w[k+1]<<(64-s)
+	p := w[k : k+2 : k+2]
+	return p[0]>>s | p[1]<<(63-s)<<1
 }
 
 // setBits sets the width (1 … 64) bits of w from bit off on to v.
@@ -382,7 +385,18 @@ func (f *Filter) count(d hashing.Digest) uint64 {
 
 // newSub allocates a bloomlab-profile sub-filter of m buckets.
 func (f *Filter) newSub(m uint64) sub {
-	return sub{m: m, shift: uint(64 - bits.TrailingZeros64(m)), words: make([]uint64, f.lay.words(m))}
+	s := bloomlabSub(m)
+	s.words = make([]uint64, f.lay.words(m))
+	return s
+}
+
+// bloomlabSub returns the geometry of a bloomlab sub-filter of m buckets.
+func bloomlabSub(m uint64) sub {
+	j := bits.TrailingZeros64(m)
+	if j == 0 {
+		return sub{m: m, shift: 63}
+	}
+	return sub{m: m, amul: altMul, shift: uint(64 - j)}
 }
 
 // nextBuckets returns the buckets of the next sub-filter, or an error
