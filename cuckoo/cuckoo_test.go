@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -266,5 +268,42 @@ func TestHashForms(t *testing.T) {
 		if f.profile == RedisBloom && f.Hash([]byte("abc")).H1 != hashing.MurmurHash64A([]byte("abc"), 0) {
 			t.Fatal("RedisBloom hash is not MurmurHash64A seed 0")
 		}
+	}
+}
+
+// TestKnownAnswers pins the bloomlab profile's hashing (docs/FORMAT.md,
+// kind 9) against the formulas evaluated with big integers, and two
+// literal answers.
+func TestKnownAnswers(t *testing.T) {
+	mulHi := func(a, b uint64) uint64 {
+		var x big.Int
+		x.Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b))
+		return x.Rsh(&x, 64).Uint64()
+	}
+	for _, m := range []uint64{1, 64, 1 << 20, 17 << 13, 31 << 20} {
+		for _, fb := range []int{4, 9, 16, 32} {
+			f := must(New(Config{Buckets: m, FingerprintBits: fb, Seed: 42}))
+			s := &f.subs[0]
+			j := bits.TrailingZeros64(m)
+			for _, k := range []string{"", "a", "hello, cuckoo", "key-123456789"} {
+				d := hashing.Sum([]byte(k), 42)
+				fp := mulHi(d.H2, 1<<fb-1) + 1
+				i1 := mulHi(d.H1, m)
+				i2 := i1
+				if j > 0 {
+					i2 = i1 ^ (fp*0x9E3779B97F4A7C15)>>(64-j)
+				}
+				if f.fingerprint(d.H2) != fp || s.index(d.H1) != i1 || s.alt(i1, fp) != i2 || s.alt(i2, fp) != i1 || i2 >= m || i2>>j != i1>>j {
+					t.Fatalf("m=%d f=%d key %q: got (%d, %d, %d), want (%d, %d, %d)", m, fb, k, f.fingerprint(d.H2), s.index(d.H1), s.alt(i1, fp), fp, i1, i2)
+				}
+			}
+		}
+	}
+	f := must(New(Config{Buckets: 1 << 20, FingerprintBits: 12, Seed: 1}))
+	d := f.Hash([]byte("cuckoo"))
+	fp, i1 := f.fingerprint(d.H2), f.subs[0].index(d.H1)
+	got := fmt.Sprint(fp, i1, f.subs[0].alt(i1, fp))
+	if want := "333 475966 762283"; got != want {
+		t.Errorf("key \"cuckoo\", seed 1, 2^20 buckets, f = 12: (fp, i1, i2) = %s, want %s", got, want)
 	}
 }
