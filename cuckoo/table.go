@@ -40,6 +40,7 @@ type layout struct {
 	low        uint64 // the other bits of each slot
 	fpMask     uint64 // 2^f − 1
 	sfx        uint   // semi-sorted: the f − 4 stored bits of each fingerprint
+	aligned    bool   // plain buckets of 8, 16, 32 or 64 bits: never across two words
 }
 
 // newLayout validates (b, f, semisort) for the bloomlab profile.
@@ -68,6 +69,7 @@ func newLayout(b, f int, semisort bool) (layout, error) {
 	if lanes < b {
 		l.mode = modeWide
 	}
+	l.aligned = 64%l.bucketBits == 0
 	l.partBits = uint64(lanes * f)
 	l.laneShift = uint(bits.TrailingZeros(uint(lanes)))
 	for i := 0; i < lanes; i++ {
@@ -121,8 +123,15 @@ func (f *Filter) containsPlain(d hashing.Digest) bool {
 		s := &f.subs[si]
 		i1 := s.index(d.H1)
 		i2 := s.alt(i1, fp)
-		v1 := read64(s.words, i1*l.bucketBits) ^ x
-		v2 := read64(s.words, i2*l.bucketBits) ^ x
+		var v1, v2 uint64
+		if l.aligned {
+			// A bucket of 8, 16, 32 or 64 bits lies in one word.
+			o1, o2 := i1*l.bucketBits, i2*l.bucketBits
+			v1, v2 = s.words[o1>>6]>>(o1&63)^x, s.words[o2>>6]>>(o2&63)^x
+		} else {
+			v1 = read64(s.words, i1*l.bucketBits) ^ x
+			v2 = read64(s.words, i2*l.bucketBits) ^ x
+		}
 		if ((v1-l.ones)&^v1|(v2-l.ones)&^v2)&l.highs != 0 {
 			return true
 		}
