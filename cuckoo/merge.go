@@ -79,7 +79,10 @@ func (f *Filter) compatible(g *Filter) error {
 // fingerprint of g's sub-filter s goes to the same buckets of f's
 // sub-filter s or an older one (its buckets there follow from its bucket
 // in s), with relocations in sub-filter s; f gains g's extra sub-filters
-// first. If one does not fit, Merge fails with an error wrapping ErrFull
+// first. A fingerprint cannot move to a newer sub-filter than g's (its
+// buckets there depend on hash bits the filter does not keep), so two
+// grown filters whose first sub-filters are both nearly full do not
+// merge. If one does not fit, Merge fails with an error wrapping ErrFull
 // and f is unchanged; on a mismatch it fails wrapping ErrIncompatible.
 func (f *Filter) Merge(g *Filter) error {
 	if err := f.compatible(g); err != nil {
