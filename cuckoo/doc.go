@@ -1,10 +1,11 @@
 // Package cuckoo implements the cuckoo filter: partial-key cuckoo hashing
 // of f-bit fingerprints in buckets of b slots (Fan, Andersen, Kaminsky,
 // Mitzenmacher, "Cuckoo Filter: Practically Better Than Bloom", CoNEXT
-// 2014; cited as CF §n), a filter that deletes, counts, grows, and below
-// about 3% false positives takes less memory than a Bloom filter, with a
-// profile that is bit for bit RedisBloom's CF.* filter. docs/CUCKOO.md is
-// the long form.
+// 2014; cited as CF §n), a filter that deletes, counts and grows, and at
+// equal memory has a lower false-positive rate than a Bloom filter from
+// about 13 bits per key (ε ≈ 0.2%; semi-sorted from about 9, ε ≈ 1.5%),
+// with a profile that is bit for bit RedisBloom's CF.* filter.
+// docs/CUCKOO.md is the long form.
 //
 // # Structure
 //
@@ -43,8 +44,11 @@
 // EstimatedFPR computes the exact rate of the filter's state for a random
 // absent key. With b = 4 a table takes about 95% of its slots before the
 // first insert fails (theory.LoadCuckoo; 96% measured here), so a filter
-// needs about (log2(1/ε) + 3)/0.95 bits per key, fewer than a Bloom
-// filter's 1.44·log2(1/ε) for ε below about 3%.
+// needs about (log2(1/ε) + 3)/0.95 bits per key (semi-sorted: + 2), fewer
+// than a Bloom filter's 1.44·log2(1/ε) once the fingerprints are long
+// enough (CF §5.1 puts the crossing near 3% for semi-sorted buckets at 95%
+// load; integral fingerprints at the 93% design load put it at 0.2%, 1.5%
+// semi-sorted: docs/CUCKOO.md).
 //
 // Semi-sorting (Config.Semisort, b = 4, CF §5.2) keeps each bucket's four
 // fingerprints sorted and stores their four 4-bit prefixes as one of the

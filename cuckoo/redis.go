@@ -65,7 +65,8 @@ func NewRedisBloom(capacity uint64, bucketSize, maxIterations, expansion int) (*
 	return f, nil
 }
 
-// redisFP returns the fingerprint and second hash of h.
+// redisFP returns the fingerprint and second hash of h. (h mod 255 is a
+// constant modulus: the compiler makes it a multiplication.)
 func redisFP(h uint64) (fp byte, h2 uint64) {
 	fp = byte(h%255 + 1)
 	return fp, h ^ uint64(fp)*redisAltMul
