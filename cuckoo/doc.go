@@ -44,7 +44,7 @@
 // EstimatedFPR computes the exact rate of the filter's state for a random
 // absent key. With b = 4 a table takes about 95% of its slots before the
 // first insert fails (theory.LoadCuckoo; 96% measured here), so a filter
-// needs about (log2(1/ε) + 3)/0.95 bits per key (semi-sorted: + 2), fewer
+// needs about (log2(1/ε) + 3)/0.95 bits per key (semi-sorted + 2), fewer
 // than a Bloom filter's 1.44·log2(1/ε) once the fingerprints are long
 // enough (CF §5.1 puts the crossing near 3% for semi-sorted buckets at 95%
 // load; integral fingerprints at the 93% design load put it at 0.2%, 1.5%
