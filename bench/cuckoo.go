@@ -9,6 +9,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"testing"
 
 	bcuckoo "github.com/bloomlab/bloomlab/cuckoo"
@@ -19,6 +20,11 @@ import (
 var cuckooOps = []string{"add", "present", "absent", "delete"}
 
 func runCuckoo(w, stderr io.Writer, n int, fpr float64, count int) error {
+	fmt.Fprintf(w, "goos: %s\ngoarch: %s\npkg: github.com/bloomlab/bloomlab/bench\n", runtime.GOOS, runtime.GOARCH)
+	if cpu := cpuName(); cpu != "" {
+		fmt.Fprintf(w, "cpu: %s\n", cpu)
+	}
+	fmt.Fprintf(w, "go: %s\nkeys: %d\nkeylen: %d\ncount: %d\nrun: -cuckoo, fpr %g\n", runtime.Version(), n, KeyLen, count, fpr)
 	e := newEnv(n)
 	libByName := map[string]lib{}
 	for _, l := range Libs {
