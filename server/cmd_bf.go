@@ -637,9 +637,10 @@ func bfLoadChunk(c *client, args [][]byte) bool {
 		s.dropBroken(c, key, e)
 		return false
 	}
-	c.log(args)
-	s.touchKey(key)
 	if got+uint64(len(data)) == total {
+		// The last chunk: the filter is checked before the chunk is
+		// logged, so that the log never holds a chunk that fails at
+		// replay (which would refuse to start).
 		f, err := v.ld.Filter()
 		if err != nil {
 			c.err(errBadData + ": " + oneLine(err.Error()))
@@ -649,6 +650,8 @@ func bfLoadChunk(c *client, args [][]byte) bool {
 		e.v = newBF(f)
 		s.resize(key, e)
 	}
+	c.log(args)
+	s.touchKey(key)
 	c.w.Simple("OK")
 	return false
 }

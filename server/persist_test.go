@@ -495,3 +495,40 @@ func TestSaveTriggers(t *testing.T) {
 	s = restart(t, s, Config{Dir: dir})
 	checkAll(t, dial(t, s), "g", 0, 400)
 }
+
+// TestRefusedLastChunkRestarts: a last CF.LOADCHUNK chunk whose filter
+// fails the final check (the header's item count is not the occupied
+// slots) is refused and the partial key dropped, and the log holds
+// nothing that fails at replay: the server starts again. (BF.LOADCHUNK
+// checks its last chunk before logging it in the same way.)
+func TestRefusedLastChunkRestarts(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	s := start(t, cfg)
+	c := dial(t, s)
+	c.do("CF.RESERVE", "f", "100")
+	c.do("CF.ADD", "f", "x")
+	c.send("CF.SCANDUMP", "f", "0")
+	h, _ := c.read()
+	c.send("CF.SCANDUMP", "f", "1")
+	d, _ := c.read()
+	lie := append([]byte(nil), h.Elems[1].Str...)
+	lie[0]++ // one item more than the buckets hold
+	if got := c.do("CF.LOADCHUNK", "copy", "1", string(lie)); got != "+OK" {
+		t.Fatalf("header: %s", got)
+	}
+	if got := c.do("CF.LOADCHUNK", "copy", fmt.Sprint(d.Elems[0].Int), string(d.Elems[1].Str)); !strings.HasPrefix(got, "-Couldn't load chunk! ") || !strings.Contains(got, "the header says 2 items, the buckets hold 1") {
+		t.Fatalf("a chunk failing the final check: %s", got)
+	}
+	if got := c.do("EXISTS", "copy"); got != ":0" {
+		t.Fatal("the refused load left its key")
+	}
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	if got := c.do("CF.EXISTS", "f", "x"); got != ":1" {
+		t.Fatalf("after restart: %s", got)
+	}
+	if got := c.do("EXISTS", "copy"); got != ":0" {
+		t.Fatal("the refused load came back at restart")
+	}
+}
