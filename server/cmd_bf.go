@@ -421,11 +421,11 @@ func bfExists(c *client, args [][]byte) bool {
 	if e != nil {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
-		switch x := e.v.(type) {
-		case *bfValue:
-			v = x
-		case *loadingValue:
-			c.bfOf(e) // the error: no answer from a partial filter
+		// A key of another type (a cuckoo filter, a sketch, a string)
+		// answers WRONGTYPE, as a partial filter answers its error:
+		// RedisBloom answers 0, an "absent" that is no answer (a client
+		// asking BF.EXISTS of a CF key would see every key absent).
+		if v = c.bfOf(e); v == nil {
 			return false
 		}
 	}

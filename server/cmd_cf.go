@@ -335,12 +335,8 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 		case err == nil:
 			res = append(res, resAdded)
 			continue
-		case errors.Is(err, cuckoo.ErrCannotGrow):
-			stop = errCFAlloc
-		case errors.Is(err, cuckoo.ErrFull):
-			stop = errCFFull
 		default:
-			stop = "ERR " + oneLine(err.Error())
+			stop = cfRefusal(err)
 		}
 		res = append(res, resRefused)
 	}
@@ -361,6 +357,18 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 		c.w.Int(int64(r))
 	}
 	return false
+}
+
+// cfRefusal is CF.ADD's reply to a refused key: RedisBloom's texts for a
+// filter that may not grow and for one whose growth failed.
+func cfRefusal(err error) string {
+	switch {
+	case errors.Is(err, cuckoo.ErrCannotGrow):
+		return errCFAlloc
+	case errors.Is(err, cuckoo.ErrFull):
+		return errCFFull
+	}
+	return "ERR " + oneLine(err.Error())
 }
 
 // logInsert logs an insert as it took effect: the command itself when no
