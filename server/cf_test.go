@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -439,4 +440,215 @@ func TestCFLoadChunk(t *testing.T) {
 	if got := c.do("EXISTS", "bad"); got != ":0" {
 		t.Fatal("a refused header made its key")
 	}
+}
+
+// cfChunks returns key's CF.SCANDUMP chunks (iterator, data).
+func cfChunks(t *testing.T, c *rawConn, key string) [][2]string {
+	t.Helper()
+	var out [][2]string
+	for it := "0"; ; {
+		c.send("CF.SCANDUMP", key, it)
+		v, _ := c.read()
+		if v.Kind != '*' || len(v.Elems) != 2 {
+			t.Fatalf("CF.SCANDUMP %s %s: %v", key, it, v)
+		}
+		if v.Elems[0].Int == 0 {
+			return out
+		}
+		it = fmt.Sprint(v.Elems[0].Int)
+		out = append(out, [2]string{it, string(v.Elems[1].Str)})
+	}
+}
+
+// TestCFPersistence: CF values and a CF load in progress survive restarts
+// through the log alone, through a snapshot plus the log after it, and
+// through a snapshot alone; every CF.INFO and every CF.SCANDUMP byte is
+// the same after each restart, and the load in progress is continued
+// afterwards into a copy of what was dumped.
+func TestCFPersistence(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	s := start(t, cfg)
+	c := dial(t, s)
+	expect(t, c, [][]string{
+		{"+OK", "CF.RESERVE", "c", "64", "BUCKETSIZE", "4", "MAXITERATIONS", "30", "EXPANSION", "2"},
+		{"*[:1, :1, :0]", "CF.INSERTNX", "n", "CAPACITY", "100", "ITEMS", "a", "b", "a"},
+		{"+OK", "CF.RESERVE", "e", "100"},
+		{":1", "CF.ADD", "e", "x"},
+		{":1", "EXPIRE", "e", "1000"},
+	})
+	for i := 0; i < 400; i++ {
+		c.send("CF.ADD", "c", fmt.Sprint("k", i))
+	}
+	for i := 0; i < 400; i++ {
+		if v, _ := c.read(); v.Int != 1 {
+			t.Fatalf("CF.ADD k%d: %v", i, v)
+		}
+	}
+	for i := 0; i < 400; i += 3 { // deletes, with RedisBloom's compaction
+		if got := c.do("CF.DEL", "c", fmt.Sprint("k", i)); got != ":1" {
+			t.Fatalf("CF.DEL k%d: %s", i, got)
+		}
+	}
+	// A load in progress: the header and half of the first sub-filter.
+	chunks := cfChunks(t, c, "c")
+	dumped := cfDump(t, c, "c")
+	if len(chunks) < 3 {
+		t.Fatalf("%d chunks", len(chunks))
+	}
+	data := chunks[1][1]
+	half := len(data) / 2
+	expect(t, c, [][]string{
+		{"+OK", "CF.LOADCHUNK", "part", "1", chunks[0][1]},
+		{"+OK", "CF.LOADCHUNK", "part", fmt.Sprint(1 + half), data[:half]},
+	})
+	state := func() string {
+		var b strings.Builder
+		for _, k := range []string{"c", "n", "e"} {
+			b.WriteString(c.do("CF.INFO", k))
+			b.WriteString(cfDump(t, c, k))
+		}
+		return b.String()
+	}
+	want := state()
+	check := func(stage string) {
+		t.Helper()
+		c = dial(t, s)
+		if got := state(); got != want {
+			t.Fatalf("%s: the CF keys differ after the restart", stage)
+		}
+		for i := 0; i < 400; i++ {
+			got := c.do("CF.EXISTS", "c", fmt.Sprint("k", i))
+			if i%3 != 0 && got != ":1" {
+				t.Fatalf("%s: k%d lost", stage, i)
+			}
+		}
+		if c.do("TYPE", "part") != "+MBbloomCF" || !strings.Contains(c.do("CF.EXISTS", "part", "k1"), "being loaded") {
+			t.Fatalf("%s: the load in progress", stage)
+		}
+		c.send("TTL", "e")
+		if ttl, _ := c.read(); ttl.Int < 990 || ttl.Int > 1000 {
+			t.Fatalf("%s: TTL %v", stage, ttl)
+		}
+	}
+	s = restart(t, s, cfg)
+	check("log only")
+	if got := c.do("SAVE"); got != "+OK" {
+		t.Fatal(got)
+	}
+	expect(t, c, [][]string{{":1", "CF.ADD", "c", "after"}, {":1", "CF.DEL", "c", "after"}, {"+OK", "CF.COMPACT", "c"}})
+	want = state()
+	s = restart(t, s, cfg)
+	check("snapshot and log")
+	c.do("SAVE")
+	s = restart(t, s, cfg)
+	check("snapshot only")
+	// Finish the load: the partial state was kept.
+	if got := c.do("CF.LOADCHUNK", "part", chunks[1][0], data[half:]); got != "+OK" {
+		t.Fatal(got)
+	}
+	for _, ch := range chunks[2:] {
+		if got := c.do("CF.LOADCHUNK", "part", ch[0], ch[1]); got != "+OK" {
+			t.Fatal(got)
+		}
+	}
+	if cfDump(t, c, "part") != dumped {
+		t.Fatal("the load continued after restarts differs from what was dumped")
+	}
+	s = restart(t, s, cfg)
+	if cfDump(t, dial(t, s), "part") != dumped {
+		t.Fatal("the completed load differs after a restart")
+	}
+}
+
+// TestLoadCuckooFile: -load of a cuckoo file serves a CF key (TYPE
+// MBbloomCF). A RedisBloom-profile file answers every CF command, its
+// dump included; a bloomlab-profile file answers CF.EXISTS, MEXISTS,
+// COUNT, INFO, ADD, ADDNX, INSERT, DEL and COMPACT, and refuses
+// CF.SCANDUMP (it has no RedisBloom form). Changes persist. A cuckoo
+// filter that an earlier server kept as a BF key (snapshot tag 1) stays
+// one.
+func TestLoadCuckooFile(t *testing.T) {
+	rb, _ := cuckoo.NewRedisBloom(1000, 2, 20, 1)
+	bl, _ := cuckoo.NewWithEstimates(1000, 0.001, 7)
+	for i := 0; i < 500; i++ {
+		rb.AddString(fmt.Sprint("k", i))
+		bl.AddString(fmt.Sprint("k", i))
+	}
+	files := t.TempDir()
+	write := func(name string, f *cuckoo.Filter) string {
+		b, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := files + "/" + name
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, Load: []Load{{Name: "rb", Path: write("rb.blf", rb)}, {Name: "bl", Path: write("bl.blf", bl)}}}
+	s := start(t, cfg)
+	c := dial(t, s)
+	for _, k := range []string{"rb", "bl"} {
+		if got := c.do("TYPE", k); got != "+MBbloomCF" {
+			t.Fatalf("TYPE %s: %s", k, got)
+		}
+		for i := 0; i < 500; i++ {
+			if got := c.do("CF.EXISTS", k, fmt.Sprint("k", i)); got != ":1" {
+				t.Fatalf("%s: k%d absent", k, i)
+			}
+		}
+		expect(t, c, [][]string{
+			{"*[:1, :0]", "CF.MEXISTS", k, "k1", "absent-key"},
+			{":1", "CF.COUNT", k, "k7"},
+			{":1", "CF.ADD", k, "new"},
+			{":0", "CF.ADDNX", k, "new"},
+			{"*[:1, :0]", "CF.INSERTNX", k, "ITEMS", "new2", "new"},
+			{":1", "CF.DEL", k, "k7"},
+			{"+OK", "CF.COMPACT", k},
+		})
+	}
+	rbInfo := rb.RedisInfo()
+	expect(t, c, [][]string{
+		{fmt.Sprintf("*[+Size, :%d, +Number of buckets, :512, +Number of filters, :1, +Number of items inserted, :501, +Number of items deleted, :0, +Bucket size, :2, +Expansion rate, :1, +Max iterations, :20]", rbInfo.Size), "CF.INFO", "rb"},
+		{fmt.Sprintf("*[+Size, :%d, +Number of buckets, :%d, +Number of filters, :1, +Number of items inserted, :501, +Number of items deleted, :0, +Bucket size, :4, +Expansion rate, :0, +Max iterations, :500]", bl.RedisInfo().Size, bl.Buckets()), "CF.INFO", "bl"},
+		{"-ERR this cuckoo filter has the bloomlab profile: it has no RedisBloom dump (only RedisBloom-profile filters do: bloomlab build -kind cuckoo -profile redisbloom)", "CF.SCANDUMP", "bl", "0"},
+		{"-" + errWrongType, "BF.EXISTS", "bl", "k1"},
+	})
+	rb.AddString("new")
+	rb.AddString("new2")
+	rb.Delete([]byte("k7"))
+	rb.Compact()
+	want, _ := rb.Dump(0)
+	chunks := cfChunks(t, c, "rb")
+	if len(chunks) != len(want) {
+		t.Fatalf("%d chunks, want %d", len(chunks), len(want))
+	}
+	for i := range want {
+		if chunks[i][0] != fmt.Sprint(want[i].Iter) || chunks[i][1] != string(want[i].Data) {
+			t.Fatalf("chunk %d differs from the library's dump of the same filter", i)
+		}
+	}
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	expect(t, c, [][]string{
+		{":1", "CF.EXISTS", "rb", "new2"}, {":1", "CF.EXISTS", "bl", "new2"},
+		{":0", "CF.COUNT", "bl", "k7"},
+	})
+
+	// A cuckoo filter kept as a BF key by an earlier server.
+	s.db.mu.Lock()
+	v := newBF(bl)
+	s.add("old", v, 0)
+	s.db.mu.Unlock()
+	c.do("SAVE")
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	expect(t, c, [][]string{
+		{"+MBbloom--", "TYPE", "old"},
+		{":1", "BF.EXISTS", "old", "k1"},
+		{"-" + errWrongType, "CF.EXISTS", "old", "k1"},
+	})
 }
