@@ -22,6 +22,11 @@ var (
 	// next sub-filter cannot be created (too large, or too many); nothing
 	// was changed. RedisBloom reports this case as an allocation failure.
 	ErrCannotGrow = fmt.Errorf("cannot grow: %w", ErrFull)
+	// ErrWouldGrow wraps ErrFull: TryAddHash found no room for the key
+	// without adding a sub-filter, which the filter may do (Add would);
+	// nothing was changed. NextSubFilterBits says what that growth
+	// allocates.
+	ErrWouldGrow = fmt.Errorf("cuckoo: the key needs a new sub-filter: %w", ErrFull)
 	// ErrNotPresent: Remove was given a key the filter proves absent;
 	// nothing was changed. It wraps kind.ErrNotPresent.
 	ErrNotPresent = fmt.Errorf("cuckoo: %w", kind.ErrNotPresent)
@@ -359,11 +364,22 @@ func (f *Filter) AddString(key string) error { return f.AddHash(f.HashString(key
 
 // AddHash is Add of a key hashed by Hash.
 func (f *Filter) AddHash(d hashing.Digest) error {
+	return f.addHash(d, true)
+}
+
+// TryAddHash is AddHash without growth: where Add would add a sub-filter
+// for the key, it returns ErrWouldGrow and changes nothing. A server that
+// bounds its memory calls it first, and Add (which repeats the failed
+// placement, then grows) only once NextSubFilterBits fits; a filter whose
+// free slots take the key needs no memory. Other errors are Add's.
+func (f *Filter) TryAddHash(d hashing.Digest) error { return f.addHash(d, false) }
+
+func (f *Filter) addHash(d hashing.Digest, mayGrow bool) error {
 	switch f.lay.mode {
 	case modePlain, modeWide, modeSemi:
-		return f.insert(d)
+		return f.insert(d, mayGrow)
 	case modeRedis:
-		return f.redisInsert(d.H1)
+		return f.redisInsert(d.H1, mayGrow)
 	}
 	return errZero
 }

@@ -220,10 +220,66 @@ func TestAllocs(t *testing.T) {
 			{"ContainsHash", func() { f.ContainsHash(d) }},
 			{"Count", func() { f.Count(key(7)) }},
 			{"AddHash", func() { _ = f.AddHash(d); f.DeleteHash(d) }},
+			{"TryAddHash", func() { _ = f.TryAddHash(d); f.DeleteHash(d) }},
 		} {
 			if a := testing.AllocsPerRun(200, op.fn); a != 0 {
 				t.Errorf("%s: %s allocates %v per call", c.name, op.name, a)
 			}
+		}
+	}
+}
+
+// TestTryAddHash: TryAddHash adds as AddHash does while the key finds
+// room; where Add would grow it answers ErrWouldGrow and changes nothing
+// (a filter that may not grow answers ErrFull as Add does); Add then
+// grows by exactly NextSubFilterBits. Replaying the same keys with
+// AddHash alone gives an equal filter.
+func TestTryAddHash(t *testing.T) {
+	for _, c := range configs {
+		f, plain := c.new(), c.new()
+		grown := 0
+		for i := 0; i < 3000 && grown < 3; i++ {
+			d := f.Hash(key(i))
+			before := f.Clone()
+			err := f.TryAddHash(d)
+			switch {
+			case err == nil:
+			case errors.Is(err, ErrWouldGrow):
+				if f.Expansion() == 0 || !f.Equal(before) {
+					t.Fatalf("%s: key %d: ErrWouldGrow from a filter of expansion %d, or a change", c.name, i, f.Expansion())
+				}
+				next, nerr := f.NextSubFilterBits()
+				if nerr != nil {
+					t.Fatal(nerr)
+				}
+				bits := f.Bits()
+				if err := f.AddHash(d); err != nil {
+					t.Fatalf("%s: key %d: Add after ErrWouldGrow: %v", c.name, i, err)
+				}
+				if f.Bits() != bits+next || f.SubFilters() != before.SubFilters()+1 {
+					t.Fatalf("%s: the growth took %d bits, NextSubFilterBits said %d", c.name, f.Bits()-bits, next)
+				}
+				grown++
+			case errors.Is(err, ErrFull):
+				if f.Expansion() != 0 || !f.Equal(before) {
+					t.Fatalf("%s: key %d: %v from a filter of expansion %d, or a change", c.name, i, err, f.Expansion())
+				}
+				continue
+			default:
+				t.Fatalf("%s: key %d: %v", c.name, i, err)
+			}
+			if err := plain.Add(key(i)); err != nil {
+				t.Fatalf("%s: key %d: Add refused what TryAddHash and Add took: %v", c.name, i, err)
+			}
+			if !f.Contains(key(i)) {
+				t.Fatalf("%s: key %d absent after its add", c.name, i)
+			}
+		}
+		if !f.Equal(plain) {
+			t.Fatalf("%s: TryAddHash then AddHash built another filter than Add", c.name)
+		}
+		if f.Expansion() != 0 && grown == 0 {
+			t.Fatalf("%s: never grew", c.name)
 		}
 	}
 }

@@ -128,7 +128,7 @@ func redisPlace(s *sub, b int, h, h2 uint64, fp byte) bool {
 	return false
 }
 
-func (f *Filter) redisInsert(h uint64) error {
+func (f *Filter) redisInsert(h uint64, mayGrow bool) error {
 	fp, h2 := redisFP(h)
 	b := f.lay.b
 	for si := len(f.subs) - 1; si >= 0; si-- {
@@ -143,6 +143,9 @@ func (f *Filter) redisInsert(h uint64) error {
 	}
 	if f.expansion == 0 {
 		return fmt.Errorf("%w: no free slot for the key within %d iterations, and the filter does not grow (EXPANSION 0); nothing changed", ErrFull, f.maxKicks)
+	}
+	if !mayGrow {
+		return ErrWouldGrow
 	}
 	if err := f.grow(); err != nil {
 		return err

@@ -289,8 +289,9 @@ func (f *Filter) unswap(s *sub, i uint64, v int, placed, fp uint64) {
 	setBits(s.words, l.slot(i, v), uint(l.f), fp)
 }
 
-// insert is AddHash for the bloomlab profile.
-func (f *Filter) insert(d hashing.Digest) error {
+// insert is AddHash for the bloomlab profile; without mayGrow it
+// returns ErrWouldGrow where it would add a sub-filter.
+func (f *Filter) insert(d hashing.Digest, mayGrow bool) error {
 	fp := f.fingerprint(d.H2)
 	for si := len(f.subs) - 1; si >= 0; si-- {
 		s := &f.subs[si]
@@ -308,6 +309,9 @@ func (f *Filter) insert(d hashing.Digest) error {
 	}
 	if f.expansion == 0 {
 		return fmt.Errorf("%w: no free slot for the key within %d relocations, and the filter does not grow (%d keys in %d slots); nothing changed", ErrFull, f.maxKicks, f.n, f.Slots())
+	}
+	if !mayGrow {
+		return ErrWouldGrow
 	}
 	if err := f.grow(); err != nil {
 		return err
