@@ -47,12 +47,13 @@ const (
 	KindDlcbf    Kind = 6 // dlcbf.Filter
 	KindCountMin Kind = 7 // countmin.Sketch
 	KindScalable Kind = 8 // scalable.Filter (growing chain; bloomlab or RedisBloom profile)
+	KindCuckoo   Kind = 9 // cuckoo.Filter (bloomlab or RedisBloom profile)
 )
 
 var kindNames = map[Kind]string{
 	KindBloom: "bloom", KindCounting: "counting", KindBlocked: "blocked",
 	KindChoices: "choices", KindDleft: "dleft", KindDlcbf: "dlcbf", KindCountMin: "countmin",
-	KindScalable: "scalable",
+	KindScalable: "scalable", KindCuckoo: "cuckoo",
 }
 
 func (k Kind) String() string {
