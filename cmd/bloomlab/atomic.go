@@ -22,7 +22,27 @@ var (
 	tmpMu    sync.Mutex
 	tmpFiles = map[string]bool{}
 	written  []string
+	// undo holds what an interruption must undo besides temporary files:
+	// an upload to Redis in progress deletes the generation it was
+	// writing (invisible, but memory on the servers).
+	undo   = map[int]func(){}
+	undoID int
 )
+
+// onInterrupt registers fn to run if the process is interrupted, until
+// the returned function is called.
+func onInterrupt(fn func()) (done func()) {
+	tmpMu.Lock()
+	defer tmpMu.Unlock()
+	undoID++
+	id := undoID
+	undo[id] = fn
+	return func() {
+		tmpMu.Lock()
+		delete(undo, id)
+		tmpMu.Unlock()
+	}
+}
 
 func trackTemp(name string, on bool) {
 	tmpMu.Lock()
@@ -39,10 +59,14 @@ func trackTemp(name string, on bool) {
 // It returns with tmpMu held, so no rename can start after it.
 func interrupted() string {
 	tmpMu.Lock()
-	inFlight := len(tmpFiles) > 0
+	inFlight := len(tmpFiles) > 0 || len(undo) > 0
 	for name := range tmpFiles {
 		os.Remove(name)
 		delete(tmpFiles, name)
+	}
+	for id, fn := range undo {
+		fn()
+		delete(undo, id)
 	}
 	switch {
 	case len(written) > 0:

@@ -28,6 +28,9 @@ func (e *fileError) Unwrap() error { return e.err }
 // exactly one structure. The structure is allocated once at its final
 // size: loading a file of S bytes takes about S bytes of memory.
 func loadFile(path string) (bloomlab.Filter, error) {
+	if err := notTarget("this command", path); err != nil {
+		return nil, err
+	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		return nil, &fileError{path, errors.New("not a regular file")}
 	}
@@ -74,6 +77,9 @@ type lockedFile struct {
 // new one. If path does not exist, it returns an unlocked lockedFile unless
 // mustExist.
 func lockPath(path string, mustExist bool) (*lockedFile, error) {
+	if err := notTarget("this command", path); err != nil {
+		return nil, err
+	}
 	for {
 		// Opening a FIFO would wait for a writer: refuse anything that is
 		// not a regular file before opening it.

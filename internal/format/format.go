@@ -159,6 +159,25 @@ func (e *Encoder) Words(words []uint64) {
 	}
 }
 
+// Payload writes p, raw payload bytes (little-endian words, as a file
+// holds them): for a writer that has the payload as bytes (a download) and
+// need not decode it into words first. len(p) must be a multiple of 8.
+func (e *Encoder) Payload(p []byte) {
+	if e.err != nil {
+		return
+	}
+	if len(p)%8 != 0 {
+		e.err = fmt.Errorf("format: payload chunk of %d bytes is not a multiple of 8", len(p))
+		return
+	}
+	if uint64(len(p)) > e.payload {
+		e.err = errors.New("format: payload longer than declared")
+		return
+	}
+	e.payload -= uint64(len(p))
+	e.write(p)
+}
+
 // Close writes the trailer and returns the number of bytes written and the
 // first error.
 func (e *Encoder) Close() (int64, error) {
@@ -413,6 +432,35 @@ func decodeWords(dst []uint64, b []byte) {
 	for i := range dst {
 		dst[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
+}
+
+// Payload streams the next n payload bytes through fn, chunk bytes at a
+// time (the last chunk shorter), without holding more than one chunk: for
+// a reader that copies the payload elsewhere (an upload) instead of
+// keeping it. The chunks are checksummed as they pass, but the checksum is
+// known to be right only at End: a caller must not act on what it copied
+// until End succeeds. fn must not keep the slice. n must be a multiple of
+// 8, chunk a positive multiple of 8.
+func (d *Decoder) Payload(n uint64, chunk int, fn func(p []byte) error) error {
+	if n%8 != 0 || chunk <= 0 || chunk%8 != 0 {
+		return fmt.Errorf("format: Payload(%d, %d): want multiples of 8", n, chunk)
+	}
+	if n > d.payload {
+		return fmt.Errorf("format: %d payload bytes needed, %d declared: %w", n, d.payload, ErrFormat)
+	}
+	buf := make([]byte, min(uint64(chunk), n))
+	for left := n; left > 0; {
+		c := min(left, uint64(len(buf)))
+		if err := d.read(buf[:c], "payload"); err != nil {
+			return err
+		}
+		d.payload -= c
+		left -= c
+		if err := fn(buf[:c]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // End checks that the whole payload was consumed and verifies the trailer.

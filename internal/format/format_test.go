@@ -297,3 +297,72 @@ func TestPayloadBeyondMemoryRefused(t *testing.T) {
 		t.Errorf("allocated %d bytes before refusing", a)
 	}
 }
+
+// Payload (Encoder) and Payload (Decoder) move the payload as raw bytes:
+// the file they write is byte for byte the one Words writes, a payload
+// streamed in chunks arrives whole and in order, and a damaged payload is
+// reported by End (the caller acts on what it copied only then).
+func TestPayloadBytes(t *testing.T) {
+	var p Params
+	p.U64(5)
+	words := make([]uint64, 3000)
+	for i := range words {
+		words[i] = uint64(i+1) * 0x9E3779B97F4A7C15
+	}
+	h := Header{Kind: KindBlocked, Scheme: 1, Seed: 7, PayloadLen: 8 * uint64(len(words))}
+	want := encode(t, h, p.Bytes(), words)
+	raw := want[HeaderSize+8 : len(want)-4]
+	var b bytes.Buffer
+	e := NewEncoder(&b)
+	e.Begin(h, p.Bytes())
+	e.Payload(raw[:800])
+	e.Payload(raw[800:])
+	if _, err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Fatal("Encoder.Payload wrote other bytes than Encoder.Words")
+	}
+	e = NewEncoder(io.Discard)
+	e.Begin(h, p.Bytes())
+	e.Payload(raw[:12])
+	if _, err := e.Close(); err == nil {
+		t.Error("a chunk of 12 bytes accepted")
+	}
+
+	read := func(data []byte) ([]byte, error) {
+		d := NewDecoder(bytes.NewReader(data))
+		if _, err := d.Begin(KindBlocked); err != nil {
+			return nil, err
+		}
+		var got []byte
+		calls := 0
+		err := d.Payload(d.Header.PayloadLen, 4096, func(c []byte) error {
+			calls++
+			if len(c) > 4096 {
+				t.Errorf("chunk of %d bytes", len(c))
+			}
+			got = append(got, c...)
+			return nil
+		})
+		if err != nil {
+			return got, err
+		}
+		if calls != (len(raw)+4095)/4096 {
+			t.Errorf("%d chunks", calls)
+		}
+		return got, d.End()
+	}
+	got, err := read(want)
+	if err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf("Decoder.Payload: %v, equal %v", err, bytes.Equal(got, raw))
+	}
+	bad := bytes.Clone(want)
+	bad[HeaderSize+8+100] ^= 1
+	if _, err := read(bad); !errors.Is(err, ErrChecksum) {
+		t.Errorf("damaged payload: %v, want ErrChecksum", err)
+	}
+	if _, err := read(want[:len(want)-50]); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("truncated payload: %v, want io.ErrUnexpectedEOF", err)
+	}
+}
