@@ -700,3 +700,71 @@ func TestTrailer(t *testing.T) {
 		t.Errorf("trailer %q", tr)
 	}
 }
+
+// pipeHook records, for each pipeline, the bytes of the strings its
+// SETRANGEs would create (offset + value length).
+type pipeHook struct {
+	mu      sync.Mutex
+	created []uint64
+}
+
+func (h *pipeHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *pipeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var n uint64
+		for _, c := range cmds {
+			if a := c.Args(); c.Name() == "setrange" && len(a) == 4 {
+				if b, ok := a[3].([]byte); ok && string(b[:8]) == marker {
+					n += a[2].(uint64) + uint64(len(b))
+				}
+			}
+		}
+		h.mu.Lock()
+		h.created = append(h.created, n)
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// An upload creates its shards in pipelines of at most createBytes (and
+// one shard), so that a large filter's first pipeline does not outlast
+// the client's read timeout: a 3.6 GB filter's 54 shards in one pipeline
+// failed with an i/o timeout. Shown here with small shards and a small
+// bound.
+func TestUploadCreatesInSteps(t *testing.T) {
+	defer func(v uint64) { createBytes = v }(createBytes)
+	createBytes = 3000
+	s := redistest.Start(t, redistest.Options{})
+	c := s.Client("")
+	h := &pipeHook{}
+	c.AddHook(h)
+	ctx := context.Background()
+	f, err := UploadFilter(ctx, c, "steps", local(t, 20000), &Config{Shards: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := f.Plan().ShardBytes
+	var total, pipes uint64
+	for _, n := range h.created {
+		if n > createBytes+shard {
+			t.Errorf("a pipeline creates %d bytes of shards, more than %d + one shard of %d", n, createBytes, shard)
+		}
+		if n > 0 {
+			pipes++
+		}
+		total += n
+	}
+	if want := f.Blocks()*blockBytes + 16*trailerLen; total != want {
+		t.Errorf("the pipelines create %d bytes, want %d", total, want)
+	}
+	if pipes < 2 {
+		t.Errorf("%d pipelines create the shards, want several", pipes)
+	}
+	if err := f.AddString(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := f.ContainsString(ctx, "x"); !ok || err != nil {
+		t.Errorf("Contains after the upload: %v, %v", ok, err)
+	}
+}

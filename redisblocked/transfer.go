@@ -21,6 +21,10 @@ const (
 	window        = 16 << 20
 )
 
+// createBytes bounds the bytes of the shard strings one pipeline of an
+// upload creates (a variable for tests).
+var createBytes uint64 = 128 << 20
+
 // UploadFilter writes f to Redis as the filter named name; see Upload.
 func UploadFilter(ctx context.Context, c redis.UniversalClient, name string, f *blocked.Filter, cfg *Config) (*Filter, error) {
 	pr, pw := io.Pipe()
@@ -181,10 +185,21 @@ type uploader struct {
 func (u *uploader) run(ctx context.Context, dec *format.Decoder) error {
 	// Every shard at its full length, zero bytes and the trailer (marker,
 	// counter 0): the blocks that are all zero need nothing more.
+	// The server allocates and zeroes each string as it creates it: one
+	// pipeline creates at most createBytes of them, so that its replies
+	// come within a read timeout however large the filter (a pipeline
+	// creating 3.6 GB took longer than go-redis's default 3 s).
 	trailer := append([]byte(marker), make([]byte, 8)...)
 	u.created = true
+	var pending uint64
 	for s, key := range u.l.keys {
 		u.cmds = append(u.cmds, redis.NewIntCmd(ctx, "setrange", key, u.l.dataBytes[s], trailer))
+		if pending += u.l.dataBytes[s] + trailerLen; pending >= createBytes {
+			if err := u.flush(ctx); err != nil {
+				return err
+			}
+			pending = 0
+		}
 	}
 	if err := u.flush(ctx); err != nil {
 		return err

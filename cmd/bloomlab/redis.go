@@ -124,16 +124,55 @@ func pullAny(ctx context.Context, rdb *redis.Client, key string) (writerTo, erro
 	return nil, fmt.Errorf("key %s is a %s, not a RedisBloom filter (MBbloom-- or MBbloomCF)", key, typ)
 }
 
-// pullCF reads key with CF.SCANDUMP, as pull does with BF.SCANDUMP. A CF
-// filter holding no keys dumps nothing (RedisBloom's reply is 0 at once):
-// that is an error here, since its parameters cannot be recovered.
+// pullCFAttempts is how many times pullCF dumps a key that keeps changing
+// during its dump.
+const pullCFAttempts = 5
+
+// afterCFChunk, if set, is called after each CF.SCANDUMP chunk (tests).
+var afterCFChunk func(iter int64)
+
+// pullCF reads key with CF.SCANDUMP, as pull does with BF.SCANDUMP, under
+// WATCH: a cuckoo filter's add moves fingerprints between buckets (and a
+// delete removes them), so a dump whose chunks straddle a write can miss a
+// key that was in the filter throughout — a false negative in the file.
+// A dump during which the key changed is discarded and taken again, up to
+// pullCFAttempts times, then refused. A CF filter holding no keys dumps
+// nothing (RedisBloom's reply is 0 at once): that is an error here, since
+// its parameters cannot be recovered.
 func pullCF(ctx context.Context, rdb *redis.Client, key string) (*cuckoo.Filter, error) {
+	var f *cuckoo.Filter
+	for range pullCFAttempts {
+		err := rdb.Watch(ctx, func(tx *redis.Tx) error {
+			var derr error
+			f, derr = dumpCF(ctx, tx, key)
+			// EXEC fails if the key was written since WATCH: then the
+			// dump, or its failure (a mixture whose item count does not
+			// match its buckets), is discarded and the dump taken again.
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error { return p.Ping(ctx).Err() })
+			if err != nil {
+				return err
+			}
+			return derr
+		}, key)
+		if errors.Is(err, redis.TxFailedErr) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("key %s changed during each of %d dumps (CF.SCANDUMP under WATCH); stop its writers during the pull", key, pullCFAttempts)
+}
+
+// dumpCF reads key with CF.SCANDUMP on tx's connection.
+func dumpCF(ctx context.Context, tx *redis.Tx, key string) (*cuckoo.Filter, error) {
 	var ld cuckoo.Loader
 	it := int64(0)
 	for n := 0; ; n++ {
-		d, err := rdb.CFScanDump(ctx, key, it).Result()
+		d, err := tx.CFScanDump(ctx, key, it).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, fmt.Errorf("CF.SCANDUMP %s %d: %w", key, it, err)
+		}
+		if afterCFChunk != nil {
+			afterCFChunk(d.Iter)
 		}
 		if d.Iter == 0 {
 			if n == 0 {

@@ -70,7 +70,7 @@ func parseRedisTarget(name string) (*redisTarget, error) {
 		}
 		opt, err := redis.ParseURL(u)
 		if err != nil {
-			return nil, usagef("%s: %v", t.display, err)
+			return nil, usagef("%s: %v", t.display, urlError(rest, err))
 		}
 		opt.DisableIdentity = true
 		t.c = redis.NewClient(opt)
@@ -82,7 +82,7 @@ func parseRedisTarget(name string) (*redisTarget, error) {
 		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
 			ui, err := url.Parse("x://" + rest[:at+1] + "h")
 			if err != nil {
-				return nil, usagef("%s: %v", t.display, err)
+				return nil, usagef("%s: %v", t.display, urlError(rest, err))
 			}
 			opt.Username = ui.User.Username()
 			opt.Password, _ = ui.User.Password()
@@ -108,17 +108,17 @@ func parseRedisTarget(name string) (*redisTarget, error) {
 	return t, nil
 }
 
-// redact returns a URL with its password replaced by "xxxxx".
+// redact returns a URL with its password replaced by "xxxxx". The user
+// information ends at the last "@" before the query, so that a password
+// someone forgot to percent-encode (holding "@", ":" or "/") is hidden
+// whole, not cut at its first "/" and printed in part.
 func redact(name string) string {
 	scheme, rest, ok := strings.Cut(name, "://")
 	if !ok {
 		return name
 	}
-	hostEnd := len(rest)
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		hostEnd = i
-	}
-	at := strings.LastIndexByte(rest[:hostEnd], '@')
+	auth, _, _ := strings.Cut(rest, "?")
+	at := strings.LastIndexByte(auth, '@')
 	if at < 0 {
 		return name
 	}
@@ -127,6 +127,23 @@ func redact(name string) string {
 		return name
 	}
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
+// urlError returns err, an error parsing the part of a target URL after
+// "://" (rest), without the URL: net/url's errors quote the whole URL, or
+// a piece of it ("invalid port \":w\" after host"), which would print the
+// password. When rest has user information, only a generic message is
+// given.
+func urlError(rest string, err error) error {
+	auth, _, _ := strings.Cut(rest, "?")
+	if strings.Contains(auth, "@") {
+		return errors.New("not a valid URL (percent-encode \"@\", \":\", \"/\", \"?\" and \"#\" in a user name or password: %40 %3A %2F %3F %23)")
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("not a valid URL: %w", ue.Err)
+	}
+	return err
 }
 
 func (t *redisTarget) String() string { return t.display }

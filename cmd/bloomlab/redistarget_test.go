@@ -266,3 +266,32 @@ func TestInterruptUndo(t *testing.T) {
 		t.Errorf("ran %v, message %q", ran, msg)
 	}
 }
+
+// A password someone forgot to percent-encode never appears, whole or in
+// part, in a message: neither in the redacted URL nor in net/url's parse
+// error (which quotes the URL, or its "port").
+func TestRedisURLPasswordNotPrinted(t *testing.T) {
+	for _, u := range []string{
+		"redis://:p@ss:w/rd@127.0.0.1:1/0?key=z",
+		"redis://alice:p@ss:w/rd@127.0.0.1:1?key=z",
+		"rediss://:s3:cr/et@127.0.0.1:1/0?key=z",
+		"redis+cluster://:p@ss:w/rd@127.0.0.1:1,127.0.0.1:2?key=z",
+		"rediss+cluster://bob:s3:cr/et@127.0.0.1:1?key=z",
+	} {
+		o, e, code := invoke([]string{"info", u}, "")
+		if code != 2 {
+			t.Errorf("info %s: exit %d, want 2 (usage)\n%s%s", u, code, o, e)
+		}
+		for _, piece := range []string{"p@ss", "ss:w", "w/rd", ":w", "s3:cr", "cr/et", "s3"} {
+			if strings.Contains(o+e, piece) {
+				t.Errorf("info %s: %q of the password appears in the output:\n%s%s", u, piece, o, e)
+			}
+		}
+		if !strings.Contains(e, "percent-encode") {
+			t.Errorf("info %s: no hint to percent-encode:\n%s", u, e)
+		}
+	}
+	if got, want := redact("redis://:p@ss:w/rd@h:1/0?key=z"), "redis://:xxxxx@h:1/0?key=z"; got != want {
+		t.Errorf("redact = %q, want %q", got, want)
+	}
+}

@@ -378,3 +378,59 @@ func TestRedisPullPushCF(t *testing.T) {
 		t.Fatalf("pull of an empty CF key: %d %s", code, e)
 	}
 }
+
+// A CF pull is taken under WATCH: a write to the key between two
+// CF.SCANDUMP chunks (an add can move fingerprints between buckets, so a
+// dump straddling it can miss a key held throughout) discards the dump
+// and takes it again; a key written during every dump is refused, never
+// written to a file.
+func TestRedisPullCFWatched(t *testing.T) {
+	t.Chdir(t.TempDir())
+	srv, err := server.Run(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addr().String()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	if err := rdb.CFReserve(ctx, "cf", 1000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		rdb.CFAdd(ctx, "cf", fmt.Sprint("key-", i))
+	}
+	defer func() { afterCFChunk = nil }()
+	writes := 0
+	afterCFChunk = func(int64) {
+		if writes < 2 {
+			writes++
+			if err := rdb.CFAdd(ctx, "cf", fmt.Sprint("late-", writes)).Err(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if _, e, code := invoke([]string{"redis", "pull", "-addr", addr, "-key", "cf", "-o", "p.blf"}, ""); code != 0 {
+		t.Fatalf("pull: %s", e)
+	}
+	g, err := loadFile("p.blf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"key-0", "key-299", "late-1", "late-2"} {
+		if !g.Contains([]byte(k)) {
+			t.Errorf("the pulled filter lacks %s", k)
+		}
+	}
+	if g.N() != 302 {
+		t.Errorf("pulled N = %d, want 302", g.N())
+	}
+	afterCFChunk = func(it int64) { rdb.CFAdd(ctx, "cf", fmt.Sprint("always-", it, "-", writes)); writes++ }
+	if _, e, code := invoke([]string{"redis", "pull", "-addr", addr, "-key", "cf", "-o", "q.blf"}, ""); code != 1 || !strings.Contains(e, "changed during each") {
+		t.Fatalf("pull of a key written throughout: exit %d, %s", code, e)
+	}
+	if _, err := os.Stat("q.blf"); err == nil {
+		t.Error("a refused pull wrote a file")
+	}
+}
