@@ -318,6 +318,8 @@ var (
 	argGet        any = "GET"
 	argSet        any = "SET"
 	argIncrBy     any = "INCRBY"
+	argOverflow   any = "OVERFLOW"
+	argSat        any = "SAT"
 	argI64        any = "i64"
 	argU1         any = "u1"
 	argAddSHA     any = addSHA
@@ -488,7 +490,7 @@ func (f *Filter) command(ctx context.Context, b *batch, l *layout, c int, add bo
 		return redis.NewStringCmd(ctx, args...)
 	}
 	if add {
-		b.args = append(b.args, argBitfield, l.keyArgs[s], argGet, argI64, &l.markerOff[s], argIncrBy, argI64, &l.countOff[s], &b.counts[c])
+		b.args = append(b.args, argBitfield, l.keyArgs[s], argGet, argI64, &l.markerOff[s], argOverflow, argSat, argIncrBy, argI64, &l.countOff[s], &b.counts[c])
 		for _, e := range keys {
 			i := int(uint32(e))
 			for j := range k {

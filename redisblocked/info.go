@@ -99,7 +99,7 @@ func (f *Filter) Info(ctx context.Context) (*Info, error) {
 	for s, key := range l.keys {
 		in.Shards[s] = ShardInfo{Key: key, Slot: Slot(key), Blocks: l.dataBytes[s] / blockBytes,
 			Bytes: l.dataBytes[s] + trailerLen, Adds: cs[s]}
-		in.N += cs[s]
+		in.N = addSat(in.N, cs[s])
 		if cc, ok := f.c.(*redis.ClusterClient); ok {
 			if m, err := cc.MasterForKey(ctx, key); err == nil {
 				in.Shards[s].Node = m.Options().Addr
@@ -131,7 +131,7 @@ func (f *Filter) N(ctx context.Context) (uint64, error) {
 	}
 	n := l.n
 	for _, c := range cs {
-		n += c
+		n = addSat(n, c)
 	}
 	return n, nil
 }

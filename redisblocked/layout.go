@@ -30,7 +30,7 @@ const (
 	blockBytes = blocked.BlockBits / 8
 	// trailerLen is the length of a shard's trailer: the 8 marker bytes
 	// "bloomlab", then the shard's add counter (a big-endian int64, as
-	// BITFIELD INCRBY i64 keeps it).
+	// BITFIELD OVERFLOW SAT INCRBY i64 keeps it: it saturates, never wraps).
 	trailerLen = 16
 	// MaxShardBytes is the largest shard string: Redis's 512 MB limit on a
 	// string (proto-max-bulk-len and the string length), less nothing:

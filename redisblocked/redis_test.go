@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -698,6 +699,46 @@ func TestTrailer(t *testing.T) {
 	tr := v[len(v)-16:]
 	if tr[:8] != marker || binary.BigEndian.Uint64([]byte(tr[8:])) != 5 {
 		t.Errorf("trailer %q", tr)
+	}
+}
+
+// Add counters written by a hostile client: a negative counter is an
+// error (not 2^64 − 5 keys), and counters whose sum would wrap report the
+// largest count instead of a small one.
+func TestHostileCounters(t *testing.T) {
+	s := redistest.Start(t, redistest.Options{})
+	c := s.Client("")
+	ctx := context.Background()
+	f, err := UploadFilter(ctx, c, "hc", local(t, 2000), &Config{Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := f.ShardKeys()
+	setCounter := func(key string, v int64) {
+		t.Helper()
+		n := c.StrLen(ctx, key).Val()
+		if err := c.Do(ctx, "BITFIELD", key, "SET", "i64", (n-8)*8, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setCounter(sk[0], -5)
+	if _, err := f.N(ctx); !errors.Is(err, ErrNotFilter) {
+		t.Errorf("N with a negative counter: %v", err)
+	}
+	if _, err := f.Info(ctx); !errors.Is(err, ErrNotFilter) {
+		t.Errorf("Info with a negative counter: %v", err)
+	}
+	for _, k := range sk {
+		setCounter(k, math.MaxInt64)
+	}
+	if err := f.Add(ctx, []byte("one more")); err != nil { // saturates its shard's counter
+		t.Fatal(err)
+	}
+	if n, err := f.N(ctx); err != nil || n != math.MaxUint64 {
+		t.Errorf("N with counters summing past 2^64: %d, %v", n, err)
+	}
+	if in, err := f.Info(ctx); err != nil || in.N != math.MaxUint64 {
+		t.Errorf("Info.N with counters summing past 2^64: %v", err)
 	}
 }
 

@@ -28,7 +28,7 @@ for i = 3, #ARGV do
     n = 0
   end
 end
-redis.call('BITFIELD', KEYS[1], 'INCRBY', 'i64', t * 8 + 64, ARGV[2], unpack(a, 1, n))
+redis.call('BITFIELD', KEYS[1], 'OVERFLOW', 'SAT', 'INCRBY', 'i64', t * 8 + 64, ARGV[2], unpack(a, 1, n))
 return 1
 `
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/hashing"
@@ -408,9 +409,21 @@ func counts(ctx context.Context, c redis.UniversalClient, l *layout) ([]uint64, 
 		if len(v) != 2 || v[0] != markerValue {
 			return nil, fmt.Errorf("redisblocked: shard %s is not a live shard of %q: %w", l.keys[s], l.name, ErrRetired)
 		}
+		if v[1] < 0 {
+			return nil, fmt.Errorf("redisblocked: shard %s holds a negative add counter (%d), which no client of this package writes: %w", l.keys[s], v[1], ErrNotFilter)
+		}
 		out[s] = uint64(v[1])
 	}
 	return out, nil
+}
+
+// addSat returns a + b, or the largest uint64 where the sum would wrap:
+// the counters are read from the server, so their sum is not trusted.
+func addSat(a, b uint64) uint64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxUint64
 }
 
 // fresh reads the metadata now and returns the layout it names.
@@ -438,7 +451,7 @@ func (f *Filter) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 	}
 	n := l.n
 	for _, c := range cs {
-		n += c
+		n = addSat(n, c)
 	}
 	var p format.Params
 	p.U64(l.blocks)
