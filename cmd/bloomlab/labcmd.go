@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -83,15 +82,20 @@ func addLabFlags(fs *flag.FlagSet) commonLabFlags {
 	}
 }
 
-func (c commonLabFlags) config(e *env, label string) (lab.Config, error) {
+// config returns the lab configuration of the flags and, when standard
+// error is a terminal, the progress line its runs draw there (nil
+// otherwise: pipes and files stay quiet).
+func (c commonLabFlags) config(e *env, label string) (lab.Config, *progressLine, error) {
 	if !slices.Contains(lab.Formats, *c.format) {
-		return lab.Config{}, usagef("unknown -format %q (want text, csv or json)", *c.format)
+		return lab.Config{}, nil, usagef("unknown -format %q (want text, csv or json)", *c.format)
 	}
 	cfg := lab.Config{Seed: *c.seed, Trials: int(c.trials.V), Quick: *c.quick}
+	var pl *progressLine
 	if isTerminal(e.stderr) {
-		cfg.Progress = newProgress(e.stderr, label)
+		pl = newProgressLine(e.stderr, label, time.Now)
+		cfg.Progress = pl.update
 	}
-	return cfg, nil
+	return cfg, pl, nil
 }
 
 func runReproduce(e *env, args []string) error {
@@ -117,14 +121,18 @@ func runReproduce(e *env, args []string) error {
 	}
 	start := time.Now()
 	var results []*lab.Result
-	for _, x := range exps {
-		cfg, err := cf.config(e, x.Name)
+	for i, x := range exps {
+		label := x.Name
+		if len(exps) > 1 {
+			label = fmt.Sprintf("%s [%d/%d]", x.Name, i+1, len(exps))
+		}
+		cfg, pl, err := cf.config(e, label)
 		if err != nil {
 			return err
 		}
 		res, err := x.Run(context.Background(), cfg)
-		if cfg.Progress != nil {
-			fmt.Fprint(e.stderr, "\r\033[K")
+		if pl != nil {
+			pl.clear()
 		}
 		if err != nil {
 			return err
@@ -211,13 +219,13 @@ func runSimulate(e *env, args []string) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	cfg, err := cf.config(e, "simulate "+sim.Kind())
+	cfg, pl, err := cf.config(e, "simulate "+sim.Kind())
 	if err != nil {
 		return err
 	}
 	res, err := runSim(context.Background(), cfg)
-	if cfg.Progress != nil {
-		fmt.Fprint(e.stderr, "\r\033[K")
+	if pl != nil {
+		pl.clear()
 	}
 	if errors.Is(err, lab.ErrParam) {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "lab: "))
@@ -234,19 +242,4 @@ func simKinds() string {
 		kinds = append(kinds, s.Kind())
 	}
 	return strings.Join(kinds, ", ")
-}
-
-// newProgress returns a Progress callback drawing "label: 42% (n/total
-// trials)" on a terminal, at most ten times a second.
-func newProgress(w io.Writer, label string) func(done, total int) {
-	var mu sync.Mutex
-	last := time.Time{}
-	return func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if now := time.Now(); done == total || now.Sub(last) >= 100*time.Millisecond {
-			last = now
-			fmt.Fprintf(w, "\r\033[K%s: %d%% (%d/%d trials)", label, done*100/total, done, total)
-		}
-	}
 }

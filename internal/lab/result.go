@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 )
 
 // How a metric's measured value was obtained (metric.Method).
@@ -62,6 +63,15 @@ func (ps paramList) get(name string) any {
 		}
 	}
 	return nil
+}
+
+// String renders ps as "name=value name=value …".
+func (ps paramList) String() string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Name + "=" + formatValue(p.Value)
+	}
+	return strings.Join(s, " ")
 }
 
 // MarshalJSON encodes ps as an object whose keys keep their order.

@@ -203,7 +203,7 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 				}
 				d := done.Add(1)
 				if cfg.Progress != nil && (d == int64(total) || d%progressEvery(total) == 0) {
-					cfg.Progress(int(d), total)
+					cfg.Progress(RunProgress{Done: int(d), Total: total, Row: r, Rows: len(specs), Params: s.Params.String()})
 				}
 			}
 		}()
@@ -264,6 +264,8 @@ func checkMemory(cfg Config, name string, workers int, specs []rowSpec, stored i
 		strings.Join(ps, " "), workers, sysmem.FormatBytes(float64(stored)*8), ErrParam)
 }
 
+// progressEvery is the number of trials between two calls of
+// Config.Progress: about 200 calls per run.
 func progressEvery(total int) int64 {
 	return int64(max(1, total/200))
 }
