@@ -133,6 +133,23 @@ type metric struct {
 	CI95 [2]float64
 	// Method says how Measured was obtained (methodQueries, …).
 	Method string
+	// Spread: Min and Max, the smallest and largest value over the trials,
+	// are reported (metricSpec.Spread).
+	Spread   bool
+	Min, Max float64
+}
+
+// hasSpread reports whether some metric of r reports its trials' minimum
+// and maximum: its text table then has the columns min and max.
+func (r *Result) hasSpread() bool {
+	for _, row := range r.rows {
+		for _, m := range row.Metrics {
+			if m.Spread {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // flagged reports whether the paper value disagrees with the measurement:

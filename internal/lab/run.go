@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,9 @@ type metricSpec struct {
 	PaperTol  float64
 	Predicted *float64
 	Method    string
+	// Spread adds the smallest and largest trial value (metric.Min, Max)
+	// beside the mean, for metrics whose spread the paper discusses.
+	Spread bool
 }
 
 // rowSpec is one parameter point to measure: Trials independent trials,
@@ -222,10 +226,14 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 				xs[i] = values[r][i*nm+j]
 			}
 			mean, lo, hi := meanCI(xs, ms.Method)
-			row.Metrics = append(row.Metrics, metric{
+			m := metric{
 				Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
 				Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
-			})
+			}
+			if ms.Spread {
+				m.Spread, m.Min, m.Max = true, slices.Min(xs), slices.Max(xs)
+			}
+			row.Metrics = append(row.Metrics, m)
 		}
 		res.rows = append(res.rows, row)
 	}
