@@ -29,7 +29,7 @@ func init() {
 		summary: "Run a named experiment (or all) and print paper / predicted / measured / 95% CI side by side, flagging rows " +
 			"whose paper value disagrees with the measurement; all ends with a summary (experiments, paper values compared, " +
 			"flagged, time). -quick runs a reduced version, whose flags are hints, not verdicts; -plot DIR writes the figures as SVG.",
-		usage: "bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]",
+		usage: "bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR] [-markdown FILE]",
 		run:   runReproduce,
 	})
 	register(&command{
@@ -102,6 +102,7 @@ func runReproduce(e *env, args []string) error {
 	fs := flagSet("reproduce")
 	cf := addLabFlags(fs)
 	plotDir := fs.String("plot", "", "directory to write the figures to (SVG)")
+	mdPath := fs.String("markdown", "", "also write the text tables as a Markdown `file` headed by this command, the machine and the run times, linking the -plot figures (docs/RESULTS.md)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -121,6 +122,7 @@ func runReproduce(e *env, args []string) error {
 	}
 	start := time.Now()
 	var results []*lab.Result
+	var timed []timedResult
 	for i, x := range exps {
 		label := x.Name
 		if len(exps) > 1 {
@@ -130,6 +132,7 @@ func runReproduce(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		t0 := time.Now()
 		res, err := x.Run(context.Background(), cfg)
 		if pl != nil {
 			pl.clear()
@@ -137,6 +140,7 @@ func runReproduce(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		timed = append(timed, timedResult{name: x.Name, paper: x.Paper, res: res, elapsed: time.Since(t0)})
 		if *cf.format == "text" {
 			// Print as we go: long runs show each table when it is done.
 			if len(results) > 0 {
@@ -148,11 +152,20 @@ func runReproduce(e *env, args []string) error {
 		}
 		results = append(results, res)
 	}
-	if err := writeReproduced(e.stdout, *cf.format, pos[0] == "all", results, lab.Summarize(results, *cf.quick, time.Since(start))); err != nil {
+	sum := lab.Summarize(results, *cf.quick, time.Since(start))
+	if err := writeReproduced(e.stdout, *cf.format, pos[0] == "all", results, sum); err != nil {
 		return err
 	}
 	if *plotDir != "" {
-		return writePlots(*plotDir, results)
+		if err := writePlots(*plotDir, results); err != nil {
+			return err
+		}
+	}
+	if *mdPath != "" {
+		command := "go run ./cmd/bloomlab reproduce " + strings.Join(args, " ")
+		return writeFileAtomic(*mdPath, func(w io.Writer) error {
+			return writeMarkdown(w, *mdPath, command, timed, sum, *plotDir)
+		})
 	}
 	return nil
 }

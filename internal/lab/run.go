@@ -40,6 +40,9 @@ type rowSpec struct {
 	// metric j in out[j]. It must depend on nothing but its seed (and
 	// state it resets), so that results do not depend on scheduling.
 	Trial func(state any, seed uint64, out []float64) error
+	// Explain, if not empty, explains a disagreement between the paper and
+	// the measurement in this row (resultRow.Explain).
+	Explain string
 	// Bytes is the memory a worker needs for this row: its Setup state and
 	// what one trial allocates. runRows refuses a run whose workers
 	// together need more than the machine has.
@@ -218,7 +221,7 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 	}
 	res := &Result{experiment: name, seed: cfg.Seed}
 	for r, s := range specs {
-		row := resultRow{Params: s.Params, Trials: s.Trials}
+		row := resultRow{Params: s.Params, Trials: s.Trials, Explain: s.Explain}
 		nm := len(s.Metrics)
 		xs := make([]float64, s.Trials)
 		for j, ms := range s.Metrics {

@@ -55,6 +55,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Params  paramList  `json:"params"`
 		Trials  int        `json:"trials"`
 		Metrics metricList `json:"metrics"`
+		Explain string     `json:"explain,omitempty"`
 	}
 	out := struct {
 		Experiment string   `json:"experiment"`
@@ -68,7 +69,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		if ps == nil {
 			ps = paramList{}
 		}
-		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metricList(rw.Metrics)})
+		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metricList(rw.Metrics), Explain: rw.Explain})
 	}
 	return json.Marshal(out)
 }
@@ -171,7 +172,13 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	head = append(head, "method", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	var explained []string // footnotes: explanations of flagged rows
 	for _, row := range r.rows {
+		mark := ""
+		if row.Explain != "" && row.flagged() {
+			explained = append(explained, row.Explain)
+			mark = fmt.Sprintf("[%d]", len(explained))
+		}
 		for j, m := range row.Metrics {
 			cells := make([]string, 0, len(head))
 			for _, n := range names {
@@ -187,7 +194,7 @@ func WriteText(w io.Writer, r *Result) error {
 			}
 			flag := ""
 			if m.flagged() {
-				flag = "FLAG"
+				flag = "FLAG" + mark
 			}
 			ci := fmt.Sprintf("[%s, %s]", fmtNum(m.CI95[0]), fmtNum(m.CI95[1]))
 			cells = append(cells, trials, m.Name, fmtPtr(m.Paper, true), fmtPtr(m.Predicted, false),
@@ -215,6 +222,9 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	if pv := r.paperValues(); pv > 0 {
 		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.flagged(), pv)
+	}
+	for i, e := range explained {
+		fmt.Fprintf(&out, "explain [%d]: %s\n", i+1, e)
 	}
 	for _, n := range r.notes {
 		fmt.Fprintf(&out, "note: %s\n", n)
