@@ -396,6 +396,14 @@ func ModSmall(t, m, recip uint64) uint64 {
 // is start + i·step + f(i) mod m (see Offsets).
 func (ix *Indexer) DoubleStart(d Digest) (x, step uint64) { return ix.start(d) }
 
+// IndependentHash returns the i-th hash of d under the Independent and
+// PartitionIndependent schemes, before its reduction: position i is
+// Reduce(IndependentHash(d, i), M()) for Independent and
+// i·SubarraySize() + Reduce(IndependentHash(d, i), SubarraySize()) for
+// PartitionIndependent, exactly as Positions computes them. Structures that
+// walk the probes inline use it instead of Positions' buffer.
+func IndependentHash(d Digest, i int) uint64 { return mixIndex(d, i) }
+
 // mixIndex derives the i-th independent 64-bit hash from a digest: a
 // differently keyed 128→64 multiply-fold (the wyhash mix) followed by the
 // SplitMix64 finaliser, so that neighbouring i give unrelated values.

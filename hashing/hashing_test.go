@@ -422,3 +422,30 @@ func BenchmarkSum16(b *testing.B) {
 		sinkU64 += Sum(key, 1).H1
 	}
 }
+
+// TestIndependentHash: position i of the Independent and
+// PartitionIndependent schemes is IndependentHash(d, i) reduced, as its doc
+// says.
+func TestIndependentHash(t *testing.T) {
+	var buf [MaxK]uint64
+	for _, s := range []Scheme{Independent, PartitionIndependent} {
+		const k = 7
+		m := PartitionSize(s, 10007, k)
+		ix, err := NewIndexer(s, m, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 1000 {
+			d := SumUint64(uint64(j), 3)
+			for i, p := range ix.Positions(d, buf[:]) {
+				want := Reduce(IndependentHash(d, i), m)
+				if s == PartitionIndependent {
+					want = uint64(i)*ix.SubarraySize() + Reduce(IndependentHash(d, i), ix.SubarraySize())
+				}
+				if p != want {
+					t.Fatalf("%v key %d probe %d: Positions %d, IndependentHash gives %d", s, j, i, p, want)
+				}
+			}
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -30,7 +29,7 @@ func init() {
 		summary: "Run a named experiment (or all) and print paper / predicted / measured / 95% CI side by side, flagging rows " +
 			"whose paper value disagrees with the measurement; all ends with a summary (experiments, paper values compared, " +
 			"flagged, time). -quick runs a reduced version, whose flags are hints, not verdicts; -plot DIR writes the figures as SVG.",
-		usage: "bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]",
+		usage: "bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR] [-markdown FILE]",
 		run:   runReproduce,
 	})
 	register(&command{
@@ -83,21 +82,27 @@ func addLabFlags(fs *flag.FlagSet) commonLabFlags {
 	}
 }
 
-func (c commonLabFlags) config(e *env, label string) (lab.Config, error) {
+// config returns the lab configuration of the flags and, when standard
+// error is a terminal, the progress line its runs draw there (nil
+// otherwise: pipes and files stay quiet).
+func (c commonLabFlags) config(e *env, label string) (lab.Config, *progressLine, error) {
 	if !slices.Contains(lab.Formats, *c.format) {
-		return lab.Config{}, usagef("unknown -format %q (want text, csv or json)", *c.format)
+		return lab.Config{}, nil, usagef("unknown -format %q (want text, csv or json)", *c.format)
 	}
 	cfg := lab.Config{Seed: *c.seed, Trials: int(c.trials.V), Quick: *c.quick}
+	var pl *progressLine
 	if isTerminal(e.stderr) {
-		cfg.Progress = newProgress(e.stderr, label)
+		pl = newProgressLine(e.stderr, label, time.Now)
+		cfg.Progress = pl.update
 	}
-	return cfg, nil
+	return cfg, pl, nil
 }
 
 func runReproduce(e *env, args []string) error {
 	fs := flagSet("reproduce")
 	cf := addLabFlags(fs)
 	plotDir := fs.String("plot", "", "directory to write the figures to (SVG)")
+	mdPath := fs.String("markdown", "", "also write the text tables as a Markdown `file` headed by this command, the machine and the run times, linking the -plot figures (docs/RESULTS.md)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -117,18 +122,25 @@ func runReproduce(e *env, args []string) error {
 	}
 	start := time.Now()
 	var results []*lab.Result
-	for _, x := range exps {
-		cfg, err := cf.config(e, x.Name)
+	var timed []timedResult
+	for i, x := range exps {
+		label := x.Name
+		if len(exps) > 1 {
+			label = fmt.Sprintf("%s [%d/%d]", x.Name, i+1, len(exps))
+		}
+		cfg, pl, err := cf.config(e, label)
 		if err != nil {
 			return err
 		}
+		t0 := time.Now()
 		res, err := x.Run(context.Background(), cfg)
-		if cfg.Progress != nil {
-			fmt.Fprint(e.stderr, "\r\033[K")
+		if pl != nil {
+			pl.clear()
 		}
 		if err != nil {
 			return err
 		}
+		timed = append(timed, timedResult{name: x.Name, paper: x.Paper, res: res, elapsed: time.Since(t0)})
 		if *cf.format == "text" {
 			// Print as we go: long runs show each table when it is done.
 			if len(results) > 0 {
@@ -140,11 +152,20 @@ func runReproduce(e *env, args []string) error {
 		}
 		results = append(results, res)
 	}
-	if err := writeReproduced(e.stdout, *cf.format, pos[0] == "all", results, lab.Summarize(results, *cf.quick, time.Since(start))); err != nil {
+	sum := lab.Summarize(results, *cf.quick, time.Since(start))
+	if err := writeReproduced(e.stdout, *cf.format, pos[0] == "all", results, sum); err != nil {
 		return err
 	}
 	if *plotDir != "" {
-		return writePlots(*plotDir, results)
+		if err := writePlots(*plotDir, results); err != nil {
+			return err
+		}
+	}
+	if *mdPath != "" {
+		command := "go run ./cmd/bloomlab reproduce " + strings.Join(args, " ")
+		return writeFileAtomic(*mdPath, func(w io.Writer) error {
+			return writeMarkdown(w, *mdPath, command, timed, sum, *plotDir)
+		})
 	}
 	return nil
 }
@@ -211,13 +232,13 @@ func runSimulate(e *env, args []string) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	cfg, err := cf.config(e, "simulate "+sim.Kind())
+	cfg, pl, err := cf.config(e, "simulate "+sim.Kind())
 	if err != nil {
 		return err
 	}
 	res, err := runSim(context.Background(), cfg)
-	if cfg.Progress != nil {
-		fmt.Fprint(e.stderr, "\r\033[K")
+	if pl != nil {
+		pl.clear()
 	}
 	if errors.Is(err, lab.ErrParam) {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "lab: "))
@@ -234,19 +255,4 @@ func simKinds() string {
 		kinds = append(kinds, s.Kind())
 	}
 	return strings.Join(kinds, ", ")
-}
-
-// newProgress returns a Progress callback drawing "label: 42% (n/total
-// trials)" on a terminal, at most ten times a second.
-func newProgress(w io.Writer, label string) func(done, total int) {
-	var mu sync.Mutex
-	last := time.Time{}
-	return func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if now := time.Now(); done == total || now.Sub(last) >= 100*time.Millisecond {
-			last = now
-			fmt.Fprintf(w, "\r\033[K%s: %d%% (%d/%d trials)", label, done*100/total, done, total)
-		}
-	}
 }

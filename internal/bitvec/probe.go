@@ -81,8 +81,43 @@ func (v Vec) SetKey(ix *hashing.Indexer, d hashing.Digest) {
 	v.setPositions(ix, d)
 }
 
+// setPositions is SetKey for the schemes that are not double hashing over
+// the whole vector. The partitioned and independent schemes compute each
+// position inline, as Positions does, without Positions' buffer: a
+// [hashing.MaxK]uint64 on the stack is 512 bytes to zero per key, which
+// cost more than the probes at k = 8.
+//
 //go:noinline
 func (v Vec) setPositions(ix *hashing.Indexer, d hashing.Digest) {
+	k := ix.K()
+	switch ix.Scheme() {
+	case hashing.Partition, hashing.PrimePartition:
+		sub := ix.SubarraySize()
+		x, b := hashing.Reduce(d.H1, sub), hashing.Reduce(d.H2, sub)
+		for base := uint64(0); k > 0; k-- {
+			p := base + x
+			v[p>>6] |= 1 << (p & 63)
+			base += sub
+			x = hashing.AddMod(x, b, sub)
+		}
+		return
+	case hashing.Independent:
+		m := ix.M()
+		for i := range k {
+			p := hashing.Reduce(hashing.IndependentHash(d, i), m)
+			v[p>>6] |= 1 << (p & 63)
+		}
+		return
+	case hashing.PartitionIndependent:
+		sub := ix.SubarraySize()
+		base := uint64(0)
+		for i := range k {
+			p := base + hashing.Reduce(hashing.IndependentHash(d, i), sub)
+			v[p>>6] |= 1 << (p & 63)
+			base += sub
+		}
+		return
+	}
 	var buf [hashing.MaxK]uint64
 	for _, x := range ix.Positions(d, buf[:]) {
 		v[x>>6] |= 1 << (x & 63)
@@ -152,8 +187,44 @@ func (v Vec) HasKey(ix *hashing.Indexer, d hashing.Digest) bool {
 // bit p is its lowest bit.
 func (v Vec) bit(p uint64) uint64 { return atomic.LoadUint64(&v[p>>6]) >> (p & 63) }
 
+// hasPositions is HasKey for the schemes that are not double hashing over
+// the whole vector; like setPositions it computes the partitioned and
+// independent positions inline, stopping at the first clear bit.
+//
 //go:noinline
 func (v Vec) hasPositions(ix *hashing.Indexer, d hashing.Digest) bool {
+	k := ix.K()
+	switch ix.Scheme() {
+	case hashing.Partition, hashing.PrimePartition:
+		sub := ix.SubarraySize()
+		x, b := hashing.Reduce(d.H1, sub), hashing.Reduce(d.H2, sub)
+		for base := uint64(0); k > 0; k-- {
+			if v.bit(base+x)&1 == 0 {
+				return false
+			}
+			base += sub
+			x = hashing.AddMod(x, b, sub)
+		}
+		return true
+	case hashing.Independent:
+		m := ix.M()
+		for i := range k {
+			if v.bit(hashing.Reduce(hashing.IndependentHash(d, i), m))&1 == 0 {
+				return false
+			}
+		}
+		return true
+	case hashing.PartitionIndependent:
+		sub := ix.SubarraySize()
+		base := uint64(0)
+		for i := range k {
+			if v.bit(base+hashing.Reduce(hashing.IndependentHash(d, i), sub))&1 == 0 {
+				return false
+			}
+			base += sub
+		}
+		return true
+	}
 	var buf [hashing.MaxK]uint64
 	for _, x := range ix.Positions(d, buf[:]) {
 		if !v.Has(x) {

@@ -108,7 +108,8 @@ func (pt choicesPoint) row() (rowSpec, error) {
 		}
 		ms = append(ms,
 			metricSpec{Name: "fpr", Predicted: predFP, Method: method},
-			metricSpec{Name: "fpr_state", Paper: pt.PaperFP, PaperTol: pt.PaperFPTol, Predicted: predFP, Method: methodState})
+			// 000 §3.1-3.2 discuss the spread of this rate over the trials.
+			metricSpec{Name: "fpr_state", Paper: pt.PaperFP, PaperTol: pt.PaperFPTol, Predicted: predFP, Method: methodState, Spread: true})
 	}
 	ms = append(ms, metricSpec{Name: "ones", Paper: pt.PaperOnes, PaperTol: pt.PaperOnesTol, Predicted: predFill, Method: methodCount})
 	if pt.ODE {
@@ -243,4 +244,35 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 		}
 		return runRows(ctx, cfg, "simulate/choices", specs)
 	}
+}
+
+// paperSpread are the ranges of the per-trial rate (fpr_state) that 000
+// quotes over 1000 trials (§3.1 and §3.2), by m/n, c, k and rounds (0:
+// online).
+var paperSpread = []struct {
+	bpk, c, k, rounds int
+	lo, hi            string
+}{
+	{32, 1, 22, 0, "1.955e-7", "2.270e-7"},
+	{32, 2, 24, 0, "1.206e-7", "1.378e-7"},
+	{32, 2, 26, 15, "5.706e-8", "6.486e-8"},
+}
+
+// spreadNotes returns a note for every point whose spread 000 quotes,
+// beside which the text table's min and max columns of fpr_state stand.
+func spreadNotes(pts []choicesPoint) []string {
+	var notes []string
+	for _, pt := range pts {
+		for _, s := range paperSpread {
+			if pt.M == uint64(s.bpk)*uint64(pt.N) && pt.C == s.c && pt.K == s.k && pt.Rounds == s.rounds && pt.FP {
+				rounds := "online"
+				if s.rounds > 0 {
+					rounds = fmt.Sprintf("%d rounds", s.rounds)
+				}
+				notes = append(notes, fmt.Sprintf("000 quotes the spread over its 1000 trials for m/n = %d, c = %d, k = %d, %s: fpr_state from %s to %s (compare min and max).",
+					s.bpk, s.c, s.k, rounds, s.lo, s.hi))
+			}
+		}
+	}
+	return notes
 }

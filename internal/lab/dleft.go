@@ -184,7 +184,7 @@ func runDleftOffline(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 func runDleftSimulation(ctx context.Context, cfg Config) (*Result, error) {
-	pts := []dleftPoint{{N: dleftN64, Load: 4, Cfg: dleft.Config{D: 3, BucketBits: 64, Semisort: semi(1)}, Queries: 100000, Trials: cfg.trials(1000, 50), Paper: fptr(0.00044988), PaperTol: halfLast(0.00044988, 5)}}
+	pts := []dleftPoint{{N: dleftN64, Load: 4, Cfg: dleft.Config{D: 3, BucketBits: 64, Semisort: semi(1)}, Queries: 100000, Trials: cfg.trials(1000, 50), Paper: fptr(0.00044988), PaperTol: halfLast(0.00044988, 5), Spread: true}}
 	specs, err := specsOf(pts)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,9 @@ type dleftPoint struct {
 	// TablePaper values): the fraction of buckets holding a keys.
 	LoadMetrics int
 	TablePaper  []float64
+	// Spread reports fpr's smallest and largest trial value (002 §II-B
+	// gives its trials' range).
+	Spread bool
 }
 
 func (pt dleftPoint) buckets() uint64 {
@@ -90,7 +93,7 @@ func (pt dleftPoint) row() (rowSpec, error) {
 	spec := rowSpec{Params: params, Trials: pt.Trials, Bytes: bytes}
 	if pt.LoadMetrics == 0 {
 		spec.Metrics = []metricSpec{
-			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: predP, Method: fprMethod},
+			{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: predP, Method: fprMethod, Spread: pt.Spread},
 			{Name: "fpr_state", Predicted: predP, Method: methodState},
 			{Name: "overflow", Predicted: fptr(over), Method: methodCount},
 		}

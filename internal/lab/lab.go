@@ -66,9 +66,21 @@ type Config struct {
 	// memory is the machine's memory for the check of runRows (0:
 	// sysmem.Limit()); tests set it.
 	memory uint64
-	// Progress, if not nil, is called from time to time with the number of
-	// trials done and the total. It must be safe for concurrent use.
-	Progress func(done, total int)
+	// Progress, if not nil, is called from time to time (about 200 times
+	// per run, and once when the last trial is done) with the state of the
+	// run. It must be safe for concurrent use.
+	Progress func(RunProgress)
+}
+
+// RunProgress is the state of a run that Config.Progress receives.
+type RunProgress struct {
+	// Done and Total are the trials done and the trials of the run.
+	Done, Total int
+	// Row is the row of the trial just done (0-based), Rows the run's
+	// number of rows.
+	Row, Rows int
+	// Params are that row's parameters, "c=16 n=50000 scheme=double".
+	Params string
 }
 
 // trials returns cfg.Trials if set, else quick under Quick and full

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -63,5 +64,95 @@ func TestWriteReport(t *testing.T) {
 	got := strings.Join(strings.Fields(b.String()[strings.Index(b.String(), `"summary"`):]), "")
 	if want = strings.Join(strings.Fields(want), ""); got != want+"}" {
 		t.Errorf("summary JSON\n got %s\nwant %s}", got, want)
+	}
+}
+
+// TestSpreadColumns: a metric with Spread reports its trials' minimum and
+// maximum, which bracket the mean; the text table gains min and max
+// columns ("-" for the other metrics), CSV and JSON the same fields.
+func TestSpreadColumns(t *testing.T) {
+	vals := []float64{3, 1, 4, 1, 5}
+	spec := rowSpec{
+		Params: paramList{{"n", 1}},
+		Trials: len(vals),
+		Metrics: []metricSpec{
+			{Name: "a", Method: methodCount, Spread: true},
+			{Name: "b", Method: methodCount},
+		},
+		Trial: func(_ any, seed uint64, out []float64) error {
+			// Recover the trial index from the seed.
+			for i := range vals {
+				if trialSeed(7, 0, i) == seed {
+					out[0], out[1] = vals[i], 0
+				}
+			}
+			return nil
+		},
+	}
+	res, err := runRows(context.Background(), Config{Seed: 7}, "x/spread", []rowSpec{spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.rows[0].Metrics[0]
+	if !m.Spread || m.Min != 1 || m.Max != 5 || m.Measured != 2.8 {
+		t.Fatalf("metric a: spread %v min %v max %v mean %v, want true 1 5 2.8", m.Spread, m.Min, m.Max, m.Measured)
+	}
+	if res.rows[0].Metrics[1].Spread {
+		t.Fatal("metric b reports a spread it was not asked for")
+	}
+	var b strings.Builder
+	if err := WriteText(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if !strings.Contains(lines[1], "ci95") || !strings.Contains(lines[1], " min ") || !strings.Contains(lines[1], " max ") {
+		t.Fatalf("header %q lacks min and max", lines[1])
+	}
+	if f := strings.Fields(lines[2]); len(f) < 10 || f[len(f)-3] != "1" || f[len(f)-2] != "5" {
+		t.Fatalf("row a %q: min and max not 1 and 5", lines[2])
+	}
+	if f := strings.Fields(lines[3]); f[len(f)-3] != "-" || f[len(f)-2] != "-" {
+		t.Fatalf("row b %q: min and max not -", lines[3])
+	}
+	b.Reset()
+	if err := Write(&b, "csv", res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "ci95_hi,min,max,method") || !strings.Contains(b.String(), ",1,5,count,") {
+		t.Fatalf("csv lacks min and max:\n%s", b.String())
+	}
+	b.Reset()
+	if err := Write(&b, "json", res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"min": 1`) || strings.Count(b.String(), `"min"`) != 1 {
+		t.Fatalf("json: want one min field (metric a):\n%s", b.String())
+	}
+}
+
+// TestExplainFootnote: a flagged row with an explanation ends in FLAG[i]
+// and the explanation follows the table as "explain [i]: …"; a row that
+// is not flagged prints none, and JSON carries the row's explain field.
+func TestExplainFootnote(t *testing.T) {
+	res := &Result{experiment: "x/explain", rows: []resultRow{
+		{Params: paramList{{"n", 1}}, Trials: 10, Metrics: []metric{{Name: "fpr", Paper: fptr(0.5), Measured: 0.4, CI95: [2]float64{0.39, 0.41}, Method: methodQueries}}},
+		{Params: paramList{{"n", 2}}, Trials: 10, Metrics: []metric{{Name: "fpr", Paper: fptr(0.4), Measured: 0.4, CI95: [2]float64{0.39, 0.41}, Method: methodQueries}}},
+	}}
+	res.explain(func(ps paramList) bool { return true }, "the paper's value is a typo")
+	var b strings.Builder
+	if err := WriteText(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "queries  FLAG[1]\n") || strings.Count(out, "FLAG") != 1 ||
+		!strings.Contains(out, "explain [1]: the paper's value is a typo\n") || strings.Contains(out, "explain [2]") {
+		t.Fatalf("text:\n%s", out)
+	}
+	b.Reset()
+	if err := Write(&b, "json", res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(b.String(), `"explain": "the paper's value is a typo"`) != 2 {
+		t.Fatalf("json:\n%s", b.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 )
 
 // How a metric's measured value was obtained (metric.Method).
@@ -41,6 +42,22 @@ type resultRow struct {
 	Params  paramList
 	Trials  int
 	Metrics []metric
+	// Explain says why the paper and the measurement disagree in this row
+	// (why a flag is not a defect of ours, or what it tells about the
+	// paper). A flagged row's text line then ends "FLAG[i]" instead of
+	// "FLAG", and "explain [i]: …" follows the table; docs/RESULTS.md's
+	// test requires one for every flagged row of the full-size run.
+	Explain string
+}
+
+// explain sets the explanation of the rows whose parameters satisfy match
+// (an experiment calls it after runRows, for disagreements it knows).
+func (r *Result) explain(match func(paramList) bool, text string) {
+	for i := range r.rows {
+		if match(r.rows[i].Params) {
+			r.rows[i].Explain = text
+		}
+	}
 }
 
 // param is one named parameter of a row; Value is a string, an integer or
@@ -62,6 +79,15 @@ func (ps paramList) get(name string) any {
 		}
 	}
 	return nil
+}
+
+// String renders ps as "name=value name=value …".
+func (ps paramList) String() string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Name + "=" + formatValue(p.Value)
+	}
+	return strings.Join(s, " ")
 }
 
 // MarshalJSON encodes ps as an object whose keys keep their order.
@@ -123,6 +149,23 @@ type metric struct {
 	CI95 [2]float64
 	// Method says how Measured was obtained (methodQueries, …).
 	Method string
+	// Spread: Min and Max, the smallest and largest value over the trials,
+	// are reported (metricSpec.Spread).
+	Spread   bool
+	Min, Max float64
+}
+
+// hasSpread reports whether some metric of r reports its trials' minimum
+// and maximum: its text table then has the columns min and max.
+func (r *Result) hasSpread() bool {
+	for _, row := range r.rows {
+		for _, m := range row.Metrics {
+			if m.Spread {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // flagged reports whether the paper value disagrees with the measurement:
@@ -134,6 +177,16 @@ func (m metric) flagged() bool {
 	d := math.Abs(*m.Paper - m.Measured)
 	half := (m.CI95[1] - m.CI95[0]) / 2
 	return d > half && d > m.PaperTol
+}
+
+// flagged reports whether a metric of the row is flagged.
+func (row resultRow) flagged() bool {
+	for _, m := range row.Metrics {
+		if m.flagged() {
+			return true
+		}
+	}
+	return false
 }
 
 // flagged returns the number of flagged metrics in r.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,9 @@ type metricSpec struct {
 	PaperTol  float64
 	Predicted *float64
 	Method    string
+	// Spread adds the smallest and largest trial value (metric.Min, Max)
+	// beside the mean, for metrics whose spread the paper discusses.
+	Spread bool
 }
 
 // rowSpec is one parameter point to measure: Trials independent trials,
@@ -36,6 +40,9 @@ type rowSpec struct {
 	// metric j in out[j]. It must depend on nothing but its seed (and
 	// state it resets), so that results do not depend on scheduling.
 	Trial func(state any, seed uint64, out []float64) error
+	// Explain, if not empty, explains a disagreement between the paper and
+	// the measurement in this row (resultRow.Explain).
+	Explain string
 	// Bytes is the memory a worker needs for this row: its Setup state and
 	// what one trial allocates. runRows refuses a run whose workers
 	// together need more than the machine has.
@@ -203,7 +210,7 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 				}
 				d := done.Add(1)
 				if cfg.Progress != nil && (d == int64(total) || d%progressEvery(total) == 0) {
-					cfg.Progress(int(d), total)
+					cfg.Progress(RunProgress{Done: int(d), Total: total, Row: r, Rows: len(specs), Params: s.Params.String()})
 				}
 			}
 		}()
@@ -214,7 +221,7 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 	}
 	res := &Result{experiment: name, seed: cfg.Seed}
 	for r, s := range specs {
-		row := resultRow{Params: s.Params, Trials: s.Trials}
+		row := resultRow{Params: s.Params, Trials: s.Trials, Explain: s.Explain}
 		nm := len(s.Metrics)
 		xs := make([]float64, s.Trials)
 		for j, ms := range s.Metrics {
@@ -222,10 +229,14 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 				xs[i] = values[r][i*nm+j]
 			}
 			mean, lo, hi := meanCI(xs, ms.Method)
-			row.Metrics = append(row.Metrics, metric{
+			m := metric{
 				Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
 				Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
-			})
+			}
+			if ms.Spread {
+				m.Spread, m.Min, m.Max = true, slices.Min(xs), slices.Max(xs)
+			}
+			row.Metrics = append(row.Metrics, m)
 		}
 		res.rows = append(res.rows, row)
 	}
@@ -264,6 +275,8 @@ func checkMemory(cfg Config, name string, workers int, specs []rowSpec, stored i
 		strings.Join(ps, " "), workers, sysmem.FormatBytes(float64(stored)*8), ErrParam)
 }
 
+// progressEvery is the number of trials between two calls of
+// Config.Progress: about 200 calls per run.
 func progressEvery(total int) int64 {
 	return int64(max(1, total/200))
 }

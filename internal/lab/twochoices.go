@@ -186,7 +186,7 @@ func runChoices(ctx context.Context, cfg Config, name string, pts []choicesPoint
 	if err != nil {
 		return nil, err
 	}
-	res.notes = append(notes, choicesNotes...)
+	res.notes = append(append(notes, spreadNotes(pts)...), choicesNotes...)
 	if len(pts) > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d trials per row.", pts[0].Trials))
 	}

@@ -55,6 +55,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Params  paramList  `json:"params"`
 		Trials  int        `json:"trials"`
 		Metrics metricList `json:"metrics"`
+		Explain string     `json:"explain,omitempty"`
 	}
 	out := struct {
 		Experiment string   `json:"experiment"`
@@ -68,7 +69,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		if ps == nil {
 			ps = paramList{}
 		}
-		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metricList(rw.Metrics)})
+		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metricList(rw.Metrics), Explain: rw.Explain})
 	}
 	return json.Marshal(out)
 }
@@ -81,13 +82,19 @@ func (ms metricList) MarshalJSON() ([]byte, error) {
 		Predicted any    `json:"predicted"`
 		Measured  any    `json:"measured"`
 		CI95      [2]any `json:"ci95"`
+		Min       any    `json:"min,omitempty"`
+		Max       any    `json:"max,omitempty"`
 		Method    string `json:"method"`
 		Flagged   bool   `json:"flagged"`
 	}
 	return jsonObject(len(ms), func(i int) (string, any) {
 		m := ms[i]
-		return m.Name, value{ptrValue(m.Paper), ptrValue(m.Predicted), jsonValue(m.Measured),
-			[2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, m.Method, m.flagged()}
+		v := value{Paper: ptrValue(m.Paper), Predicted: ptrValue(m.Predicted), Measured: jsonValue(m.Measured),
+			CI95: [2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, Method: m.Method, Flagged: m.flagged()}
+		if m.Spread {
+			v.Min, v.Max = jsonValue(m.Min), jsonValue(m.Max)
+		}
+		return m.Name, v
 	})
 }
 
@@ -150,15 +157,28 @@ func paramNames(rows []resultRow) []string {
 // WriteText writes r as an aligned table: one line per metric, the row's
 // parameters on its first line, paper / predicted / measured / CI side by
 // side, and FLAG where the paper value disagrees with the measurement
-// (metric.flagged).
+// (metric.flagged). A result with a metric that reports its spread has the
+// columns min and max after ci95: the smallest and largest trial value
+// ("-" for the other metrics).
 func WriteText(w io.Writer, r *Result) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s (seed %d)\n", r.experiment, r.seed)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	names := paramNames(r.rows)
-	head := append(append([]string{}, names...), "trials", "metric", "paper", "predicted", "measured", "ci95", "method", "")
+	spread := r.hasSpread()
+	head := append(append([]string{}, names...), "trials", "metric", "paper", "predicted", "measured", "ci95")
+	if spread {
+		head = append(head, "min", "max")
+	}
+	head = append(head, "method", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	var explained []string // footnotes: explanations of flagged rows
 	for _, row := range r.rows {
+		mark := ""
+		if row.Explain != "" && row.flagged() {
+			explained = append(explained, row.Explain)
+			mark = fmt.Sprintf("[%d]", len(explained))
+		}
 		for j, m := range row.Metrics {
 			cells := make([]string, 0, len(head))
 			for _, n := range names {
@@ -174,11 +194,19 @@ func WriteText(w io.Writer, r *Result) error {
 			}
 			flag := ""
 			if m.flagged() {
-				flag = "FLAG"
+				flag = "FLAG" + mark
 			}
 			ci := fmt.Sprintf("[%s, %s]", fmtNum(m.CI95[0]), fmtNum(m.CI95[1]))
 			cells = append(cells, trials, m.Name, fmtPtr(m.Paper, true), fmtPtr(m.Predicted, false),
-				fmtNum(m.Measured), ci, m.Method, flag)
+				fmtNum(m.Measured), ci)
+			if spread {
+				lo, hi := "-", "-"
+				if m.Spread {
+					lo, hi = fmtNum(m.Min), fmtNum(m.Max)
+				}
+				cells = append(cells, lo, hi)
+			}
+			cells = append(cells, m.Method, flag)
 			fmt.Fprintln(tw, strings.TrimRight(strings.Join(cells, "\t"), "\t"))
 		}
 	}
@@ -195,6 +223,9 @@ func WriteText(w io.Writer, r *Result) error {
 	if pv := r.paperValues(); pv > 0 {
 		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.flagged(), pv)
 	}
+	for i, e := range explained {
+		fmt.Fprintf(&out, "explain [%d]: %s\n", i+1, e)
+	}
 	for _, n := range r.notes {
 		fmt.Fprintf(&out, "note: %s\n", n)
 	}
@@ -210,8 +241,16 @@ func writeCSV(w io.Writer, results ...*Result) error {
 		all = append(all, r.rows...)
 	}
 	names := paramNames(all)
+	spread := false
+	for _, r := range results {
+		spread = spread || r.hasSpread()
+	}
 	cw := csv.NewWriter(w)
-	head := append(append([]string{"experiment", "seed"}, names...), "trials", "metric", "paper", "predicted", "measured", "ci95_lo", "ci95_hi", "method", "flagged")
+	head := append(append([]string{"experiment", "seed"}, names...), "trials", "metric", "paper", "predicted", "measured", "ci95_lo", "ci95_hi")
+	if spread {
+		head = append(head, "min", "max") // empty for metrics without spread
+	}
+	head = append(head, "method", "flagged")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -235,7 +274,15 @@ func writeCSV(w io.Writer, results ...*Result) error {
 					}
 				}
 				rec = append(rec, strconv.Itoa(row.Trials), m.Name, ptr(m.Paper), ptr(m.Predicted),
-					full(m.Measured), full(m.CI95[0]), full(m.CI95[1]), m.Method, strconv.FormatBool(m.flagged()))
+					full(m.Measured), full(m.CI95[0]), full(m.CI95[1]))
+				if spread {
+					lo, hi := "", ""
+					if m.Spread {
+						lo, hi = full(m.Min), full(m.Max)
+					}
+					rec = append(rec, lo, hi)
+				}
+				rec = append(rec, m.Method, strconv.FormatBool(m.flagged()))
 				if err := cw.Write(rec); err != nil {
 					return err
 				}
