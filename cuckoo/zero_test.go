@@ -58,6 +58,7 @@ func TestZeroValue(t *testing.T) {
 		"Add":               func(f *Filter) string { return errParam(f.Add([]byte("k"))) },
 		"AddString":         func(f *Filter) string { return errParam(f.AddString("k")) },
 		"AddHash":           func(f *Filter) string { return errParam(f.AddHash(dg)) },
+		"TryAddHash":        func(f *Filter) string { return errParam(f.TryAddHash(dg)) },
 		"AddUnique":         func(f *Filter) string { _, err := f.AddUnique([]byte("k")); return errParam(err) },
 		"AddUniqueHash":     func(f *Filter) string { _, err := f.AddUniqueHash(dg); return errParam(err) },
 		"Remove":            func(f *Filter) string { return errParam(f.Remove([]byte("k"))) },
