@@ -449,6 +449,9 @@ func (f *Filter) EstimatedFPR() float64 {
 	if f.ix == nil {
 		return 0
 	}
+	if f.c == 1 { // a standard filter: bloom.Filter's estimate
+		return bitvec.StateFPR(f.ix, f.bits.OnesIn, f.bits.Has, f.N())
+	}
 	return theory.FPFromFillChoices(f.FillRatio(), f.k, f.c)
 }
 
