@@ -56,7 +56,7 @@ package theory
 // partition scheme, 001 §2's own term: a key that does not share the
 // query's pair shares at most one position (p prime), in subarray i with
 // probability 1/(p + 1), and base is the probability that n such keys
-// cover all k subarrays (exact at small n, its product bound otherwise);
+// cover all k subarrays (exact for n·k ≤ 4096, its product bound beyond);
 // FPPartitioned for PartitionIndependent, which is exact. For the partition
 // scheme over a prime subarray size and for the independent schemes the
 // result is exact or an upper bound; for the standard filter's
@@ -266,10 +266,8 @@ func FPPairs(s hashing.Scheme, m uint64, n float64, k int, fill, base float64) f
 	return math.Exp(logFPPairs(s, m, n, k, fill, math.Log(base)))
 }
 
-// logFPScheme is log FPScheme for validated arguments; exact selects the
-// exact coverage term of the partition scheme at small n (a dynamic
-// programme of O(n·k)) over its bound.
-func logFPScheme(s hashing.Scheme, m uint64, n float64, k int, exact bool) float64 {
+// logFPScheme is log FPScheme for validated arguments.
+func logFPScheme(s hashing.Scheme, m uint64, n float64, k int) float64 {
 	if n == 0 {
 		return math.Inf(-1)
 	}
@@ -281,7 +279,7 @@ func logFPScheme(s hashing.Scheme, m uint64, n float64, k int, exact bool) float
 		// probability (p − 1)/(p² − 1) = 1/(p + 1) for each i.
 		p := float64(m / uint64(k))
 		fill := -math.Expm1(logZeroPartitioned(mf, n, k))
-		return logFPPairs(s, m, n, k, fill, logCoverAll(n, k, 1/(p+1), exact))
+		return logFPPairs(s, m, n, k, fill, logCoverAll(n, k, 1/(p+1)))
 	case s.Partitioned():
 		fill := -math.Expm1(logZeroPartitioned(mf, n, k))
 		return logFPPairs(s, m, n, k, fill, logFPPartitioned(mf, n, k))
@@ -291,20 +289,21 @@ func logFPScheme(s hashing.Scheme, m uint64, n float64, k int, exact bool) float
 	return logFPPairs(s, m, n, k, -math.Expm1(lz), logFPFromFillDraws(lf, mf, k))
 }
 
-// maxCoverDP bounds n·k for the exact coverage programme.
-const maxCoverDP = 1 << 16
+// maxCoverDP bounds n·k for the exact coverage programme: its cost per
+// evaluation, which the sizing searches pay too.
+const maxCoverDP = 1 << 12
 
 // logCoverAll returns log P(every one of k bins holds a ball) when n balls
 // each land in bin i with probability q (for each i < k, k·q ≤ 1) and in
-// none otherwise. The bins' counts are negatively associated, so the
-// probability is at most (1 − (1 − q)^n)^k, which is what it returns unless
-// exact is set and n·k ≤ maxCoverDP: then it runs the exact programme over
-// the number of bins covered. The bound is tight for n ≫ k² and too high
-// when few keys must cover many bins (n = 3, k = 3: 4x, since each key
-// covers at most one).
-func logCoverAll(n float64, k int, q float64, exact bool) float64 {
+// none otherwise. For n·k ≤ maxCoverDP it is exact, a programme over the
+// number of bins covered; beyond, the product bound (1 − (1 − q)^n)^k,
+// which holds because the bins' counts are negatively associated. The
+// bound is tight for n ≫ k² (relatively O(k²/n) above) and too high when
+// few keys must cover many bins (n = 3, k = 3: 4x, since each key covers
+// one bin at most), which the programme covers.
+func logCoverAll(n float64, k int, q float64) float64 {
 	bound := float64(k) * log1mexp(n*math.Log1p(-q))
-	if !exact || n*float64(k) > maxCoverDP || n != math.Trunc(n) {
+	if n*float64(k) > maxCoverDP || n != math.Trunc(n) {
 		return bound
 	}
 	if n < float64(k) {
@@ -337,7 +336,7 @@ func FPScheme(s hashing.Scheme, m uint64, n float64, k int) float64 {
 	if !validScheme(m, n, k, s) {
 		return math.NaN()
 	}
-	return math.Exp(logFPScheme(s, m, n, k, true))
+	return math.Exp(logFPScheme(s, m, n, k))
 }
 
 func validScheme(m uint64, n float64, k int, s hashing.Scheme) bool {
@@ -438,7 +437,7 @@ func bestK(s hashing.Scheme, m uint64, n float64, kmax int) (int, float64) {
 	k0 := min(max(OptimalK(float64(m), n), 1), kmax)
 	bk, bl := 0, math.Inf(1)
 	for k := max(k0-1, 1); k <= min(k0+1, kmax); k++ {
-		if l := logFPScheme(s, m, n, k, false); l < bl {
+		if l := logFPScheme(s, m, n, k); l < bl {
 			bk, bl = k, l
 		}
 	}
@@ -452,7 +451,7 @@ func sizePartitionedScheme(s hashing.Scheme, n uint64, eps float64, kmax int) (u
 	bestM, bestK, bestLog := uint64(math.MaxUint64), 0, 0.0
 	for k := 1; k <= kmax; k++ {
 		kk := uint64(k)
-		fits := func(p uint64) bool { return logFPScheme(s, p*kk, nf, k, false) <= logEps }
+		fits := func(p uint64) bool { return logFPScheme(s, p*kk, nf, k) <= logEps }
 		// The continuous bound of SizePartitioned is a lower bound here too.
 		lb := float64(k) * nf / -log1mexp(logEps/float64(k))
 		if lb*(1-1e-9) > float64(min(bestM, MaxBits)) {
@@ -468,7 +467,7 @@ func sizePartitionedScheme(s hashing.Scheme, n uint64, eps float64, kmax int) (u
 			}
 		}
 		m := p * kk
-		lf := logFPScheme(s, m, nf, k, false)
+		lf := logFPScheme(s, m, nf, k)
 		if m < bestM || (m == bestM && lf < bestLog) {
 			bestM, bestK, bestLog = m, k, lf
 		}

@@ -158,11 +158,11 @@ func TestCoverAll(t *testing.T) {
 		}
 		want, _ := sum.Float64()
 		qf := 1 / float64(c.qd)
-		got := math.Exp(logCoverAll(float64(c.n), c.k, qf, true))
+		got := math.Exp(logCoverAll(float64(c.n), c.k, qf))
 		if math.Abs(got-want) > 1e-12*want {
 			t.Errorf("%+v: %v, want %v", c, got, want)
 		}
-		if bound := math.Exp(logCoverAll(float64(c.n), c.k, qf, false)); bound < got*(1-1e-12) {
+		if bound := math.Pow(-math.Expm1(float64(c.n)*math.Log1p(-qf)), float64(c.k)); bound < got*(1-1e-12) {
 			t.Errorf("%+v: bound %v below %v", c, bound, got)
 		}
 	}
@@ -254,7 +254,7 @@ func TestSizeScheme(t *testing.T) {
 					}
 					if p := prevPrime(m); p > 2 {
 						kp, _ := bestK(s, p, nf, hashing.MaxK)
-						if math.Exp(logFPScheme(s, p, nf, kp, false)) <= eps {
+						if math.Exp(logFPScheme(s, p, nf, kp)) <= eps {
 							t.Errorf("%v n=%d eps=%g: the smaller prime %d fits", s, n, eps, p)
 						}
 					}
