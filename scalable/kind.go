@@ -109,6 +109,7 @@ func shapes(c Config, n uint64) ([]linkShape, error) {
 	}
 	out := []linkShape{s}
 	for total := s.entries; total < n && !c.NonScaling; total += s.entries {
+		kind.PlanStep()
 		cur := &link{entries: s.entries, errRate: s.rate}
 		entries, rate, err := f.nextShape(cur, len(out))
 		if err == nil {

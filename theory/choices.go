@@ -284,10 +284,13 @@ func SizeChoices(n uint64, eps float64, c, kmax int) (m uint64, k int, err error
 	}
 	// A c-choice filter never needs fewer bits than half the lower bound
 	// n·log2(1/eps) (the information-theoretic limit), so start there.
-	start := uint64(max(1, math.Floor(nf*math.Log2(1/eps)/2)))
-	if start > MaxBits {
+	// −log2(eps), not log2(1/eps): 1/eps is +Inf below 5.6e-309, and a
+	// float beyond the uint64 range has no defined conversion.
+	startF := max(1, math.Floor(nf*-math.Log2(eps)/2))
+	if startF > float64(MaxBits) {
 		return 0, 0, tooLarge(n, eps)
 	}
+	start := uint64(startF)
 	m, ok := searchUp(start, MaxBits, fits)
 	if !ok {
 		return 0, 0, tooLarge(n, eps)

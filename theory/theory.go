@@ -380,6 +380,8 @@ func smallestTrue(lo, hi uint64, pred func(uint64) bool) uint64 {
 // in [1, limit]); ok is false if pred(limit) is false. It evaluates pred
 // O(log(limit)) times.
 func searchUp(start, limit uint64, pred func(uint64) bool) (x uint64, ok bool) {
+	counted := pred
+	pred = func(x uint64) bool { kind.PlanStep(); return counted(x) }
 	start = min(max(start, 1), limit)
 	if pred(start) {
 		// Walk down in doubling steps to an x with pred false (or 0).

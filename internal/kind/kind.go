@@ -24,6 +24,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 )
@@ -268,6 +269,18 @@ func Decode(d *format.Decoder) (Filter, error) {
 	}
 	return dec(d)
 }
+
+// planSteps counts the evaluations the planners' searches make (package
+// theory's sizing searches, a growing kind's links, d-left's loads).
+var planSteps atomic.Uint64
+
+// PlanStep records one evaluation of a planner's search. Every search a
+// Planner runs calls it once per candidate, so that tests bound a
+// planner's work for any target by counting, not by timing.
+func PlanStep() { planSteps.Add(1) }
+
+// PlanSteps returns the number of PlanStep calls so far in the process.
+func PlanSteps() uint64 { return planSteps.Load() }
 
 // PlanDefault sizes kind s for t with its default options.
 func PlanDefault(s *Spec, t Target) (Plan, error) {
