@@ -49,11 +49,12 @@ func StateFPR(ix *hashing.Indexer, set func(lo, hi uint64) uint64, has func(p ui
 	return theory.FPPairs(s, m, float64(n), k, fill, base)
 }
 
-// Bounds of the exact count of exactState: the positions scanned and the
-// candidate pairs tried.
+// Bounds of the exact count of exactState: the positions scanned (the
+// formula is exact past small filters: theory.FPScheme) and the candidate
+// pairs tried.
 const (
-	maxExactScan  = 1 << 22
-	maxExactPairs = 1 << 22
+	maxExactScan  = 1 << 18
+	maxExactPairs = 1 << 20
 )
 
 // exactState returns the exact rate of the state of a filter indexed by
@@ -119,8 +120,12 @@ func exactState(ix *hashing.Indexer, set func(lo, hi uint64) uint64, has func(p 
 	recip, o := ix.Recip(), off[1]
 	for _, x := range first {
 		for _, y := range first {
-			// Probe 1 is x + b + off[1] mod m: solve for the step b.
-			b := (y + 2*m - x - o) % m
+			// Probe 1 is x + b + off[1] mod m: solve for the step b
+			// (y + 2m − x − off[1] is in (0, 3m)).
+			b := y + 2*m - x - o
+			for b >= m {
+				b -= m
+			}
 			if b == 0 || (m&1 == 0 && b&1 == 0) {
 				continue // not a step the scheme draws
 			}
