@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/bloomlab/bloomlab"
@@ -182,6 +183,7 @@ func runBuild(e *env, args []string) error {
 	if err != nil {
 		return paramError(err)
 	}
+	setMemoryBudget(b)
 	var added uint64
 	err = e.forEachKey(files, func(key []byte, file string, line int) error {
 		if err := b.Add(key); err != nil {
@@ -215,6 +217,18 @@ func checkMemory(cmd string, bits uint64) error {
 		return fmt.Errorf("%s: the filter needs %s of memory, more than this machine's %s", cmd, humanBytes(need), humanBytes(float64(have)))
 	}
 	return nil
+}
+
+// setMemoryBudget bounds, to the machine's memory, the growth of a
+// structure that allocates as keys come (kind.MemoryBudgeter: a scalable
+// chain's next link), so that such an add fails with an error instead of
+// ending the process with a fatal out-of-memory.
+func setMemoryBudget(x any) {
+	if mb, ok := x.(kind.MemoryBudgeter); ok {
+		if have := sysmem.Physical(); have > 0 && have <= math.MaxUint64/8 {
+			mb.SetMaxBits(8 * have)
+		}
+	}
 }
 
 // warnState tells the user, on stderr, what a build or an add left that

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/bloomlab/bloomlab/internal/format"
 )
 
 // A growing filter built from a pipe with no -n (issue 11): the RedisBloom
@@ -55,5 +59,57 @@ func TestScalableExportImport(t *testing.T) {
 	}
 	if _, err := os.Stat("u.blf"); err == nil {
 		t.Error("a failed import wrote its output")
+	}
+}
+
+// A scalable chain's growth is bounded: an expansion beyond RedisBloom 8's
+// 32768 is a usage error, and a file recording one (a crafted file with
+// growth 2,566,914,049 made add allocate 10 GB; -expansion 4294967295 asked
+// for a second link of 2^48 bits and ended in a fatal out-of-memory) loads,
+// answers, and refuses to grow (exit 1, the file unchanged). -ratio and
+// -fpr given out of range are usage errors (-ratio 0 used to mean 0.5, and
+// -fpr 0 the default 1%).
+func TestScalableGrowthBounded(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var keys strings.Builder
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&keys, "k%d\n", i)
+	}
+	os.WriteFile("k.txt", []byte(keys.String()), 0o644)
+	for _, args := range [][]string{
+		{"-n", "100", "-expansion", "4294967295"}, {"-n", "100", "-expansion", "32769"}, {"-ratio", "0"}, {"-ratio", "1"},
+		{"-fpr", "0"}, {"-fpr", "0", "-ratio", "0"}, {"-profile", "redisbloom", "-ratio", "0.25"},
+	} {
+		_, e, code := invoke(append(append([]string{"build", "-kind", "scalable"}, args...), "-o", "s.blf", "k.txt"), "")
+		if code != 2 || !strings.Contains(e, "-"+strings.TrimPrefix(args[len(args)-2], "-")) {
+			t.Errorf("build %v: exit %d: %s", args, code, e)
+		}
+	}
+	if _, e, code := invoke([]string{"build", "-kind", "scalable", "-n", "100", "-expansion", "32768", "-o", "s.blf", "k.txt"}, ""); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, e)
+	}
+	// The file with the first link full and a hostile expansion.
+	b, _ := os.ReadFile("s.blf")
+	b = bytes.Clone(b[:len(b)-4])
+	binary.LittleEndian.PutUint32(b[format.HeaderSize:], 2566914049)
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	os.WriteFile("s.blf", b, 0o644)
+	if out, e, code := invoke([]string{"query", "-c", "s.blf", "k.txt"}, ""); code != 0 || out != "100\n" {
+		t.Fatalf("query of the crafted file: %q exit %d: %s", out, code, e)
+	}
+	var more strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&more, "more%d\n", i)
+	}
+	os.WriteFile("more.txt", []byte(more.String()), 0o644)
+	_, e, code := invoke([]string{"add", "s.blf", "more.txt"}, "")
+	if code != 1 || !strings.Contains(e, "filter is full") || !strings.Contains(e, "unchanged") {
+		t.Errorf("add past the first link: exit %d: %s", code, e)
+	}
+	if c, _ := os.ReadFile("s.blf"); !bytes.Equal(c, b) {
+		t.Error("a refused add changed the file")
+	}
+	if out, _, _ := invoke([]string{"info", "s.blf"}, ""); !strings.Contains(out, "cannot grow") {
+		t.Errorf("info does not say the chain cannot grow:\n%s", out)
 	}
 }

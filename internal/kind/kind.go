@@ -61,6 +61,19 @@ type Remover interface {
 	Remove(key []byte) error
 }
 
+// MemoryBudgeter is a structure (or a Builder) whose memory grows as keys
+// come: SetMaxBits(b) makes every later insert that would bring its Bits()
+// above b fail with an error, changing nothing, where it would otherwise
+// allocate (a growing filter's next link: package scalable). 0 removes the
+// budget. The command sets it to the machine's memory before it adds keys
+// (build, add), so that a growth the machine cannot hold is an error, not
+// a fatal out-of-memory. Structures of fixed size need not implement it;
+// FilterBuilder's builder implements it for every filter, forwarding to the
+// filter when it has the method.
+type MemoryBudgeter interface {
+	SetMaxBits(bits uint64)
+}
+
 // Errors. Every parameter error of every bloomlab package wraps ErrParam,
 // every attempt to combine mismatched structures ErrIncompatible.
 var (
@@ -365,3 +378,11 @@ type filterBuilder struct {
 
 func (b *filterBuilder) Add(key []byte) error    { return b.add(key) }
 func (b *filterBuilder) Finish() (Filter, error) { return b.f, nil }
+
+// SetMaxBits sets the filter's memory budget if it has one
+// (MemoryBudgeter); a filter of fixed size ignores it.
+func (b *filterBuilder) SetMaxBits(bits uint64) {
+	if mb, ok := b.f.(MemoryBudgeter); ok {
+		mb.SetMaxBits(bits)
+	}
+}
