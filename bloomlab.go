@@ -42,10 +42,13 @@ import (
 type Filter = kind.Filter
 
 // Errors. ErrFormat is wrapped by every error about malformed input,
+// ErrTooLarge by a refusal to load a structure larger than the memory the
+// process may use (checked before allocating),
 // ErrParam by every parameter error of every bloomlab package,
 // ErrIncompatible by every refusal to combine two structures.
 var (
 	ErrFormat       = format.ErrFormat
+	ErrTooLarge     = format.ErrTooLarge
 	ErrParam        = kind.ErrParam
 	ErrIncompatible = kind.ErrIncompatible
 )

@@ -8,6 +8,7 @@ import (
 	_ "github.com/bloomlab/bloomlab/choices"
 	_ "github.com/bloomlab/bloomlab/counting"
 	_ "github.com/bloomlab/bloomlab/countmin"
+	_ "github.com/bloomlab/bloomlab/cuckoo"
 	_ "github.com/bloomlab/bloomlab/dlcbf"
 	_ "github.com/bloomlab/bloomlab/dleft"
 	_ "github.com/bloomlab/bloomlab/scalable"

@@ -14,6 +14,7 @@ package main
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"github.com/bloomlab/bloomlab/bloom"
 	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/counting"
+	bcuckoo "github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/dlcbf"
 	"github.com/bloomlab/bloomlab/dleft"
 	"github.com/bloomlab/bloomlab/hashing"
@@ -92,6 +94,9 @@ type filter struct {
 	// failures returns how many inserts were refused since the last reset
 	// (nil: inserts cannot fail).
 	failures func() int
+	// del deletes every key and returns how many deletes found one (nil:
+	// the library does not delete).
+	del func(keys [][]byte) int
 }
 
 // lib is a filter library, or one configuration of it.
@@ -126,7 +131,11 @@ const (
 	libBoomCounting = "boom-counting"
 	libBlobloom     = "blobloom"
 	libXor          = "xorfilter-bfuse8"
-	libCuckoo       = "cuckoo"
+	libCuckoo       = "seiflotfy-cuckoo"
+	libCuckooF8     = "bloomlab-cuckoo-f8"
+	libCuckooSemi9  = "bloomlab-cuckoo-semi-f9"
+	libCuckooFPR    = "bloomlab-cuckoo"
+	libCuckooSemi   = "bloomlab-cuckoo-semi"
 )
 
 // Libs lists every library in output order.
@@ -200,6 +209,66 @@ var Libs = []lib{
 	{name: libBlobloom, newF: newBlobloom},
 	{name: libXor, fixedFPR: true, newF: newXor},
 	{name: libCuckoo, fixedFPR: true, newF: newCuckoo},
+	// bloomlab's cuckoo filter with seiflotfy's geometry (the same buckets
+	// of 4 × 8 bits: equal memory and fingerprints), semi-sorted with
+	// 9-bit fingerprints in the same 32 bits per bucket, and sized for
+	// each target (plain and semi-sorted).
+	{name: libCuckooF8, fixedFPR: true, newF: func(n uint64, _ float64) (*filter, error) {
+		return newBloomlabCuckoo(bcuckoo.Config{Buckets: seiflotfyBuckets(n), FingerprintBits: 8})
+	}},
+	{name: libCuckooSemi9, fixedFPR: true, newF: func(n uint64, _ float64) (*filter, error) {
+		return newBloomlabCuckoo(bcuckoo.Config{Buckets: seiflotfyBuckets(n), FingerprintBits: 9, Semisort: true})
+	}},
+	{name: libCuckooFPR, newF: func(n uint64, fpr float64) (*filter, error) {
+		return newBloomlabCuckoo(bcuckoo.Config{Capacity: n, FPR: fpr})
+	}},
+	{name: libCuckooSemi, newF: func(n uint64, fpr float64) (*filter, error) {
+		return newBloomlabCuckoo(bcuckoo.Config{Capacity: n, FPR: fpr, Semisort: true})
+	}},
+}
+
+// seiflotfyBuckets is the number of buckets seiflotfy/cuckoofilter's
+// NewFilter(n) makes: n rounded up to a power of two, over 4.
+func seiflotfyBuckets(n uint64) uint64 { return max(1, (uint64(1)<<bits.Len64(max(n, 4)-1))/4) }
+
+// newBloomlabCuckoo wraps a bloomlab cuckoo filter; a refused insert (the
+// filter is full: nothing changed, no key lost) counts as a failure.
+func newBloomlabCuckoo(c bcuckoo.Config) (*filter, error) {
+	f, err := bcuckoo.New(c)
+	if err != nil {
+		return nil, err
+	}
+	failed := 0
+	return &filter{
+		addAll: func(keys [][]byte) {
+			for _, k := range keys {
+				if f.Add(k) != nil {
+					failed++
+				}
+			}
+		},
+		countAll: func(keys [][]byte) int {
+			c := 0
+			for _, k := range keys {
+				if f.Contains(k) {
+					c++
+				}
+			}
+			return c
+		},
+		reset:    func() { f.Clear(); failed = 0 },
+		bits:     f.Bits,
+		failures: func() int { return failed },
+		del: func(keys [][]byte) int {
+			c := 0
+			for _, k := range keys {
+				if f.Delete(k) {
+					c++
+				}
+			}
+			return c
+		},
+	}, nil
 }
 
 func newBloomlab(n uint64, fpr float64, opts ...bloom.Option) (*filter, error) {
@@ -587,6 +656,15 @@ func newCuckoo(n uint64, _ float64) (*filter, error) {
 		reset:    func() { f.Reset(); failed = 0 },
 		bits:     func() uint64 { return uint64(len(f.Encode())) * 8 },
 		failures: func() int { return failed },
+		del: func(keys [][]byte) int {
+			c := 0
+			for _, k := range keys {
+				if f.Delete(k) {
+					c++
+				}
+			}
+			return c
+		},
 	}, nil
 }
 
@@ -729,6 +807,29 @@ func (e *env) bench(b *testing.B, l lib, fpr float64, op string) {
 		ct.stop()
 		b.StopTimer()
 		SinkFilter = f
+	case "delete":
+		// Delete present keys from the filter holding them all, c at a
+		// time, timed; put them back with the timer stopped.
+		f := bt.f
+		if f.del == nil {
+			b.Skip("no delete")
+		}
+		b.ResetTimer()
+		ct.start()
+		for done := 0; done < b.N; {
+			c := min(len(e.present), b.N-done, 4096)
+			keys := e.present[done%len(e.present):]
+			keys = keys[:min(c, len(keys))]
+			f.del(keys) // keys whose insert was refused are not there
+			ct.stop()
+			b.StopTimer()
+			f.addAll(keys)
+			b.StartTimer()
+			ct.start()
+			done += len(keys)
+		}
+		ct.stop()
+		b.StopTimer()
 	case "present", "absent":
 		keys := e.present
 		if op == "absent" {

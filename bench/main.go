@@ -98,6 +98,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	largeKeys := fs.Uint64("large-keys", 1<<28, "keys in each filter of the large run")
 	largeQueries := fs.Uint64("large-queries", 1<<24, "present and absent queries per filter in the large run")
 	largeOnly := fs.String("large-only", "", "regular expression: run only the large-run filters whose names match")
+	cuckooRun := fs.Bool("cuckoo", false, "instead: the cuckoo run (bloomlab's cuckoo filter against seiflotfy/cuckoofilter and bits-and-blooms: add, present, absent, delete, load factor at the first failed insert, keys lost), at the first -fpr")
 	growing := fs.Bool("growing", false, "instead: the growing-filter run (chains grown from -growing-init keys to each of -growing-n, against BoomFilters' scalable filter and a right-sized filter)")
 	growingInit := fs.Uint64("growing-init", 1000, "initial capacity of the growing filters")
 	growingN := fs.String("growing-n", "1000000,10000000", "comma-separated numbers of keys for the growing run")
@@ -118,6 +119,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fprs, err := parseFPRs(*fprList)
 	if err != nil {
 		return err
+	}
+	if *cuckooRun {
+		w := stdout
+		if *outFile != "" {
+			f, err := os.Create(*outFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = io.MultiWriter(stdout, f)
+		}
+		testing.Init()
+		if err := flag.Set("test.benchtime", *benchtime); err != nil {
+			return fmt.Errorf("-benchtime %q: %w", *benchtime, err)
+		}
+		return runCuckoo(w, stderr, *keys, fprs[0], *count)
 	}
 	if *growing {
 		w := stdout
@@ -319,6 +336,8 @@ func ratioTable(w io.Writer, results map[string]result, fprs []float64) {
 		{libBloomBatch, libBnBSameMK, 0},
 		{libDleft16, libBnB16, 0.5},
 		{libDleft16, libBloom16, 0},
+		{libCuckooF8, libCuckoo, 0.8},
+		{libCuckooSemi9, libCuckoo, 0},
 	}
 	fmt.Fprintln(w, "\nbloomlab ÷ peer, cpu-ns/op at the same target FPR (below 1 means bloomlab is faster):")
 	fmt.Fprintf(w, "%-7s %-46s %6s %8s %8s %7s  %s\n", "fpr", "bloomlab / peer", "add", "present", "absent", "target", "verdict")

@@ -4,6 +4,15 @@
 # the time to read the file (cat, page cache warm). The goal (issue 10):
 # peak RSS ≤ 1.1 × size + 32 MiB, load time within 2× of reading the file.
 #
+# The filters are empty (built from /dev/null). The load's checks cost the
+# same whatever the words hold (except for dlcbf's dynamic variants, whose
+# check reads each bucket's cells), so for the default configurations the
+# times are those of full filters. The times include starting the process
+# and, for query, the 100 000 lookups; for the load alone against
+# os.ReadFile of the same file, in one process, see BenchmarkLoad in the
+# repository root:
+#   go test -run XXX -bench Load -benchtime 10x -count 5 . | benchstat -col /op -
+#
 # Usage (from the repository root): bench/rss.sh [DIR]   (DIR: scratch space, default a temp dir)
 set -euo pipefail
 dir=${1:-$(mktemp -d)}

@@ -204,6 +204,29 @@ func probeWord(d hashing.Digest, j int) uint64 {
 	return x ^ (x >> 31)
 }
 
+// BlockOf returns the block, in [0, blocks), that the key whose digest is
+// d maps to in a filter of the given number of blocks: the block Add sets
+// bits in and Contains tests. blocks must be at least 1.
+func BlockOf(d hashing.Digest, blocks uint64) uint64 { return hashing.Reduce(d.H1, blocks) }
+
+// AppendPositions appends to dst the k in-block bit positions (0 … 511) of
+// the key whose digest is d, in probe order (a position may repeat), and
+// returns the extended slice: the bits Add sets and Contains tests in the
+// key's block. Bit p of a block is bit p mod 64 of its word p/64, that is
+// bit p mod 8 of byte p/8 of the block in the file's little-endian
+// payload. With this and BlockOf a filter whose blocks are stored
+// elsewhere (package redisblocked) agrees bit for bit with this one.
+func AppendPositions(dst []uint16, d hashing.Digest, k int) []uint16 {
+	for j := 0; j < k; j += fields {
+		x := probeWord(d, j)
+		for range min(fields, k-j) {
+			dst = append(dst, uint16(x&511))
+			x >>= 9
+		}
+	}
+	return dst
+}
+
 // Add inserts key.
 func (f *Filter) Add(key []byte) { f.AddHash(hashing.Sum(key, f.seed)) }
 

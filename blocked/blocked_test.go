@@ -320,3 +320,48 @@ func BenchmarkBlocked(b *testing.B) {
 		}
 	})
 }
+
+// BlockOf and AppendPositions describe exactly the bits Add sets: a filter
+// built by setting those bits in its payload bytes (bit p of a block is
+// bit p mod 8 of byte p/8) equals one built with Add, including across
+// probe groups (k > 7) and filters of more than 2^32 bits' worth of
+// blocks' index range.
+func TestPositionsAgreeWithAdd(t *testing.T) {
+	for _, c := range []struct {
+		blocks uint64
+		k      int
+	}{{1, 1}, {97, 7}, {1000, 8}, {513, 23}, {4096, 64}} {
+		f, err := New(c.blocks*BlockBits, c.k, WithSeed(42))
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := make([]byte, c.blocks*BlockBits/8)
+		var pos []uint16
+		for _, key := range keys16(500, 3) {
+			f.Add(key)
+			d := f.Digest(key)
+			b := BlockOf(d, c.blocks)
+			pos = AppendPositions(pos[:0], d, c.k)
+			if len(pos) != c.k {
+				t.Fatalf("k = %d: %d positions", c.k, len(pos))
+			}
+			for _, p := range pos {
+				if p >= BlockBits {
+					t.Fatalf("position %d", p)
+				}
+				payload[b*BlockBits/8+uint64(p>>3)] |= 1 << (p & 7)
+			}
+		}
+		var got []byte
+		for _, w := range f.bits {
+			got = binary.LittleEndian.AppendUint64(got, w)
+		}
+		if !bytes.Equal(got, payload) {
+			t.Errorf("blocks %d, k %d: the bits of BlockOf/AppendPositions differ from Add's", c.blocks, c.k)
+		}
+	}
+	buf := make([]uint16, 0, 64)
+	if got := testing.AllocsPerRun(100, func() { buf = AppendPositions(buf[:0], hashing.Digest{H1: 1, H2: 2}, 64) }); got != 0 {
+		t.Errorf("AppendPositions allocates %v times with room in dst", got)
+	}
+}

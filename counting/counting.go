@@ -593,18 +593,6 @@ func (f *Filter) countSaturated() uint64 {
 	return c
 }
 
-// sum returns the sum of all counters (mod 2^64).
-func (f *Filter) sum() uint64 {
-	var s uint64
-	l := f.lay
-	for _, x := range f.words {
-		for ; x != 0; x >>= l.w & 63 {
-			s += x & l.max
-		}
-	}
-	return s
-}
-
 // FillRatio returns the fraction of nonzero counters (0 for the zero
 // Filter).
 func (f *Filter) FillRatio() float64 {

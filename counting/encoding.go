@@ -101,7 +101,9 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	words, err := d.Words(nw)
+	// The counters are tallied as they arrive, while in cache.
+	t := tally{lay: lay}
+	words, err := d.WordsFunc(nw, 0, t.each)
 	if err != nil {
 		return nil, fmt.Errorf("counting: %w", err)
 	}
@@ -113,11 +115,11 @@ func decode(d *format.Decoder) (*Filter, error) {
 	}
 	f := newFilterOf(words, ix, d.Header.Seed, lay)
 	f.n, f.capacity = n, capacity
-	f.sat = f.countSaturated()
+	f.sat = t.sat
 	// While no counter has saturated, every Add and Remove changed exactly
 	// k counters by one, so the counters sum to k·n (mod 2^64).
-	if f.sat == 0 && f.sum() != uint64(k)*n {
-		return nil, bad("counters sum to %d, k·n = %d·%d with no saturated counter", f.sum(), k, n)
+	if f.sat == 0 && t.sum != uint64(k)*n {
+		return nil, bad("counters sum to %d, k·n = %d·%d with no saturated counter", t.sum, k, n)
 	}
 	return f, nil
 }

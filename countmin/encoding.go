@@ -100,25 +100,19 @@ func decode(d *format.Decoder) (*Sketch, error) {
 	if d.Header.PayloadLen != n*8 {
 		return nil, bad("payload of %d bytes, w·d = %d counters need %d", d.Header.PayloadLen, n, n*8)
 	}
-	cells, err := d.Words(n)
+	// The rows are checked as they arrive (rowScan); checkRows, the
+	// reference, runs only to name what rowScan found wrong.
+	rs := newRowScan(w, total, cfg.Conservative)
+	cells, err := d.WordsFunc(n, 0, rs.each)
 	if err != nil {
 		return nil, fmt.Errorf("countmin: %w", err)
 	}
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("countmin: %w", err)
 	}
-	for i := 0; i < int(depth); i++ {
-		var sum uint64
-		sat := total == math.MaxUint64
-		for _, x := range cells[uint64(i)*w : uint64(i+1)*w] {
-			if x > total {
-				return nil, bad("row %d has a counter %d above the total %d", i, x, total)
-			}
-			sum = satAdd(sum, x)
-			sat = sat || x == math.MaxUint64 || sum == math.MaxUint64
-		}
-		if !cfg.Conservative && !sat && sum != total {
-			return nil, bad("row %d sums to %d, total %d", i, sum, total)
+	if rs.bad {
+		if err := checkRows(cells, w, total, cfg.Conservative); err != nil {
+			return nil, bad("%v", err)
 		}
 	}
 	s, err := build(cfg, cells)
@@ -127,6 +121,28 @@ func decode(d *format.Decoder) (*Sketch, error) {
 	}
 	s.total, s.capacity = total, capacity
 	return s, nil
+}
+
+// checkRows checks the rows of w counters in cells against the total N:
+// no counter above N and, without conservative update, every row summing
+// to N unless a counter or the sum saturated. It is the reference for
+// rowScan, which decode runs instead.
+func checkRows(cells []uint64, w, total uint64, conservative bool) error {
+	for i := uint64(0); i < uint64(len(cells))/w; i++ {
+		var sum uint64
+		sat := total == math.MaxUint64
+		for _, x := range cells[i*w : (i+1)*w] {
+			if x > total {
+				return fmt.Errorf("row %d has a counter %d above the total %d", i, x, total)
+			}
+			sum = satAdd(sum, x)
+			sat = sat || x == math.MaxUint64 || sum == math.MaxUint64
+		}
+		if !conservative && !sat && sum != total {
+			return fmt.Errorf("row %d sums to %d, total %d", i, sum, total)
+		}
+	}
+	return nil
 }
 
 // MarshalBinary returns s in the bloomlab file format.

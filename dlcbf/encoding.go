@@ -121,23 +121,30 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if d.Header.PayloadLen != nw*8 {
 		return nil, bad("payload of %d bytes, the parameters need %d", d.Header.PayloadLen, nw*8)
 	}
-	words, err := d.Words(nw)
+	// The buckets are checked as they arrive (loadScan); validate, the
+	// reference check, runs only to name what loadScan found wrong.
+	s := newLoadScan(shell(cfg))
+	words, err := d.WordsFunc(nw, 1, s.each)
 	if err != nil {
 		return nil, fmt.Errorf("dlcbf: %w", err)
 	}
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("dlcbf: %w", err)
 	}
-	f := build(cfg, words)
+	f := build(cfg, words) // in place: words has room for the padding word
 	f.n, f.capacity = n, capacity
-	if err := f.validate(); err != nil {
-		return nil, bad("%v", err)
+	if !s.finish(f.words, n) {
+		if err := f.validate(); err != nil {
+			return nil, bad("%v", err)
+		}
 	}
 	return f, nil
 }
 
 // validate checks that every bucket is in canonical form and that the
-// counts sum to N.
+// counts sum to N. It is the reference for loadScan, which decode runs
+// instead (TestScanAgrees); decode calls it to name the error loadScan
+// found.
 func (f *Filter) validate() error {
 	w := f.words
 	total := uint64(f.d) * f.nb * f.bbits

@@ -106,7 +106,12 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if limit > 0 && nstash > uint64(limit) {
 		return nil, bad("%d stashed keys exceed the stash limit %d", nstash, limit)
 	}
-	words, err := d.Words(nw)
+	g := &Filter{cfg: cfg, n: n, capacity: capacity}
+	g.init()
+	// The groups are checked as they arrive (scan); check, the reference,
+	// runs only to name what scan found wrong.
+	s := newScan(g)
+	words, err := d.WordsFunc(nw, 0, s.each)
 	if err != nil {
 		return nil, fmt.Errorf("dleft: %w", err)
 	}
@@ -119,12 +124,12 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("dleft: %w", err)
 	}
-	g := &Filter{cfg: cfg, n: n, capacity: capacity}
-	g.init()
 	g.words = words
-	stored, err := g.check()
-	if err != nil {
-		return nil, bad("%v", err)
+	stored := s.stored
+	if s.bad {
+		if stored, err = g.check(); err != nil {
+			return nil, bad("%v", err)
+		}
 	}
 	for i, h := range st {
 		if i > 0 && h <= st[i-1] {
@@ -146,18 +151,22 @@ func decode(d *format.Decoder) (*Filter, error) {
 
 // check validates every group of a decoded table (valid counter values,
 // fingerprint lengths allowed, unused bits zero) and returns the number of
-// fingerprints.
-func (f *Filter) check() (uint64, error) {
+// fingerprints. It is the reference for scan, which decode runs instead
+// (TestScanAgrees); decode calls it to name the error scan found.
+func (f *Filter) check() (uint64, error) { return f.checkGroups(f.words, 0) }
+
+// checkGroups checks the groups held in ws, the first being group g0.
+func (f *Filter) checkGroups(ws []uint64, g0 int) (uint64, error) {
 	var total uint64
 	G := f.cfg.Group
-	for g := 0; g*f.wpg < len(f.words); g++ {
-		ws := f.words[g*f.wpg : (g+1)*f.wpg]
+	for g := 0; g*f.wpg < len(ws); g++ {
+		ws := ws[g*f.wpg : (g+1)*f.wpg]
 		w0 := ws[0]
 		A := 0
 		for k := 0; k < G; k++ {
 			s := &f.states[(w0>>(uint(k)*f.cbits))&f.cmask]
 			if !s.valid {
-				return 0, fmt.Errorf("group %d: bucket %d has an invalid counter value %d", g, k, (w0>>(uint(k)*f.cbits))&f.cmask)
+				return 0, fmt.Errorf("group %d: bucket %d has an invalid counter value %d", g0+g, k, (w0>>(uint(k)*f.cbits))&f.cmask)
 			}
 			A += int(s.load)
 		}
@@ -169,7 +178,7 @@ func (f *Filter) check() (uint64, error) {
 			}
 			fl := f.fb[s.load][A]
 			if fl < 0 {
-				return 0, fmt.Errorf("group %d: loads (%d of %d) a bucket cannot hold", g, s.load, A)
+				return 0, fmt.Errorf("group %d: loads (%d of %d) a bucket cannot hold", g0+g, s.load, A)
 			}
 			used += uint(s.load) * uint(fl-int(s.pre))
 		}
@@ -184,7 +193,7 @@ func (f *Filter) check() (uint64, error) {
 				m = ^uint64(0) << (used - lo)
 			}
 			if ws[x]&m != 0 {
-				return 0, fmt.Errorf("group %d: bits set beyond the fingerprints", g)
+				return 0, fmt.Errorf("group %d: bits set beyond the fingerprints", g0+g)
 			}
 		}
 	}

@@ -1,18 +1,16 @@
 package scalable
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 
-	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/blrd"
 )
 
 // A RedisBloom dump in a file (the "redisbloom" export of the command;
 // docs/SCALABLE.md): the BF.SCANDUMP chunks, each exactly the (iterator,
-// data) pair BF.LOADCHUNK takes, framed so that the file can be checked
-// and streamed. All integers little-endian:
+// data) pair BF.LOADCHUNK takes, in the framing of package internal/blrd
+// (shared with package cuckoo's CF dumps). All integers little-endian:
 //
 //	offset size field
 //	0      4    magic "BLRD"
@@ -29,40 +27,11 @@ import (
 // record before the end record, in order.
 
 const (
-	frameMagic   = "BLRD"
-	frameVersion = 1
+	frameMagic = blrd.Magic
 	// MaxFrameChunk bounds a record's length.
-	MaxFrameChunk = 512 << 20
+	MaxFrameChunk = blrd.MaxChunk
 	framePiece    = 1 << 20 // bytes read at a time
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// crcWriter counts and checksums what it writes.
-type crcWriter struct {
-	w   io.Writer
-	crc uint32
-	n   int64
-	err error
-}
-
-func (c *crcWriter) write(p []byte) {
-	if c.err != nil {
-		return
-	}
-	c.crc = crc32.Update(c.crc, castagnoli, p)
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	c.err = err
-}
-
-func (c *crcWriter) record(iter int64, data []byte) {
-	var h [12]byte
-	binary.LittleEndian.PutUint64(h[:], uint64(iter))
-	binary.LittleEndian.PutUint32(h[8:], uint32(len(data)))
-	c.write(h[:])
-	c.write(data)
-}
 
 // WriteRedisBloom writes f's BF.SCANDUMP chunks (of at most chunkSize
 // bytes; 0: DefaultChunkSize) in the framing above, taken in one
@@ -81,49 +50,17 @@ func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	c := &crcWriter{w: w}
-	var h [8]byte
-	copy(h[:], frameMagic)
-	binary.LittleEndian.PutUint16(h[4:], frameVersion)
-	c.write(h[:])
-	c.record(1, f.appendHeader(nil, ls))
-	for it := int64(1); c.err == nil; {
+	fw := blrd.NewWriter(w)
+	fw.Record(1, f.appendHeader(nil, ls))
+	for it := int64(1); fw.Err() == nil; {
 		next, data := scanLinks(ls, it, chunkSize)
 		if next == 0 {
 			break
 		}
-		c.record(next, data)
+		fw.Record(next, data)
 		it = next
 	}
-	c.record(0, nil)
-	var t [4]byte
-	binary.LittleEndian.PutUint32(t[:], c.crc)
-	if c.err == nil {
-		n, err := w.Write(t[:])
-		c.n += int64(n)
-		c.err = err
-	}
-	return c.n, c.err
-}
-
-// crcReader reads exactly what is asked and checksums it.
-type crcReader struct {
-	r   io.Reader
-	crc uint32
-	n   int64
-}
-
-func (c *crcReader) read(p []byte, what string) error {
-	n, err := io.ReadFull(c.r, p)
-	c.n += int64(n)
-	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
-	if err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return badDump("truncated %s after %d bytes: %w", what, c.n, io.ErrUnexpectedEOF)
-		}
-		return fmt.Errorf("scalable: reading %s: %w", what, err)
-	}
-	return nil
+	return fw.Close()
 }
 
 // ReadRedisBloom reads a RedisBloom dump in the framing above and returns
@@ -133,46 +70,25 @@ func (c *crcReader) read(p []byte, what string) error {
 // every byte present, and checks the trailing CRC before returning.
 // Errors wrap format.ErrFormat (truncation also io.ErrUnexpectedEOF).
 func ReadRedisBloom(r io.Reader) (*Filter, error) {
-	c := &crcReader{r: r}
-	var h [8]byte
-	if err := c.read(h[:], "magic"); err != nil {
+	fr, err := blrd.NewReader(r, "scalable")
+	if err != nil {
 		return nil, err
-	}
-	switch {
-	case string(h[:4]) != frameMagic:
-		return nil, badDump("bad magic %q, not a bloomlab RedisBloom dump", h[:4])
-	case binary.LittleEndian.Uint16(h[4:]) != frameVersion:
-		return nil, fmt.Errorf("scalable: RedisBloom dump version %d (this build reads %d): %w", binary.LittleEndian.Uint16(h[4:]), frameVersion, format.ErrVersion)
-	case binary.LittleEndian.Uint16(h[6:]) != 0:
-		return nil, badDump("flags %#x, want 0", binary.LittleEndian.Uint16(h[6:]))
 	}
 	var ld Loader
 	var buf []byte
 	for {
-		var rh [12]byte
-		if err := c.read(rh[:], "record"); err != nil {
-			return nil, err
-		}
-		iter, n := int64(binary.LittleEndian.Uint64(rh[:])), binary.LittleEndian.Uint32(rh[8:])
+		iter, n, end, err := fr.Next()
 		switch {
-		case iter == 0 && n == 0:
-			sum := c.crc
-			var t [4]byte
-			if err := c.read(t[:], "checksum"); err != nil {
-				return nil, err
-			}
-			if got := binary.LittleEndian.Uint32(t[:]); got != sum {
-				return nil, fmt.Errorf("scalable: RedisBloom dump checksum %08x, computed %08x: %w", got, sum, format.ErrChecksum)
-			}
+		case err != nil:
+			return nil, err
+		case end:
 			return ld.Filter()
-		case n > MaxFrameChunk:
-			return nil, badDump("record of %d bytes exceeds %d", n, MaxFrameChunk)
 		case ld.f == nil:
 			if n > headerFixed+headerLink*MaxLinks {
 				return nil, badDump("header record of %d bytes", n)
 			}
 			hdr := make([]byte, n)
-			if err := c.read(hdr, "header"); err != nil {
+			if err := fr.ReadData(hdr); err != nil {
 				return nil, err
 			}
 			if err := ld.LoadChunk(iter, hdr); err != nil {
@@ -190,7 +106,7 @@ func ReadRedisBloom(r io.Reader) (*Filter, error) {
 		}
 		for left := uint64(n); left > 0; {
 			p := buf[:min(left, framePiece)]
-			if err := c.read(p, "chunk"); err != nil {
+			if err := fr.ReadData(p); err != nil {
 				return nil, err
 			}
 			left -= uint64(len(p))

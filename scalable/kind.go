@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/theory"
@@ -45,6 +46,11 @@ func init() {
 					return nil, err
 				}
 				return f, nil
+			},
+			// BF.SCANDUMP's header chunk is 20 + 53·L bytes.
+			Detect: func(prefix []byte) bool {
+				n, ok := blrd.FirstRecordLen(prefix)
+				return ok && n > headerFixed && (n-headerFixed)%headerLink == 0
 			},
 		}},
 	})

@@ -25,8 +25,9 @@ func argv(args ...string) [][]byte {
 	return b
 }
 
-// TestHotPathAllocs: the commands a Bloom filter service runs all day
-// allocate nothing per command, in memory and with the log on.
+// TestHotPathAllocs: the commands a Bloom or cuckoo filter service runs
+// all day allocate nothing per command, in memory and with the log on
+// (CF.DEL deletes a key each time).
 func TestHotPathAllocs(t *testing.T) {
 	for _, dir := range []string{"", t.TempDir()} {
 		s := start(t, Config{Dir: dir})
@@ -34,11 +35,18 @@ func TestHotPathAllocs(t *testing.T) {
 		c.exec(argv("BF.RESERVE", "f", "0.01", "1000000"))
 		c.exec(argv("CMS.INITBYDIM", "c", "1000", "5"))
 		c.exec(argv("BF.ADD", "f", "present"))
+		c.exec(argv("CF.RESERVE", "cf", "1000000"))
+		c.exec(argv("CF.ADD", "cf", "present"))
 		keys := make([][][]byte, 1000)
+		cfKeys := make([][][]byte, 1000)
+		cfDels := make([][][]byte, 1000)
 		for i := range keys {
 			keys[i] = argv("BF.ADD", "f", fmt.Sprint("k", i))
+			cfKeys[i] = argv("CF.ADD", "cf", fmt.Sprint("k", i))
+			cfDels[i] = argv("CF.DEL", "cf", fmt.Sprint("d", i))
+			c.exec(argv("CF.ADD", "cf", fmt.Sprint("d", i)))
 		}
-		i := 0
+		i, cfi, deli := 0, 0, 0
 		for _, tc := range []struct {
 			name string
 			args func() [][]byte
@@ -49,6 +57,12 @@ func TestHotPathAllocs(t *testing.T) {
 			{"BF.MEXISTS", func() [][]byte { return argv("BF.MEXISTS", "f", "present", "absent") }},
 			{"CMS.INCRBY", func() [][]byte { return argv("CMS.INCRBY", "c", "x", "1") }},
 			{"CMS.QUERY", func() [][]byte { return argv("CMS.QUERY", "c", "x") }},
+			{"CF.ADD", func() [][]byte { cfi++; return cfKeys[cfi%len(cfKeys)] }},
+			{"CF.ADDNX present", func() [][]byte { return argv("CF.ADDNX", "cf", "present") }},
+			{"CF.EXISTS", func() [][]byte { return argv("CF.EXISTS", "cf", "present") }},
+			{"CF.MEXISTS", func() [][]byte { return argv("CF.MEXISTS", "cf", "present", "absent") }},
+			{"CF.COUNT", func() [][]byte { return argv("CF.COUNT", "cf", "present") }},
+			{"CF.DEL", func() [][]byte { deli++; return cfDels[deli%len(cfDels)] }},
 			{"PING", func() [][]byte { return argv("PING") }},
 		} {
 			args := make([][][]byte, 200)
@@ -90,6 +104,27 @@ func BenchmarkDispatch(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				c.exec(exists)
+			}
+		})
+		c.exec(argv("CF.RESERVE", "cf", "1000000", "BUCKETSIZE", "4"))
+		cfKeys := make([][][]byte, len(keys))
+		for i := range cfKeys {
+			cfKeys[i] = argv("CF.ADDNX", "cf", fmt.Sprint("key:", i))
+		}
+		b.Run("CF.ADDNX/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.exec(cfKeys[i&(len(cfKeys)-1)])
+				if i&1023 == 0 && s.aof != nil {
+					s.aof.wait(c.logPos)
+				}
+			}
+		})
+		cfExists := argv("CF.EXISTS", "cf", "key:1")
+		b.Run("CF.EXISTS/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.exec(cfExists)
 			}
 		})
 	}

@@ -421,11 +421,11 @@ func bfExists(c *client, args [][]byte) bool {
 	if e != nil {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
-		switch x := e.v.(type) {
-		case *bfValue:
-			v = x
-		case *loadingValue:
-			c.bfOf(e) // the error: no answer from a partial filter
+		// A key of another type (a cuckoo filter, a sketch, a string)
+		// answers WRONGTYPE, as a partial filter answers its error:
+		// RedisBloom answers 0, an "absent" that is no answer (a client
+		// asking BF.EXISTS of a CF key would see every key absent).
+		if v = c.bfOf(e); v == nil {
 			return false
 		}
 	}
@@ -637,9 +637,10 @@ func bfLoadChunk(c *client, args [][]byte) bool {
 		s.dropBroken(c, key, e)
 		return false
 	}
-	c.log(args)
-	s.touchKey(key)
 	if got+uint64(len(data)) == total {
+		// The last chunk: the filter is checked before the chunk is
+		// logged, so that the log never holds a chunk that fails at
+		// replay (which would refuse to start).
 		f, err := v.ld.Filter()
 		if err != nil {
 			c.err(errBadData + ": " + oneLine(err.Error()))
@@ -649,6 +650,8 @@ func bfLoadChunk(c *client, args [][]byte) bool {
 		e.v = newBF(f)
 		s.resize(key, e)
 	}
+	c.log(args)
+	s.touchKey(key)
 	c.w.Simple("OK")
 	return false
 }

@@ -24,6 +24,12 @@ func FuzzConn(f *testing.F) {
 		{"BF.INSERT", "g", "CAPACITY", "5", "ERROR", "0.1", "NONSCALING", "ITEMS", "a", "b", "c", "d", "e", "f"},
 		{"BF.INFO", "f"}, {"BF.INFO", "g", "EXPANSION"}, {"BF.SCANDUMP", "f", "0"}, {"BF.SCANDUMP", "f", "1"},
 		{"BF.LOADCHUNK", "h", "1", "\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x05\x00\x00\x00\x02\x00\x00\x00"},
+		{"CF.RESERVE", "k", "8", "BUCKETSIZE", "1", "MAXITERATIONS", "2", "EXPANSION", "1"},
+		{"CF.INSERT", "k", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, {"CF.ADDNX", "k", "a"},
+		{"CF.INSERTNX", "n", "CAPACITY", "4", "NOCREATE", "ITEMS", "x"}, {"CF.MEXISTS", "k", "a", "z"}, {"CF.COUNT", "k", "a"},
+		{"CF.DEL", "k", "a"}, {"CF.COMPACT", "k"}, {"CF.INFO", "k"}, {"CF.SCANDUMP", "k", "0"}, {"CF.SCANDUMP", "k", "1"},
+		{"CF.LOADCHUNK", "m", "1", "\x01\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00\x00"},
+		{"CF.LOADCHUNK", "m", "2", "\x07"}, {"CF.LOADCHUNK", "m", "3", "\x00"},
 		{"CMS.INITBYPROB", "c", "0.01", "0.01"}, {"CMS.INCRBY", "c", "a", "5"}, {"CMS.MERGE", "c", "1", "c", "WEIGHTS", "2"},
 		{"MULTI"}, {"SET", "s", "v", "EX", "10"}, {"EXPIRE", "f", "100", "GT"}, {"RENAME", "f", "f2"}, {"EXEC"},
 		{"WATCH", "f2"}, {"SCAN", "0", "MATCH", "*[a-z]", "COUNT", "2"}, {"KEYS", "*"}, {"COMMAND", "DOCS", "bf.add"},
@@ -74,7 +80,8 @@ func (c *fakeConn) SetWriteDeadline(t time.Time) error { return nil }
 var _ = io.EOF
 
 // seedFiles returns a real snapshot and log: a server with every value
-// type, a snapshot, then more writes (a MULTI block among them).
+// type (BF and CF loads in progress included), a snapshot, then more
+// writes (a MULTI block among them).
 func seedFiles(f *testing.F) (snap, aof []byte) {
 	dir := f.TempDir()
 	s, err := Run(Config{Dir: dir})
@@ -83,11 +90,16 @@ func seedFiles(f *testing.F) (snap, aof []byte) {
 	}
 	c := dial(f, s)
 	c.do("BF.RESERVE", "f", "0.01", "20", "EXPANSION", "3")
+	c.do("CF.RESERVE", "k", "8", "BUCKETSIZE", "2", "EXPANSION", "2")
+	c.do("CF.INSERT", "k", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j")
 	for _, cmd := range [][]string{
 		{"BF.MADD", "f", "a", "b", "c"},
 		{"CMS.INITBYDIM", "c", "10", "3"}, {"CMS.INCRBY", "c", "a", "5"}, {"SET", "s", "v", "EX", "100"},
-		{"BF.LOADCHUNK", "l", "1", string(header(f, s, "f"))}, {"SAVE"},
+		{"BF.LOADCHUNK", "l", "1", string(header(f, s, "f"))},
+		{"CF.LOADCHUNK", "m", "1", string(cfHeader(f, s, "k"))}, {"SAVE"},
 		{"BF.ADD", "f", "d"}, {"MULTI"}, {"BF.ADD", "g", "x"}, {"DEL", "s"}, {"EXEC"}, {"EXPIRE", "c", "1000"},
+		{"CF.ADD", "k", "z"}, {"CF.DEL", "k", "a"}, {"CF.INSERTNX", "k2", "CAPACITY", "4", "ITEMS", "x", "y"},
+		{"CF.LOADCHUNK", "m2", "1", string(cfHeader(f, s, "k"))}, {"CF.COMPACT", "k"},
 	} {
 		c.do(cmd...)
 	}
@@ -101,6 +113,13 @@ func seedFiles(f *testing.F) (snap, aof []byte) {
 func header(f *testing.F, s *Server, key string) []byte {
 	c := dial(f, s)
 	c.send("BF.SCANDUMP", key, "0")
+	v, _ := c.read()
+	return v.Elems[1].Str
+}
+
+func cfHeader(f *testing.F, s *Server, key string) []byte {
+	c := dial(f, s)
+	c.send("CF.SCANDUMP", key, "0")
 	v, _ := c.read()
 	return v.Elems[1].Str
 }

@@ -273,3 +273,115 @@ func TestGoRedisAuth(t *testing.T) {
 		}
 	}
 }
+
+// TestGoRedisCF drives the CF commands with go-redis v9's typed calls over
+// RESP2 and RESP3 (go-redis checks CF.INFO's labels and the reply
+// shapes): a dump taken with CFScanDump, which ends on RedisBloom's nil
+// (redis.Nil), loads into another key with CFLoadChunk.
+func TestGoRedisCF(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ctx := context.Background()
+			s := start(t, Config{})
+			rdb := goRedis(t, s, proto, "")
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(rdb.CFReserve(ctx, "c", 1000).Err())
+			if err := rdb.CFReserve(ctx, "c", 1000).Err(); err == nil || err.Error() != "ERR item exists" {
+				t.Fatalf("second reserve: %v", err)
+			}
+			must(rdb.CFReserveWithArgs(ctx, "g", &redis.CFReserveOptions{Capacity: 64, BucketSize: 4, MaxIterations: 50, Expansion: 2}).Err())
+			must(rdb.CFReserveExpansion(ctx, "e", 100, 0).Err())
+			must(rdb.CFReserveBucketSize(ctx, "b", 100, 3).Err())
+			must(rdb.CFReserveMaxIterations(ctx, "m", 100, 9).Err())
+			if added, err := rdb.CFAdd(ctx, "c", "a").Result(); err != nil || !added {
+				t.Fatalf("CFAdd: %v %v", added, err)
+			}
+			if added, err := rdb.CFAddNX(ctx, "c", "a").Result(); err != nil || added {
+				t.Fatalf("CFAddNX of a present key: %v %v", added, err)
+			}
+			if added, err := rdb.CFAddNX(ctx, "c", "b").Result(); err != nil || !added {
+				t.Fatalf("CFAddNX: %v %v", added, err)
+			}
+			ins, err := rdb.CFInsert(ctx, "c", nil, "x", "y", "a").Result()
+			if err != nil || fmt.Sprint(ins) != "[true true true]" {
+				t.Fatalf("CFInsert: %v %v", ins, err)
+			}
+			nx, err := rdb.CFInsertNX(ctx, "new", &redis.CFInsertOptions{Capacity: 100}, "p", "q", "p").Result()
+			if err != nil || fmt.Sprint(nx) != "[1 1 0]" {
+				t.Fatalf("CFInsertNX: %v %v", nx, err)
+			}
+			if err := rdb.CFInsert(ctx, "missing", &redis.CFInsertOptions{NoCreate: true}, "x").Err(); err == nil || err.Error() != "ERR not found" {
+				t.Fatalf("CFInsert NOCREATE: %v", err)
+			}
+			if ok, err := rdb.CFExists(ctx, "c", "x").Result(); err != nil || !ok {
+				t.Fatalf("CFExists: %v %v", ok, err)
+			}
+			ex, err := rdb.CFMExists(ctx, "c", "a", "y", "zz").Result()
+			if err != nil || fmt.Sprint(ex) != "[true true false]" {
+				t.Fatalf("CFMExists: %v %v", ex, err)
+			}
+			if n, err := rdb.CFCount(ctx, "c", "a").Result(); err != nil || n != 2 {
+				t.Fatalf("CFCount: %d %v", n, err)
+			}
+			if ok, err := rdb.CFDel(ctx, "c", "a").Result(); err != nil || !ok {
+				t.Fatalf("CFDel: %v %v", ok, err)
+			}
+			if ok, err := rdb.CFDel(ctx, "c", "never").Result(); err != nil || ok {
+				t.Fatalf("CFDel of a key never added: %v %v", ok, err)
+			}
+			info, err := rdb.CFInfo(ctx, "c").Result()
+			want := redis.CFInfo{Size: 1080, NumBuckets: 512, NumFilters: 1, NumItemsInserted: 4, NumItemsDeleted: 1, BucketSize: 2, ExpansionRate: 1, MaxIteration: 20}
+			if err != nil || info != want {
+				t.Fatalf("CFInfo: %+v %v", info, err)
+			}
+			if info, _ := rdb.CFInfo(ctx, "m").Result(); info.MaxIteration != 9 || info.BucketSize != 2 {
+				t.Fatalf("CFInfo after CFReserveMaxIterations: %+v", info)
+			}
+			if info, _ := rdb.CFInfo(ctx, "b").Result(); info.BucketSize != 3 || info.ExpansionRate != 1 {
+				t.Fatalf("CFInfo after CFReserveBucketSize: %+v", info)
+			}
+			if info, _ := rdb.CFInfo(ctx, "e").Result(); info.ExpansionRate != 0 {
+				t.Fatalf("CFInfo after CFReserveExpansion 0: %+v", info)
+			}
+			// The dump of a grown filter, chunk by chunk, into another key.
+			for i := 0; i < 500; i++ {
+				must(rdb.CFAdd(ctx, "g", fmt.Sprint("g", i)).Err())
+			}
+			it, chunks := int64(0), 0
+			for {
+				d, err := rdb.CFScanDump(ctx, "g", it).Result()
+				if errors.Is(err, redis.Nil) && d.Iter == 0 {
+					break // RedisBloom's [0, nil]
+				}
+				must(err)
+				must(rdb.CFLoadChunk(ctx, "g2", d.Iter, d.Data).Err())
+				it = d.Iter
+				chunks++
+			}
+			if chunks < 3 {
+				t.Fatalf("%d chunks", chunks)
+			}
+			for i := 0; i < 500; i++ {
+				if ok, err := rdb.CFExists(ctx, "g2", fmt.Sprint("g", i)).Result(); err != nil || !ok {
+					t.Fatalf("loaded copy lacks g%d: %v", i, err)
+				}
+			}
+			i1, _ := rdb.CFInfo(ctx, "g").Result()
+			i2, _ := rdb.CFInfo(ctx, "g2").Result()
+			if i1 != i2 || i1.NumFilters < 2 {
+				t.Fatalf("CFInfo of the copy %+v, original %+v", i2, i1)
+			}
+			if typ, _ := rdb.Type(ctx, "g2").Result(); typ != "MBbloomCF" {
+				t.Fatalf("TYPE: %q", typ)
+			}
+			if err := rdb.BFExists(ctx, "g2", "g1").Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+				t.Fatalf("BFExists on a CF key: %v", err)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/cuckoo"
 )
 
 // The snapshot, bloomlab.snap in Config.Dir (docs/SERVER.md):
@@ -502,7 +503,12 @@ func (s *Server) preload() (changed bool, err error) {
 		if err != nil {
 			return false, fmt.Errorf("-load %s=%s: %w", ld.Name, ld.Path, err)
 		}
-		v := newBF(f)
+		var v value
+		if cf, ok := f.(*cuckoo.Filter); ok {
+			v = &cfValue{cf} // CF.*, TYPE MBbloomCF
+		} else {
+			v = newBF(f)
+		}
 		if need := entryMem(ld.Name, v); !s.reserve(need) {
 			return false, fmt.Errorf("-load %s=%s: the filter (%d bytes) does not fit under maxmemory (%d bytes, %d in use)", ld.Name, ld.Path, need, s.maxMem, s.mem.Load())
 		} else {

@@ -401,8 +401,9 @@ func TestLogFailure(t *testing.T) {
 }
 
 // TestConcurrentCopyOnWrite (for the race detector): readers of every
-// kind, writers and snapshots at once; writers copy frozen values while
-// readers and the snapshot read them. Every acknowledged add survives.
+// kind, writers (BF, CMS, CF adds and deletes) and snapshots at once;
+// writers copy frozen values while readers and the snapshot read them.
+// Every acknowledged add survives.
 func TestConcurrentCopyOnWrite(t *testing.T) {
 	dir := t.TempDir()
 	cfg := Config{Dir: dir}
@@ -410,6 +411,7 @@ func TestConcurrentCopyOnWrite(t *testing.T) {
 	c := dial(t, s)
 	c.do("CMS.INITBYDIM", "cm", "100", "3")
 	c.do("SET", "str", "v")
+	c.do("CF.RESERVE", "cf", "64", "EXPANSION", "2")
 	var wg sync.WaitGroup
 	rounds := 400
 	if testing.Short() {
@@ -423,13 +425,16 @@ func TestConcurrentCopyOnWrite(t *testing.T) {
 			for i := 0; i < rounds; i++ {
 				c.do("BF.ADD", "f", fmt.Sprint(w, "-", i))
 				c.do("CMS.INCRBY", "cm", "a", "1")
+				c.do("CF.ADD", "cf", fmt.Sprint(w, "-", i))
+				c.do("CF.ADD", "cf", fmt.Sprint("gone-", w, "-", i))
+				c.do("CF.DEL", "cf", fmt.Sprint("gone-", w, "-", i))
 			}
 		}(w)
 		go func() {
 			defer wg.Done()
 			c := dial(t, s)
 			for i := 0; i < rounds; i++ {
-				for _, cmd := range [][]string{{"TYPE", "cm"}, {"GET", "str"}, {"CMS.QUERY", "cm", "a"}, {"BF.EXISTS", "f", "0-1"}, {"SCAN", "0", "TYPE", "string"}, {"BF.INFO", "f"}} {
+				for _, cmd := range [][]string{{"TYPE", "cm"}, {"GET", "str"}, {"CMS.QUERY", "cm", "a"}, {"BF.EXISTS", "f", "0-1"}, {"SCAN", "0", "TYPE", "string"}, {"BF.INFO", "f"}, {"CF.EXISTS", "cf", "0-1"}, {"CF.INFO", "cf"}, {"CF.SCANDUMP", "cf", "1"}} {
 					if got := c.do(cmd...); strings.HasPrefix(got, "-") && got != "-ERR not found" {
 						t.Errorf("%v: %s", cmd, got)
 					}
@@ -452,6 +457,9 @@ func TestConcurrentCopyOnWrite(t *testing.T) {
 		for i := 0; i < rounds; i++ {
 			if got := c.do("BF.EXISTS", "f", fmt.Sprint(w, "-", i)); got != ":1" {
 				t.Fatalf("%d-%d lost", w, i)
+			}
+			if got := c.do("CF.EXISTS", "cf", fmt.Sprint(w, "-", i)); got != ":1" {
+				t.Fatalf("CF: %d-%d lost", w, i)
 			}
 		}
 	}
@@ -494,4 +502,41 @@ func TestSaveTriggers(t *testing.T) {
 	})
 	s = restart(t, s, Config{Dir: dir})
 	checkAll(t, dial(t, s), "g", 0, 400)
+}
+
+// TestRefusedLastChunkRestarts: a last CF.LOADCHUNK chunk whose filter
+// fails the final check (the header's item count is not the occupied
+// slots) is refused and the partial key dropped, and the log holds
+// nothing that fails at replay: the server starts again. (BF.LOADCHUNK
+// checks its last chunk before logging it in the same way.)
+func TestRefusedLastChunkRestarts(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	s := start(t, cfg)
+	c := dial(t, s)
+	c.do("CF.RESERVE", "f", "100")
+	c.do("CF.ADD", "f", "x")
+	c.send("CF.SCANDUMP", "f", "0")
+	h, _ := c.read()
+	c.send("CF.SCANDUMP", "f", "1")
+	d, _ := c.read()
+	lie := append([]byte(nil), h.Elems[1].Str...)
+	lie[0]++ // one item more than the buckets hold
+	if got := c.do("CF.LOADCHUNK", "copy", "1", string(lie)); got != "+OK" {
+		t.Fatalf("header: %s", got)
+	}
+	if got := c.do("CF.LOADCHUNK", "copy", fmt.Sprint(d.Elems[0].Int), string(d.Elems[1].Str)); !strings.HasPrefix(got, "-Couldn't load chunk! ") || !strings.Contains(got, "the header says 2 items, the buckets hold 1") {
+		t.Fatalf("a chunk failing the final check: %s", got)
+	}
+	if got := c.do("EXISTS", "copy"); got != ":0" {
+		t.Fatal("the refused load left its key")
+	}
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	if got := c.do("CF.EXISTS", "f", "x"); got != ":1" {
+		t.Fatalf("after restart: %s", got)
+	}
+	if got := c.do("EXISTS", "copy"); got != ":0" {
+		t.Fatal("the refused load came back at restart")
+	}
 }

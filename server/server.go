@@ -171,7 +171,7 @@ func New(cfg Config) (*Server, error) {
 	case cfg.MaxMemory > 0:
 		s.maxMem = cfg.MaxMemory
 	case cfg.MaxMemory == 0:
-		s.maxMem = int64(sysmem.Physical() / 4 * 3)
+		s.maxMem = int64(sysmem.Limit() / 4 * 3)
 	}
 	if s.cfg.MaxClients <= 0 {
 		s.cfg.MaxClients = 10000

@@ -9,15 +9,15 @@ import (
 
 	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/countmin"
+	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/scalable"
 )
 
 // valueType is one kind of value a key holds: the name TYPE answers and
-// how a snapshot stores it. A new type (RedisBloom's cuckoo filter,
-// "MBbloomCF") is a valueType registered here, its value, and its
-// commands registered in the command table (commands.go); nothing else
-// changes.
+// how a snapshot stores it. A new type is a valueType registered here,
+// its value, and its commands registered in the command table
+// (commands.go); nothing else changes.
 type valueType struct {
 	name string // TYPE's reply (RedisBloom's module type names)
 	tag  byte   // the value's tag in a snapshot record (never reused)
@@ -54,6 +54,8 @@ var (
 	cmsType     = registerType(&valueType{name: "CMSk-TYPE", tag: 2, decode: decodeCMS})
 	stringType  = registerType(&valueType{name: "string", tag: 3, decode: decodeString})
 	loadingType = registerType(&valueType{name: "MBbloom--", tag: 4, decode: decodeLoading})
+	cfType      = registerType(&valueType{name: "MBbloomCF", tag: 5, decode: decodeCF})
+	cfLoadType  = registerType(&valueType{name: "MBbloomCF", tag: 6, decode: decodeCFLoading})
 )
 
 // bfValue is a filter answering BF.*: a growing chain (BF.RESERVE, BF.ADD,
@@ -198,65 +200,151 @@ func (v *loadingValue) clone() (value, error) {
 	return &loadingValue{ld: &ld, reserved: v.reserved, ends: v.ends}, nil
 }
 
-// encode writes the chunks received so far: a count (u32), then each
-// chunk's iterator (i64), length (u64) and bytes.
+// encode writes the chunks received so far (writeChunks).
 func (v *loadingValue) encode(w io.Writer) error {
 	chunks := v.ld.Received()
-	var hdr [16]byte
-	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(chunks)))
-	if _, err := w.Write(hdr[:4]); err != nil {
-		return err
-	}
-	for _, c := range chunks {
-		binary.LittleEndian.PutUint64(hdr[:8], uint64(c.Iter))
-		binary.LittleEndian.PutUint64(hdr[8:], uint64(len(c.Data)))
-		if _, err := w.Write(hdr[:]); err != nil {
-			return err
-		}
-		if _, err := w.Write(c.Data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeChunks(w, len(chunks), func(i int) (int64, []byte) { return chunks[i].Iter, chunks[i].Data })
 }
 
 func decodeLoading(r io.Reader, n int64) (value, error) {
-	lr := &io.LimitedReader{R: r, N: n}
-	var hdr [16]byte
-	if _, err := io.ReadFull(lr, hdr[:4]); err != nil {
-		return nil, eofErr(err)
-	}
-	count := binary.LittleEndian.Uint32(hdr[:4])
-	if count == 0 || int64(count) > n/16+1 {
-		return nil, fmt.Errorf("load in progress with %d chunks in %d bytes", count, n)
-	}
 	var ld scalable.Loader
 	var ends []uint64
-	for i := uint32(0); i < count; i++ {
-		if _, err := io.ReadFull(lr, hdr[:]); err != nil {
-			return nil, eofErr(err)
-		}
-		iter := int64(binary.LittleEndian.Uint64(hdr[:8]))
-		size := binary.LittleEndian.Uint64(hdr[8:])
-		data, err := readBounded(lr, int64(min(size, uint64(lr.N)+1)))
-		if err != nil {
-			return nil, err
-		}
-		if uint64(len(data)) != size {
-			return nil, fmt.Errorf("chunk of %d bytes, %d present", size, len(data))
-		}
-		if err := ld.LoadChunk(iter, data); err != nil {
-			return nil, err
-		}
+	err := readChunks(r, n, func(i uint32, iter int64, data []byte) error {
 		if i == 0 {
 			ends = linkEnds(data)
 		}
+		return ld.LoadChunk(iter, data)
+	})
+	if err != nil {
+		return nil, err
 	}
 	got, total := ld.Progress()
 	if got == total {
 		return nil, fmt.Errorf("a load in progress that holds every byte")
 	}
 	return &loadingValue{ld: &ld, reserved: int64(total), ends: ends}, nil
+}
+
+// writeChunks writes a load in progress: a count (u32), then each
+// chunk's iterator (i64), length (u64) and bytes.
+func writeChunks(w io.Writer, count int, chunk func(i int) (int64, []byte)) error {
+	var hdr [16]byte
+	binary.LittleEndian.PutUint32(hdr[:4], uint32(count))
+	if _, err := w.Write(hdr[:4]); err != nil {
+		return err
+	}
+	for i := 0; i < count; i++ {
+		iter, data := chunk(i)
+		binary.LittleEndian.PutUint64(hdr[:8], uint64(iter))
+		binary.LittleEndian.PutUint64(hdr[8:], uint64(len(data)))
+		if _, err := w.Write(hdr[:]); err != nil {
+			return err
+		}
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readChunks reads what writeChunks wrote, from exactly n bytes of r,
+// handing each chunk to load (a Loader, which validates it before
+// anything is allocated for the filter); a chunk's bytes are allocated
+// only as they arrive.
+func readChunks(r io.Reader, n int64, load func(i uint32, iter int64, data []byte) error) error {
+	lr := &io.LimitedReader{R: r, N: n}
+	var hdr [16]byte
+	if _, err := io.ReadFull(lr, hdr[:4]); err != nil {
+		return eofErr(err)
+	}
+	count := binary.LittleEndian.Uint32(hdr[:4])
+	if count == 0 || int64(count) > n/16+1 {
+		return fmt.Errorf("load in progress with %d chunks in %d bytes", count, n)
+	}
+	for i := uint32(0); i < count; i++ {
+		if _, err := io.ReadFull(lr, hdr[:]); err != nil {
+			return eofErr(err)
+		}
+		iter := int64(binary.LittleEndian.Uint64(hdr[:8]))
+		size := binary.LittleEndian.Uint64(hdr[8:])
+		data, err := readBounded(lr, int64(min(size, uint64(lr.N)+1)))
+		if err != nil {
+			return err
+		}
+		if uint64(len(data)) != size {
+			return fmt.Errorf("chunk of %d bytes, %d present", size, len(data))
+		}
+		if err := load(i, iter, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cfValue is a cuckoo filter answering CF.*: RedisBloom's profile
+// (CF.RESERVE, CF.ADD, CF.LOADCHUNK, or a file of that profile), or a
+// bloomlab-profile cuckoo filter loaded from a file.
+type cfValue struct{ f *cuckoo.Filter }
+
+func (v *cfValue) typ() *valueType       { return cfType }
+func (v *cfValue) memory() int64         { return int64(v.f.Bits()/8) + 96 }
+func (v *cfValue) clone() (value, error) { return &cfValue{v.f.Clone()}, nil }
+
+func (v *cfValue) encode(w io.Writer) error {
+	_, err := v.f.WriteTo(w)
+	return err
+}
+
+func decodeCF(r io.Reader, n int64) (value, error) {
+	var f cuckoo.Filter
+	if _, err := f.ReadFrom(&io.LimitedReader{R: r, N: n}); err != nil {
+		return nil, err
+	}
+	return &cfValue{&f}, nil
+}
+
+// cfLoadingValue is a cuckoo filter being loaded with CF.LOADCHUNK: like
+// loadingValue, it answers no query until every byte has arrived.
+type cfLoadingValue struct {
+	ld       *cuckoo.Loader
+	reserved int64 // bytes the header announced, accounted at the header
+}
+
+func (v *cfLoadingValue) typ() *valueType { return cfLoadType }
+func (v *cfLoadingValue) memory() int64   { return v.reserved + 96 }
+
+func (v *cfLoadingValue) clone() (value, error) {
+	var ld cuckoo.Loader
+	for _, c := range v.ld.Received() {
+		if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
+			return nil, err
+		}
+	}
+	return &cfLoadingValue{ld: &ld, reserved: v.reserved}, nil
+}
+
+// encode writes the chunks received so far (writeChunks).
+func (v *cfLoadingValue) encode(w io.Writer) error {
+	chunks := v.ld.Received()
+	return writeChunks(w, len(chunks), func(i int) (int64, []byte) { return chunks[i].Iter, chunks[i].Data })
+}
+
+func decodeCFLoading(r io.Reader, n int64) (value, error) {
+	var ld cuckoo.Loader
+	err := readChunks(r, n, func(_ uint32, iter int64, data []byte) error {
+		if iter == 0 {
+			return fmt.Errorf("a load in progress holding the end of a dump")
+		}
+		return ld.LoadChunk(iter, data)
+	})
+	if err != nil {
+		return nil, err
+	}
+	got, total := ld.Progress()
+	if got == total {
+		return nil, fmt.Errorf("a load in progress that holds every byte")
+	}
+	return &cfLoadingValue{ld: &ld, reserved: int64(total)}, nil
 }
 
 // readBounded reads exactly n bytes, allocating only as they arrive.

@@ -14,11 +14,35 @@ import (
 	"time"
 )
 
-// Temporary files in flight, removed if the process is interrupted.
+// Temporary files in flight, removed if the process is interrupted, and
+// the files whose replacement has been renamed into place (an interruption
+// after that must not say "nothing written"). tmpMu is held from a write's
+// rename to its record in written, so the signal handler sees either.
 var (
 	tmpMu    sync.Mutex
 	tmpFiles = map[string]bool{}
+	written  []string
+	// undo holds what an interruption must undo besides temporary files:
+	// an upload to Redis in progress deletes the generation it was
+	// writing (invisible, but memory on the servers).
+	undo   = map[int]func(){}
+	undoID int
 )
+
+// onInterrupt registers fn to run if the process is interrupted, until
+// the returned function is called.
+func onInterrupt(fn func()) (done func()) {
+	tmpMu.Lock()
+	defer tmpMu.Unlock()
+	undoID++
+	id := undoID
+	undo[id] = fn
+	return func() {
+		tmpMu.Lock()
+		delete(undo, id)
+		tmpMu.Unlock()
+	}
+}
 
 func trackTemp(name string, on bool) {
 	tmpMu.Lock()
@@ -30,14 +54,27 @@ func trackTemp(name string, on bool) {
 	}
 }
 
-// removeTemps removes every temporary file still in flight.
-func removeTemps() {
+// interrupted removes every temporary file still in flight and says what
+// the interruption left: the files already written, or that nothing was.
+// It returns with tmpMu held, so no rename can start after it.
+func interrupted() string {
 	tmpMu.Lock()
-	defer tmpMu.Unlock()
+	inFlight := len(tmpFiles) > 0 || len(undo) > 0
 	for name := range tmpFiles {
 		os.Remove(name)
 		delete(tmpFiles, name)
 	}
+	for id, fn := range undo {
+		fn()
+		delete(undo, id)
+	}
+	switch {
+	case len(written) > 0:
+		return strings.Join(written, ", ") + " written before the interruption"
+	case inFlight:
+		return "nothing written"
+	}
+	return "nothing was being written"
 }
 
 // cleanupOnSignal makes SIGINT, SIGTERM and SIGHUP remove the temporary
@@ -51,12 +88,12 @@ func cleanupOnSignal() (stop func()) {
 	go func() {
 		select {
 		case sig := <-ch:
-			removeTemps()
+			what := interrupted()
 			code := 1
 			if s, ok := sig.(syscall.Signal); ok {
 				code = 128 + int(s)
 			}
-			fmt.Fprintf(os.Stderr, "bloomlab: interrupted by %v; nothing written\n", sig)
+			fmt.Fprintf(os.Stderr, "bloomlab: interrupted by %v; %s\n", sig, what)
 			os.Exit(code)
 		case <-done:
 		}
@@ -116,7 +153,7 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	// renaming over the link would replace the link and leave the target
 	// stale.
 	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
-		target, err := filepath.EvalSymlinks(path)
+		target, err := resolveLink(path)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
@@ -169,7 +206,14 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	if beforeRename != nil {
 		beforeRename()
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	tmpMu.Lock()
+	err = os.Rename(tmp.Name(), path)
+	if err == nil {
+		delete(tmpFiles, tmp.Name())
+		written = append(written, path)
+	}
+	tmpMu.Unlock()
+	if err != nil {
 		return fail("", err)
 	}
 	// The rename is durable once the directory is synced. Some file systems
@@ -179,6 +223,27 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// resolveLink returns the file a symbolic link leads to, following chains
+// of links; the last target need not exist (a write creates it, as a
+// plain write through a dangling link would).
+func resolveLink(path string) (string, error) {
+	for i := 0; i < 40; i++ {
+		st, err := os.Lstat(path)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", errors.New("too many levels of symbolic links")
 }
 
 // unwrapPath drops the temporary file's name from an *os.PathError or

@@ -21,8 +21,11 @@ func init() {
 			"Size it for -n keys at a false-positive rate (-fpr) or with a number of bits per key (-bits-per-key), " +
 			"or give the size (-m with -k). Without -n the key files are counted in a first pass (keys from standard input then need -n), " +
 			"except for kinds that grow. Each kind takes its own options, listed below. " +
-			"FILE is written atomically; an existing FILE is replaced, and FILE may not be one of the key files. " + keyRules,
-		usage: "bloomlab build -kind KIND [-n N] (-fpr P | -bits-per-key B | -m M -k K) [kind options] [-seed S] -o FILE [KEYFILE…]",
+			"FILE is written atomically; an existing FILE is replaced, and FILE may not be one of the key files. " +
+			"-o may also name a filter in Redis (blocked kind only): redis://[USER:PASSWORD@]HOST:PORT[/DB]?key=NAME, rediss://… (TLS) or " +
+			"redis+cluster://HOST:PORT[,HOST:PORT…]?key=NAME; the filter is built here and uploaded, visible only once complete, and an " +
+			"existing one is replaced only with -force (docs/REDIS.md). " + keyRules,
+		usage: "bloomlab build -kind KIND [-n N] (-fpr P | -bits-per-key B | -m M -k K) [kind options] [-seed S] [-force] -o FILE|TARGET [KEYFILE…]",
 		run:   runBuild,
 	})
 }
@@ -112,7 +115,8 @@ func runBuild(e *env, args []string) error {
 	fs := flagSet("build")
 	fs.String("kind", "", "filter kind: "+strings.Join(kind.Names(), ", "))
 	sf := addSizeFlags(fs)
-	out := fs.String("o", "", "output file (\"-\": standard output)")
+	out := fs.String("o", "", "output: a file (\"-\": standard output) or a URL target (redis://…?key=NAME)")
+	force := fs.Bool("force", false, "replace an existing filter at a URL target (a file is always replaced)")
 	name, _ := kindArg(args)
 	var spec *kind.Spec
 	var planner kind.Planner
@@ -140,12 +144,24 @@ func runBuild(e *env, args []string) error {
 	if err := checkKeyFiles(files); err != nil {
 		return err
 	}
-	if err := checkNotInput(*out, files); err != nil {
+	tgt, err := openTarget(*out)
+	if err != nil {
+		return err
+	}
+	if err := tgt.checkBuild(e, spec.Name, *force, files); err != nil {
 		return err
 	}
 	t := sf.target()
 	if sf.n.Given && t.N == 0 {
 		return usagef("-n must be at least 1")
+	}
+	// A rate or budget given as 0 is not "no rate": refuse it here, where
+	// "given" is known (a kind sees only the target).
+	if isSet(fs, "fpr") && !(*sf.fpr > 0 && *sf.fpr < 1) {
+		return usagef("-fpr %v out of range (0, 1)", *sf.fpr)
+	}
+	if isSet(fs, "bits-per-key") && !(*sf.bpk > 0) {
+		return usagef("-bits-per-key %v must be positive", *sf.bpk)
 	}
 	// A kind that needs n and was not given -n is sized by counting the
 	// keys first; the planner says whether it needs n (ErrNeedN), after
@@ -204,8 +220,7 @@ func runBuild(e *env, args []string) error {
 		// filter missing keys would be a false negative waiting to happen.
 		return fmt.Errorf("build: the key files held %d keys when counted and %d when read again; nothing written", t.N, added)
 	}
-	e.warnState("build", *out, f)
-	return e.writeOutput(*out, f)
+	return tgt.write(e, f, *force)
 }
 
 // checkMemory refuses a structure larger than the machine's memory: the
@@ -213,8 +228,8 @@ func runBuild(e *env, args []string) error {
 // instead of a message.
 func checkMemory(cmd string, bits uint64) error {
 	need := float64(bits) / 8
-	if have := sysmem.Physical(); have > 0 && need > float64(have) {
-		return fmt.Errorf("%s: the filter needs %s of memory, more than this machine's %s", cmd, humanBytes(need), humanBytes(float64(have)))
+	if have := sysmem.Limit(); have > 0 && need > float64(have) {
+		return fmt.Errorf("%s: the filter needs %s of memory, more than the %s this process may use", cmd, humanBytes(need), humanBytes(float64(have)))
 	}
 	return nil
 }

@@ -72,6 +72,9 @@ func runExport(e *env, args []string) error {
 	if *format == "" || *out == "" {
 		return usagef("-format F and -o OUT are required")
 	}
+	if err := e.checkNotInput(*out, pos); err != nil {
+		return err
+	}
 	f, err := loadFile(pos[0])
 	if err != nil {
 		return err
@@ -120,6 +123,9 @@ func runImport(e *env, args []string) error {
 	if *format == "" || *out == "" {
 		return usagef("-format F and -o FILE are required")
 	}
+	if err := e.checkNotInput(*out, pos); err != nil {
+		return err
+	}
 	var found []*kind.Export
 	var kinds []string
 	for _, s := range kind.All() {
@@ -133,11 +139,8 @@ func runImport(e *env, args []string) error {
 			}
 		}
 	}
-	switch {
-	case len(found) == 0:
+	if len(found) == 0 {
 		return usagef("no kind offers format %q (formats: %s)", *format, strings.Join(formatNames(), ", "))
-	case len(found) > 1:
-		return usagef("format %q is offered by kinds %s: give -kind", *format, strings.Join(kinds, ", "))
 	}
 	var in io.Reader = e.stdin
 	if pos[0] != "-" {
@@ -147,6 +150,21 @@ func runImport(e *env, args []string) error {
 		}
 		defer fh.Close()
 		in = fh
+	}
+	if len(found) > 1 {
+		// Several kinds offer the format: the dump's first bytes decide.
+		br := bufio.NewReaderSize(in, kind.DetectLen)
+		prefix, _ := br.Peek(kind.DetectLen)
+		var which []*kind.Export
+		for _, x := range found {
+			if x.Detect != nil && x.Detect(prefix) {
+				which = append(which, x)
+			}
+		}
+		if len(which) != 1 {
+			return usagef("format %q is offered by kinds %s, and %s does not say which: give -kind", *format, strings.Join(kinds, ", "), sourceName(pos[0]))
+		}
+		found, in = which, br
 	}
 	f, err := found[0].Read(in)
 	if err != nil {

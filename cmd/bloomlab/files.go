@@ -28,6 +28,12 @@ func (e *fileError) Unwrap() error { return e.err }
 // exactly one structure. The structure is allocated once at its final
 // size: loading a file of S bytes takes about S bytes of memory.
 func loadFile(path string) (bloomlab.Filter, error) {
+	if err := notTarget("this command", path); err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil, &fileError{path, errors.New("not a regular file")}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -71,7 +77,15 @@ type lockedFile struct {
 // new one. If path does not exist, it returns an unlocked lockedFile unless
 // mustExist.
 func lockPath(path string, mustExist bool) (*lockedFile, error) {
+	if err := notTarget("this command", path); err != nil {
+		return nil, err
+	}
 	for {
+		// Opening a FIFO would wait for a writer: refuse anything that is
+		// not a regular file before opening it.
+		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", path)
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			if !mustExist && errors.Is(err, fs.ErrNotExist) {
@@ -119,21 +133,32 @@ func saveFilter(path string, f bloomlab.Filter) error {
 // modifyFile runs fn on the structure in path under the writers' lock and
 // writes the result back atomically before the lock is released: concurrent
 // modifications of one file run one after the other. If fn returns an
-// error, path is unchanged.
-func modifyFile(path string, fn func(f bloomlab.Filter) error) error {
+// error, path is unchanged. It returns the structure written.
+func (e *env) modifyFile(path string, fn func(f bloomlab.Filter) error) (bloomlab.Filter, error) {
 	l, err := lockPath(path, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer l.unlock()
 	f, err := l.read()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := fn(f); err != nil {
-		return err
+		return nil, err
 	}
-	return saveFilter(path, f)
+	e.warnLinks(path)
+	return f, saveFilter(path, f)
+}
+
+// warnLinks says when path has other hard links: a rewrite renames a new
+// file over this name only, and the other names keep the old content.
+func (e *env) warnLinks(path string) {
+	if st, err := os.Stat(path); err == nil {
+		if n := linkCount(st); n > 1 {
+			fmt.Fprintf(e.stderr, "bloomlab: warning: %s has %d hard links; the rewrite replaces this name only, the other links keep the old filter\n", path, n)
+		}
+	}
 }
 
 // writeOutput writes f to out: atomically and under the writers' lock if
@@ -152,18 +177,25 @@ func (e *env) writeOutput(out string, f bloomlab.Filter) error {
 		return err
 	}
 	defer l.unlock()
+	e.warnLinks(out)
 	return saveFilter(out, f)
 }
 
-// checkNotInput refuses an output file that is also one of the key files:
-// writing the filter would destroy the keys.
-func checkNotInput(out string, inputs []string) error {
+// checkNotInput refuses an output file that is also one of the inputs
+// (key files, standard input when "-" is one of them): writing the output
+// would destroy the input.
+func (e *env) checkNotInput(out string, inputs []string) error {
 	if out == "-" {
 		return nil
 	}
 	ost, err := os.Stat(out)
 	for _, in := range inputs {
 		if in == "-" {
+			if f, ok := e.stdin.(*os.File); ok && err == nil {
+				if ist, err := f.Stat(); err == nil && os.SameFile(ost, ist) {
+					return usagef("-o %s is the file standard input reads; refusing to overwrite the input", out)
+				}
+			}
 			continue
 		}
 		if in == out {

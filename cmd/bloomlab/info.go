@@ -19,8 +19,9 @@ func init() {
 		summary: "Describe the filter in FILE: its kind, seed, memory, the keys added and the number it was sized for (capacity), " +
 			"the false-positive rate of its current state and how it is computed, then the kind's own structure " +
 			"(scheme, m, k, counters, buckets, stash, …) and its rate by formula at the keys added and at the design n. " +
-			"Warnings (more keys than the capacity, keys in a stash) are marked. -json prints the same as JSON.",
-		usage: "bloomlab info [-json] FILE",
+			"Warnings (more keys than the capacity, keys in a stash) are marked. -json prints the same as JSON. FILE may be a URL target " +
+			"(redis://…?key=NAME, see build): its metadata, shards and generation, and its fill counted by the servers (BITCOUNT), without downloading the bits.",
+		usage: "bloomlab info [-json] FILE|TARGET",
 		run:   runInfo,
 	})
 }
@@ -58,11 +59,14 @@ func runInfo(e *env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one FILE")
 	}
-	f, err := loadFile(pos[0])
+	t, err := openTarget(pos[0])
 	if err != nil {
 		return err
 	}
-	r := describeFilter(pos[0], f)
+	r, err := t.info(e)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		for i, fd := range r.Fields {
 			if x, ok := fd.Value.(float64); ok {

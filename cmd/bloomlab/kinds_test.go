@@ -36,6 +36,7 @@ func TestEveryKind(t *testing.T) {
 		{"dleft", []string{"-bits-per-key", "16", "-n", "4000"}, false},
 		{"countmin", []string{"-eps", "0.001", "-delta", "0.01"}, false},
 		{"scalable", []string{"-fpr", "0.01", "-n", "500"}, false},
+		{"cuckoo", []string{"-fpr", "0.01", "-n", "4000"}, true},
 	}
 	for _, name := range kind.Names() {
 		if !slices.ContainsFunc(cases, func(c struct {

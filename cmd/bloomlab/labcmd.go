@@ -183,6 +183,11 @@ func writePlots(dir string, results []*lab.Result) error {
 }
 
 func runSimulate(e *env, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		return &helpRequest{fs: flagSet("simulate"), extra: func(w io.Writer) {
+			fmt.Fprintf(w, "\nkinds: %s\n'bloomlab simulate KIND -h' lists a kind's parameters.\n", simKinds())
+		}}
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return usagef("want a KIND first (one of %s)", simKinds())
 	}

@@ -57,7 +57,7 @@ func TestLabMemoryRefused(t *testing.T) {
 		t.Skipf("machine memory %d unknown or above 30 TB", have)
 	}
 	_, e, code := invoke([]string{"simulate", "bloom", "-n", "3e13", "-k", "1", "-trials", "1"}, "")
-	if code != 2 || !strings.HasPrefix(e, "bloomlab simulate: simulate/bloom: the run needs ") || !strings.Contains(e, "more than this machine's") {
+	if code != 2 || !strings.HasPrefix(e, "bloomlab simulate: simulate/bloom: the run needs ") || !strings.Contains(e, "this process may use") {
 		t.Errorf("exit %d, stderr %q", code, e)
 	}
 }

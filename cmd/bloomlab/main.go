@@ -3,16 +3,17 @@
 //
 // Usage:
 //
-//	bloomlab build -kind KIND [-n N] (-fpr P | -bits-per-key B | -m M -k K) [kind options] [-seed S] -o FILE [KEYFILE…]
-//	bloomlab add FILE [KEYFILE…]
+//	bloomlab build -kind KIND [-n N] (-fpr P | -bits-per-key B | -m M -k K) [kind options] [-seed S] [-force] -o FILE|TARGET [KEYFILE…]
+//	bloomlab add FILE|TARGET [KEYFILE…]
 //	bloomlab remove [-ignore-missing] FILE [KEYFILE…]
-//	bloomlab query [-v] [-c] FILE [KEYFILE…]
-//	bloomlab info [-json] FILE
+//	bloomlab query [-v] [-c] FILE|TARGET [KEYFILE…]
+//	bloomlab info [-json] FILE|TARGET
 //	bloomlab merge -o OUT A B…
 //	bloomlab export -format F -o OUT FILE
 //	bloomlab import -format F [-kind K] -o FILE IN
 //	bloomlab plan -n N (-fpr P | -bits-per-key B) [-json]
 //	bloomlab serve [-addr HOST:PORT] [-dir DIR] [-appendfsync always|everysec|no] [-load NAME=FILE.blf …] [flags]
+//	bloomlab redis push [-force] FILE.blf TARGET | pull TARGET -o FILE.blf
 //	bloomlab redis pull|push -addr HOST:PORT [-password P] -key KEY …
 //	bloomlab experiments
 //	bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]
@@ -21,6 +22,13 @@
 // The commands that take a kind (build, plan, info, merge, export, import)
 // read what they need from the table of kinds (internal/kind): a kind's
 // sizing, options, description and formats come with its package.
+//
+// build -o, add, query and info take a TARGET where they take a FILE: a
+// URL whose scheme is registered in the table of targets (target.go), a
+// file otherwise. Redis targets (redistarget.go, package redisblocked)
+// hold blocked filters: redis://[USER:PASSWORD@]HOST:PORT[/DB]?key=NAME,
+// rediss://… (TLS), redis+cluster://HOST:PORT[,HOST:PORT…]?key=NAME and
+// rediss+cluster://…; docs/REDIS.md.
 //
 // Keys are read one per line from the KEYFILEs, or from standard input when
 // there is none or the name is "-". A trailing "\r" is stripped, a UTF-8

@@ -63,9 +63,14 @@ func runMerge(e *env, args []string) error {
 			return fmt.Errorf("merge: %s into %s: %w", name, pos[0], err)
 		}
 	}
-	e.warnState("merge", *out, first)
 	if *out == "-" {
-		return e.writeOutput(*out, first)
+		err = e.writeOutput(*out, first)
+	} else {
+		e.warnLinks(*out)
+		err = saveFilter(*out, first)
 	}
-	return saveFilter(*out, first)
+	if err == nil {
+		e.warnState("merge", *out, first)
+	}
+	return err
 }

@@ -13,8 +13,10 @@ func init() {
 		name: "add",
 		summary: "Add keys (one per line) to the filter in FILE, which is rewritten atomically under a lock (concurrent adds to one " +
 			"file run one after the other; none loses keys). A key the filter cannot take (a full d-left bucket) is an error and " +
-			"FILE is unchanged. Warns when the filter holds more keys than it was sized for. " + keyRules,
-		usage: "bloomlab add FILE [KEYFILE…]",
+			"FILE is unchanged. Warns when the filter holds more keys than it was sized for. FILE may be a URL target " +
+			"(redis://…?key=NAME, see build): the keys are then added in pipelined batches of 1000 as they are read; on an error the " +
+			"keys of the batches before were added (adding again is harmless). " + keyRules,
+		usage: "bloomlab add FILE|TARGET [KEYFILE…]",
 		run:   runAdd,
 	})
 	register(&command{
@@ -43,23 +45,11 @@ func runAdd(e *env, args []string) error {
 	if err := checkKeyFiles(files); err != nil {
 		return err
 	}
-	return modifyFile(path, func(f bloomlab.Filter) error {
-		add, ok := kind.Adder(f)
-		if !ok {
-			return fmt.Errorf("add: %s holds a %s, which does not take keys one at a time", path, f.Kind())
-		}
-		setMemoryBudget(f)
-		err := e.forEachKey(files, func(key []byte, file string, line int) error {
-			if err := add(key); err != nil {
-				return fmt.Errorf("add: key %s (%s:%d): %w; %s is unchanged", quoteKey(key), sourceName(file), line, err, path)
-			}
-			return nil
-		})
-		if err == nil {
-			e.warnState("add", path, f)
-		}
+	t, err := openTarget(path)
+	if err != nil {
 		return err
-	})
+	}
+	return t.add(e, files)
 }
 
 func runRemove(e *env, args []string) error {
@@ -76,7 +66,10 @@ func runRemove(e *env, args []string) error {
 	if err := checkKeyFiles(files); err != nil {
 		return err
 	}
-	return modifyFile(path, func(f bloomlab.Filter) error {
+	if err := notTarget("remove", path); err != nil {
+		return err
+	}
+	_, err = e.modifyFile(path, func(f bloomlab.Filter) error {
 		r, ok := f.(kind.Remover)
 		if !ok {
 			return fmt.Errorf("remove: %s holds a %s filter, which cannot remove keys", path, f.Kind())
@@ -106,4 +99,5 @@ func runRemove(e *env, args []string) error {
 		}
 		return nil
 	})
+	return err
 }

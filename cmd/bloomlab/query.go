@@ -8,8 +8,8 @@ import (
 func init() {
 	register(&command{
 		name:    "query",
-		summary: "Like grep: print the keys (one per line) that may be in the filter; -v prints the absent ones instead; -c prints only how many would be printed. Exit status 0 if any key was selected, 1 if none, 2 on error.",
-		usage:   "bloomlab query [-v] [-c] FILE [KEYFILE…]",
+		summary: "Like grep: print the keys (one per line) that may be in the filter; -v prints the absent ones instead; -c prints only how many would be printed. Exit status 0 if any key was selected, 1 if none, 2 on error. FILE may be a URL target (redis://…?key=NAME, see build), queried in pipelined batches of 1000 keys; a key whose query fails is an error (exit 2), never an absent key.",
+		usage:   "bloomlab query [-v] [-c] FILE|TARGET [KEYFILE…]",
 		run:     runQuery,
 	})
 }
@@ -39,14 +39,14 @@ func query(e *env, args []string) error {
 	if len(pos) < 1 {
 		return usagef("missing FILE")
 	}
-	f, err := loadFile(pos[0]) // every kind answers Contains
+	t, err := openTarget(pos[0])
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	var selected uint64
-	err = e.forEachKey(keyFiles(pos[1:]), func(key []byte, _ string, _ int) error {
-		if f.Contains(key) == *invert {
+	err = t.query(e, keyFiles(pos[1:]), func(key []byte, present bool) error {
+		if present == *invert {
 			return nil
 		}
 		selected++

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/scalable"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,11 +16,13 @@ import (
 func init() {
 	register(&command{
 		name: "redis",
-		summary: "Move a Bloom filter between a file and a server with RedisBloom's commands (bloomlab serve, " +
-			"Redis 8, Redis Stack): pull reads KEY with BF.SCANDUMP into a bloomlab file; push writes a " +
-			"RedisBloom-profile scalable file (bloomlab build -kind scalable -profile redisbloom) to KEY with BF.LOADCHUNK " +
+		summary: "Move a filter between a file and Redis. With a TARGET (redis://…?key=NAME, rediss://…, redis+cluster://…; see build): " +
+			"push uploads a blocked file into bloomlab's layout of plain strings (any Redis, Valkey, a cluster), streaming it, visible only once " +
+			"complete, replacing an existing filter only with -force; pull downloads it into a bloomlab file. With -addr and -key: a filter " +
+			"of RedisBloom's BF commands (bloomlab serve, Redis 8, Redis Stack): pull reads KEY with BF.SCANDUMP into a bloomlab file; " +
+			"push writes a RedisBloom-profile scalable file (bloomlab build -kind scalable -profile redisbloom) to KEY with BF.LOADCHUNK " +
 			"and checks BF.INFO afterwards. The dump is taken chunk by chunk: add nothing to KEY during a pull.",
-		usage: "bloomlab redis pull|push -addr HOST:PORT [-password P] -key KEY (pull: -o FILE.blf; push: [-force] FILE.blf)",
+		usage: "bloomlab redis push [-force] FILE.blf TARGET | pull TARGET -o FILE.blf | pull|push -addr HOST:PORT -key KEY … (RedisBloom)",
 		run:   runRedis,
 	})
 }
@@ -40,12 +43,29 @@ func runRedis(e *env, args []string) error {
 	insecure := fs.Bool("tls-insecure", false, "with -tls: do not verify the server's certificate")
 	key := fs.String("key", "", "the filter's key")
 	out := fs.String("o", "", "pull: the bloomlab file to write (\"-\": standard output)")
-	force := fs.Bool("force", false, "push: delete KEY first if it exists")
+	force := fs.Bool("force", false, "push: replace KEY (TARGET) if it exists")
 	chunk := fs.Int("chunk", scalable.DefaultChunkSize, "push: bytes per BF.LOADCHUNK")
 	timeout := fs.Duration("timeout", time.Minute, "timeout of each command")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
+	}
+	if t := len(pos) - 1; t >= 0 && isRedisURL(pos[t]) {
+		// bloomlab's layout: push FILE TARGET, pull TARGET -o FILE.
+		for _, f := range []string{"addr", "key", "password", "user", "tls", "tls-insecure", "chunk"} {
+			if isSet(fs, f) {
+				return usagef("-%s is for RedisBloom keys; a TARGET carries its address, password and key", f)
+			}
+		}
+		switch {
+		case op == "push" && len(pos) == 2:
+			return pushTarget(e, pos[0], pos[1], *force)
+		case op == "pull" && len(pos) == 1 && *out != "":
+			return pullTarget(e, pos[0], *out)
+		case op == "push":
+			return usagef("push takes FILE.blf TARGET")
+		}
+		return usagef("pull takes TARGET -o FILE.blf")
 	}
 	if *key == "" {
 		return usagef("-key KEY is required")
@@ -64,7 +84,7 @@ func runRedis(e *env, args []string) error {
 		if len(pos) != 0 || *out == "" {
 			return usagef("pull takes -key KEY -o FILE.blf and no other argument")
 		}
-		f, err := pull(ctx, rdb, *key)
+		f, err := pullAny(ctx, rdb, *key)
 		if err != nil {
 			return err
 		}
@@ -79,6 +99,61 @@ func runRedis(e *env, args []string) error {
 		}
 		return push(ctx, rdb, *key, pos[0], *chunk, *force, e)
 	}
+}
+
+// writerTo is what pull returns: a scalable (BF) or cuckoo (CF) filter.
+type writerTo interface {
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// pullAny pulls key by its type: MBbloom-- with BF.SCANDUMP, MBbloomCF
+// with CF.SCANDUMP. A missing key, or a key of another type, is an error.
+func pullAny(ctx context.Context, rdb *redis.Client, key string) (writerTo, error) {
+	typ, err := rdb.Type(ctx, key).Result()
+	if err != nil {
+		return nil, fmt.Errorf("TYPE %s: %w", key, err)
+	}
+	switch typ {
+	case "MBbloom--":
+		return pull(ctx, rdb, key)
+	case "MBbloomCF":
+		return pullCF(ctx, rdb, key)
+	case "none":
+		return nil, fmt.Errorf("key %s does not exist", key)
+	}
+	return nil, fmt.Errorf("key %s is a %s, not a RedisBloom filter (MBbloom-- or MBbloomCF)", key, typ)
+}
+
+// pullCF reads key with CF.SCANDUMP, as pull does with BF.SCANDUMP. A CF
+// filter holding no keys dumps nothing (RedisBloom's reply is 0 at once):
+// that is an error here, since its parameters cannot be recovered.
+func pullCF(ctx context.Context, rdb *redis.Client, key string) (*cuckoo.Filter, error) {
+	var ld cuckoo.Loader
+	it := int64(0)
+	for n := 0; ; n++ {
+		d, err := rdb.CFScanDump(ctx, key, it).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("CF.SCANDUMP %s %d: %w", key, it, err)
+		}
+		if d.Iter == 0 {
+			if n == 0 {
+				return nil, fmt.Errorf("CF.SCANDUMP %s 0 returned nothing: RedisBloom dumps no cuckoo filter that holds no keys", key)
+			}
+			break
+		}
+		if n == 0 && d.Iter != 1 {
+			return nil, fmt.Errorf("CF.SCANDUMP %s 0 answered iterator %d, want 1", key, d.Iter)
+		}
+		if err := ld.LoadChunk(d.Iter, []byte(d.Data)); err != nil {
+			return nil, fmt.Errorf("CF.SCANDUMP %s %d: %w", key, it, err)
+		}
+		it = d.Iter
+	}
+	f, err := ld.Filter()
+	if err != nil {
+		return nil, fmt.Errorf("the dump of %s: %w", key, err)
+	}
+	return f, nil
 }
 
 // pull reads key with BF.SCANDUMP: the header (iterator 0), then chunks
@@ -117,25 +192,19 @@ func push(ctx context.Context, rdb *redis.Client, key, path string, chunk int, f
 	if err != nil {
 		return err
 	}
+	if cf, ok := g.(*cuckoo.Filter); ok && cf.Profile() == cuckoo.RedisBloom {
+		return pushCF(ctx, rdb, key, cf, chunk, force, e)
+	}
 	f, ok := g.(*scalable.Filter)
 	if !ok || f.Profile() != scalable.RedisBloom {
-		return fmt.Errorf("%s: a %s filter has no RedisBloom form; push takes a scalable filter of the redisbloom profile (bloomlab build -kind scalable -profile redisbloom)", path, g.Kind())
+		return fmt.Errorf("%s: a %s filter has no RedisBloom form; push takes a scalable or cuckoo filter of the redisbloom profile (bloomlab build -kind scalable|cuckoo -profile redisbloom)", path, g.Kind())
 	}
 	chunks, err := f.Dump(chunk)
 	if err != nil {
 		return err
 	}
-	n, err := rdb.Exists(ctx, key).Result()
-	if err != nil {
+	if err := clearKey(ctx, rdb, key, force); err != nil {
 		return err
-	}
-	if n > 0 {
-		if !force {
-			return fmt.Errorf("key %s exists (-force deletes it first)", key)
-		}
-		if err := rdb.Del(ctx, key).Err(); err != nil {
-			return err
-		}
 	}
 	for _, c := range chunks {
 		if err := rdb.BFLoadChunk(ctx, key, c.Iter, c.Data).Err(); err != nil {
@@ -152,5 +221,52 @@ func push(ctx context.Context, rdb *redis.Client, key, path string, chunk int, f
 			key, info.Capacity, info.Filters, info.ItemsInserted, want.Capacity, want.Filters, want.Items)
 	}
 	fmt.Fprintf(e.stderr, "bloomlab redis push: %s: %d chunks, %d filters, %d items\n", key, len(chunks), info.Filters, info.ItemsInserted)
+	return nil
+}
+
+// clearKey deletes key with force and refuses an existing key without.
+func clearKey(ctx context.Context, rdb *redis.Client, key string, force bool) error {
+	n, err := rdb.Exists(ctx, key).Result()
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		if !force {
+			return fmt.Errorf("key %s exists (-force deletes it first)", key)
+		}
+		if err := rdb.Del(ctx, key).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pushCF writes a RedisBloom-profile cuckoo filter to key with
+// CF.LOADCHUNK and checks CF.INFO afterwards.
+func pushCF(ctx context.Context, rdb *redis.Client, key string, f *cuckoo.Filter, chunk int, force bool, e *env) error {
+	chunks, err := f.Dump(chunk)
+	if err != nil {
+		return err
+	}
+	if err := clearKey(ctx, rdb, key, force); err != nil {
+		return err
+	}
+	for _, c := range chunks {
+		if err := rdb.CFLoadChunk(ctx, key, c.Iter, c.Data).Err(); err != nil {
+			return fmt.Errorf("CF.LOADCHUNK %s %d (%d bytes): %w", key, c.Iter, len(c.Data), err)
+		}
+	}
+	info, err := rdb.CFInfo(ctx, key).Result()
+	if err != nil {
+		return fmt.Errorf("CF.INFO %s after the load: %w", key, err)
+	}
+	want := f.RedisInfo()
+	if info.NumBuckets != int64(want.Buckets) || info.NumFilters != int64(want.Filters) || info.NumItemsInserted != int64(want.Items) ||
+		info.NumItemsDeleted != int64(want.Deletes) || info.BucketSize != int64(want.BucketSize) {
+		return fmt.Errorf("after the load, CF.INFO %s says %d buckets, %d filters, %d items, %d deleted, bucket size %d; the file has %d, %d, %d, %d, %d",
+			key, info.NumBuckets, info.NumFilters, info.NumItemsInserted, info.NumItemsDeleted, info.BucketSize,
+			want.Buckets, want.Filters, want.Items, want.Deletes, want.BucketSize)
+	}
+	fmt.Fprintf(e.stderr, "bloomlab redis push: %s: %d chunks, %d filters, %d items (cuckoo)\n", key, len(chunks), info.NumFilters, info.NumItemsInserted)
 	return nil
 }

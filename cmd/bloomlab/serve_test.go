@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/scalable"
 	"github.com/bloomlab/bloomlab/server"
 	"github.com/redis/go-redis/v9"
@@ -296,7 +297,7 @@ func TestRedisPullPush(t *testing.T) {
 	if !pulled.(*scalable.Filter).Equal(orig.(*scalable.Filter)) {
 		t.Fatal("pulled filter differs from the pushed one plus the key added on the server")
 	}
-	if _, e, code := invoke([]string{"redis", "pull", "-addr", addr, "-password", "pw", "-key", "nokey", "-o", "x.blf"}, ""); code != 1 || !strings.Contains(e, "ERR not found") {
+	if _, e, code := invoke([]string{"redis", "pull", "-addr", addr, "-password", "pw", "-key", "nokey", "-o", "x.blf"}, ""); code != 1 || !strings.Contains(e, "does not exist") {
 		t.Fatalf("pull of a missing key: %d %s", code, e)
 	}
 	if _, err := os.Stat("x.blf"); err == nil {
@@ -309,5 +310,71 @@ func TestRedisPullPush(t *testing.T) {
 	if _, _, code := invoke([]string{"redis", "pull", "-addr", addr, "-key", "users", "-o", "y.blf"}, ""); code != 1 {
 		t.Fatal("pull without the password succeeded")
 	}
+	rdb.Set(ctx, "str", "x", 0)
+	if _, e, code := invoke([]string{"redis", "pull", "-addr", addr, "-password", "pw", "-key", "str", "-o", "z.blf"}, ""); code != 1 || !strings.Contains(e, "not a RedisBloom filter") {
+		t.Fatalf("pull of a string key: %d %s", code, e)
+	}
 	_ = io.Discard
+}
+
+// TestRedisPullPushCF: the same for a RedisBloom-profile cuckoo file with
+// CF.LOADCHUNK, CF.EXISTS and CF.SCANDUMP; a CF key holding no keys (which
+// RedisBloom dumps as nothing) is a clear error, not an empty file.
+func TestRedisPullPushCF(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var keys strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&keys, "key-%d\n", i)
+	}
+	os.WriteFile("keys.txt", []byte(keys.String()), 0o644)
+	if _, e, code := invoke([]string{"build", "-kind", "cuckoo", "-profile", "redisbloom", "-n", "2000", "-o", "c.blf", "keys.txt"}, ""); code != 0 {
+		t.Fatal(e)
+	}
+	srv, err := server.Run(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addr().String()
+	if _, e, code := invoke([]string{"redis", "push", "-addr", addr, "-key", "cf", "-chunk", "500", "c.blf"}, ""); code != 0 {
+		t.Fatalf("push: %s", e)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	if typ, _ := rdb.Type(ctx, "cf").Result(); typ != "MBbloomCF" {
+		t.Fatalf("TYPE cf = %q", typ)
+	}
+	for i := 0; i < 3000; i += 7 {
+		if ok, err := rdb.CFExists(ctx, "cf", fmt.Sprint("key-", i)).Result(); err != nil || !ok {
+			t.Fatalf("pushed filter lacks key-%d: %v", i, err)
+		}
+	}
+	if _, e, code := invoke([]string{"redis", "push", "-addr", addr, "-key", "cf", "c.blf"}, ""); code != 1 || !strings.Contains(e, "exists") {
+		t.Fatalf("push onto an existing key: %d %s", code, e)
+	}
+	rdb.CFAdd(ctx, "cf", "one more")
+	rdb.CFDel(ctx, "cf", "key-1")
+	if _, e, code := invoke([]string{"redis", "pull", "-addr", addr, "-key", "cf", "-o", "pulled.blf"}, ""); code != 0 {
+		t.Fatalf("pull: %s", e)
+	}
+	pulled, err := loadFile("pulled.blf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := loadFile("c.blf")
+	o := orig.(*cuckoo.Filter)
+	if err := o.Add([]byte("one more")); err != nil {
+		t.Fatal(err)
+	}
+	if !o.Delete([]byte("key-1")) {
+		t.Fatal("key-1 not deleted")
+	}
+	if !pulled.(*cuckoo.Filter).Equal(o) {
+		t.Fatal("pulled filter differs from the pushed one with the server's add and delete")
+	}
+	rdb.CFReserve(ctx, "empty", 100)
+	if _, e, code := invoke([]string{"redis", "pull", "-addr", addr, "-key", "empty", "-o", "e.blf"}, ""); code != 1 || !strings.Contains(e, "no keys") {
+		t.Fatalf("pull of an empty CF key: %d %s", code, e)
+	}
 }

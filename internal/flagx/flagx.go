@@ -64,6 +64,26 @@ func ParseCount(s string) (uint64, error) {
 	if v, err := strconv.ParseUint(strings.ReplaceAll(t, "_", ""), 10, 64); err == nil && !strings.Contains(t, "__") && !strings.HasPrefix(t, "_") && !strings.HasSuffix(t, "_") {
 		return v, nil
 	}
+	// Scientific notation: bound the exponent before big.ParseFloat sees
+	// it (1e-1000000000 would underflow to 0 and read as a whole number;
+	// a count never needs more than 19 digits).
+	if i := strings.IndexAny(t, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(t[i+1:], "+"))
+		mant := strings.Trim(strings.ReplaceAll(t[:i], ".", ""), "0")
+		switch {
+		case err != nil && mant == "":
+			return 0, fmt.Errorf("%q is not a number (want an integer such as 1000000 or 1e6)", s)
+		case err != nil || exp > 400:
+			if mant != "" && (err == nil || !strings.HasPrefix(t[i+1:], "-")) {
+				return 0, fmt.Errorf("%s exceeds 2^64 − 1", s)
+			}
+			if mant != "" {
+				return 0, fmt.Errorf("%s is not a whole number", s)
+			}
+		case exp < -400 && mant != "":
+			return 0, fmt.Errorf("%s is not a whole number", s)
+		}
+	}
 	f, _, err := big.ParseFloat(t, 10, 256, big.ToNearestEven)
 	if err != nil || f.IsInf() {
 		return 0, fmt.Errorf("%q is not a number (want an integer such as 1000000 or 1e6)", s)

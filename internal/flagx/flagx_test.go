@@ -14,6 +14,8 @@ func TestParseCount(t *testing.T) {
 		{"1e19", 10000000000000000000, true}, {"1e20", 0, false}, {"18446744073709551616", 0, false}, {"-5", 0, false}, {"-0", 0, false},
 		{"1.5", 0, false}, {"1e-3", 0, false}, {"abc", 0, false}, {"", 0, false}, {"inf", 0, false},
 		{"NaN", 0, false}, {"0x10", 0, false}, {"1__0", 0, false}, {"_1", 0, false},
+		{"1e-1000000000", 0, false}, {"1e1000000000", 0, false}, {"1e99999999999999999999", 0, false},
+		{"1e-99999999999999999999", 0, false}, {"0e-1000000000", 0, true}, {"0e5", 0, true}, {"1e+6", 1000000, true},
 	} {
 		got, err := ParseCount(c.in)
 		if (err == nil) != c.ok || got != c.want {

@@ -16,7 +16,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"io/fs"
+	"slices"
 )
 
 // Magic is the first four bytes of every bloomlab file.
@@ -44,12 +47,13 @@ const (
 	KindDlcbf    Kind = 6 // dlcbf.Filter
 	KindCountMin Kind = 7 // countmin.Sketch
 	KindScalable Kind = 8 // scalable.Filter (growing chain; bloomlab or RedisBloom profile)
+	KindCuckoo   Kind = 9 // cuckoo.Filter (bloomlab or RedisBloom profile)
 )
 
 var kindNames = map[Kind]string{
 	KindBloom: "bloom", KindCounting: "counting", KindBlocked: "blocked",
 	KindChoices: "choices", KindDleft: "dleft", KindDlcbf: "dlcbf", KindCountMin: "countmin",
-	KindScalable: "scalable",
+	KindScalable: "scalable", KindCuckoo: "cuckoo",
 }
 
 func (k Kind) String() string {
@@ -59,9 +63,14 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// Errors. Every decoding error wraps ErrFormat; ErrChecksum and ErrVersion
+// Errors. Every decoding error wraps ErrFormat except ErrTooLarge (a
+// well-formed file of a structure larger than the memory this process may
+// use); ErrChecksum and ErrVersion
 // are more specific.
 var (
+	// ErrTooLarge: a file (or dump) describes a structure larger than the
+	// memory this process may use. It is not a malformed file.
+	ErrTooLarge = errors.New("structure larger than the available memory")
 	ErrFormat   = errors.New("invalid bloomlab file")
 	ErrChecksum = fmt.Errorf("checksum mismatch: %w", ErrFormat)
 	ErrVersion  = fmt.Errorf("unsupported format version: %w", ErrFormat)
@@ -150,6 +159,25 @@ func (e *Encoder) Words(words []uint64) {
 	}
 }
 
+// Payload writes p, raw payload bytes (little-endian words, as a file
+// holds them): for a writer that has the payload as bytes (a download) and
+// need not decode it into words first. len(p) must be a multiple of 8.
+func (e *Encoder) Payload(p []byte) {
+	if e.err != nil {
+		return
+	}
+	if len(p)%8 != 0 {
+		e.err = fmt.Errorf("format: payload chunk of %d bytes is not a multiple of 8", len(p))
+		return
+	}
+	if uint64(len(p)) > e.payload {
+		e.err = errors.New("format: payload longer than declared")
+		return
+	}
+	e.payload -= uint64(len(p))
+	e.write(p)
+}
+
 // Close writes the trailer and returns the number of bytes written and the
 // first error.
 func (e *Encoder) Close() (int64, error) {
@@ -180,6 +208,8 @@ type Decoder struct {
 	// avail is the number of bytes the reader had left when the decoder
 	// was made, or -1 if unknown.
 	avail int64
+	// buf is fillSafe's read buffer.
+	buf []byte
 }
 
 // NewDecoder returns a Decoder reading from r. It reads exactly the bytes of
@@ -301,40 +331,136 @@ func (d *Decoder) Begin(want Kind) ([]byte, error) {
 // Memory: when the reader says how many bytes remain (a file, a
 // bytes.Reader, a section: see NewDecoder) and they cover the n words, the
 // result is allocated once, at its final size, and filled in place: a
-// structure of S bytes costs S bytes plus a 1 MiB buffer. Otherwise (a pipe,
-// or a stream shorter than its header claims) the result grows only as data
-// arrives, so a hostile length in a short stream never makes the decoder
-// allocate more than about twice what it has received.
-func (d *Decoder) Words(n uint64) ([]uint64, error) {
+// structure of S bytes costs S bytes (plus a 256 KiB buffer on big-endian
+// machines and under the purego tag). Otherwise (a pipe, or a stream
+// shorter than its header claims) the result grows only as data arrives, so
+// a hostile length in a short stream never makes the decoder allocate more
+// than about twice what it has received.
+func (d *Decoder) Words(n uint64) ([]uint64, error) { return d.WordsFunc(n, 0, nil) }
+
+// memLimit is sysmem.Limit, replaceable by tests.
+var memLimit = sysmem.Limit
+
+// chunkWords is the number of payload words Words reads at a time (256
+// KiB): small enough that a chunk is still in the CPU's cache when the
+// checksum and each read it, large enough that the read calls cost nothing.
+const chunkWords = 1 << 15
+
+// WordsFunc is Words with two additions for the kinds whose payload needs
+// checking word by word:
+//
+//   - The result has room for spare more words (its capacity is n +
+//     spare, allocated once when the reader knows its length), so that a
+//     kind which keeps padding after its payload appends it without a
+//     second copy of the payload.
+//   - If each is not nil, it is called after every chunk is read, with the
+//     words read so far (words[from:] are the new ones), while they are
+//     still in cache: a kind checks its payload as it arrives instead of in
+//     a second pass over memory. each must not keep or change words. The
+//     chunks have a multiple of 2^15 words except the last, so groups of a
+//     power-of-two number of words up to 2^15 never straddle two calls.
+//
+// The checksum is not known to be right until End: a kind should record
+// the first error each finds, call End, and report its own error only if
+// End succeeded, so that a damaged file is reported as damaged (ErrChecksum)
+// whatever its damage looks like.
+func (d *Decoder) WordsFunc(n, spare uint64, each func(words []uint64, from int)) ([]uint64, error) {
 	if n > d.payload/8 {
 		return nil, fmt.Errorf("format: %d payload words needed, %d declared: %w", n, d.payload/8, ErrFormat)
 	}
-	const chunk = 1 << 17 // words per read (1 MiB)
-	var out []uint64
-	if d.avail >= d.n && n <= uint64(d.avail-d.n)/8 {
-		out = make([]uint64, 0, n)
-	} else {
-		out = make([]uint64, 0, min(n, chunk))
+	// A payload larger than the memory this process may use would end it
+	// with a fatal out-of-memory error (a sparse file can claim any size
+	// and back it with nothing): refuse it first, unless the reader is
+	// known to end before it (then the read below reports the truncation).
+	known := d.avail >= d.n
+	short := known && n > uint64(d.avail-d.n)/8
+	if limit := memLimit(); limit > 0 && n > limit/8 && !short {
+		return nil, fmt.Errorf("format: a payload of %d bytes needs more memory than the %d bytes this process may use: %w", 8*n, limit, ErrTooLarge)
 	}
-	buf := make([]byte, 8*min(n, chunk))
+	var out []uint64
+	if known && !short {
+		// spare ≤ a few words in practice; n + spare cannot overflow
+		// for n ≤ 2^61.
+		out = make([]uint64, 0, n+spare)
+	}
 	for uint64(len(out)) < n {
-		c := min(n-uint64(len(out)), chunk)
-		if err := d.read(buf[:8*c], "payload"); err != nil {
+		c := int(min(n-uint64(len(out)), chunkWords))
+		if cap(out)-len(out) < c {
+			// Unknown length: grow as the data arrives.
+			out = slices.Grow(out, c)
+		}
+		from := len(out)
+		if err := d.fill(out[from : from+c]); err != nil {
 			return nil, err
 		}
-		out = appendWords(out, buf[:8*c])
+		out = out[:from+c]
+		if each != nil {
+			each(out, from)
+		}
+	}
+	if uint64(cap(out)-len(out)) < spare {
+		out = slices.Grow(out, int(spare))
 	}
 	d.payload -= 8 * n
 	return out, nil
 }
 
-// appendWords appends the little-endian words of b to out.
-func appendWords(out []uint64, b []byte) []uint64 {
-	for len(b) >= 8 {
-		out = append(out, binary.LittleEndian.Uint64(b))
-		b = b[8:]
+// fillSafe reads len(dst) payload words into dst through a buffer, decoding
+// each little-endian word: what fill does where the machine's byte order
+// is not the file's (words_safe.go), and the reference for the in-place
+// version (words_unsafe.go).
+func (d *Decoder) fillSafe(dst []uint64) error {
+	for len(dst) > 0 {
+		c := min(len(dst), chunkWords)
+		if len(d.buf) < 8*c {
+			d.buf = make([]byte, 8*c)
+		}
+		b := d.buf[:8*c]
+		if err := d.read(b, "payload"); err != nil {
+			return err
+		}
+		decodeWords(dst[:c], b)
+		dst = dst[c:]
 	}
-	return out
+	return nil
+}
+
+// decodeWords sets dst to the little-endian words of b (len(b) =
+// 8·len(dst)).
+func decodeWords(dst []uint64, b []byte) {
+	b = b[:8*len(dst)]
+	for i := range dst {
+		dst[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+}
+
+// Payload streams the next n payload bytes through fn, chunk bytes at a
+// time (the last chunk shorter), without holding more than one chunk: for
+// a reader that copies the payload elsewhere (an upload) instead of
+// keeping it. The chunks are checksummed as they pass, but the checksum is
+// known to be right only at End: a caller must not act on what it copied
+// until End succeeds. fn must not keep the slice. n must be a multiple of
+// 8, chunk a positive multiple of 8.
+func (d *Decoder) Payload(n uint64, chunk int, fn func(p []byte) error) error {
+	if n%8 != 0 || chunk <= 0 || chunk%8 != 0 {
+		return fmt.Errorf("format: Payload(%d, %d): want multiples of 8", n, chunk)
+	}
+	if n > d.payload {
+		return fmt.Errorf("format: %d payload bytes needed, %d declared: %w", n, d.payload, ErrFormat)
+	}
+	buf := make([]byte, min(uint64(chunk), n))
+	for left := n; left > 0; {
+		c := min(left, uint64(len(buf)))
+		if err := d.read(buf[:c], "payload"); err != nil {
+			return err
+		}
+		d.payload -= c
+		left -= c
+		if err := fn(buf[:c]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // End checks that the whole payload was consumed and verifies the trailer.

@@ -165,7 +165,15 @@ type Export struct {
 	// Read reads a structure in the format; it validates before it
 	// allocates.
 	Read func(r io.Reader) (Filter, error)
+	// Detect, if not nil, reports whether a stream whose first bytes are
+	// prefix (DetectLen of them, fewer if the stream is shorter) holds
+	// this kind's form of the format. import uses it when several kinds
+	// offer a format of the same name and no -kind is given.
+	Detect func(prefix []byte) bool
 }
+
+// DetectLen is the length of the prefix Export.Detect is given.
+const DetectLen = 64
 
 // Spec describes a kind.
 type Spec struct {

@@ -64,7 +64,7 @@ type Config struct {
 	// workers is the number of goroutines running trials (0: GOMAXPROCS).
 	workers int
 	// memory is the machine's memory for the check of runRows (0:
-	// sysmem.Physical()); tests set it.
+	// sysmem.Limit()); tests set it.
 	memory uint64
 	// Progress, if not nil, is called from time to time with the number of
 	// trials done and the total. It must be safe for concurrent use.

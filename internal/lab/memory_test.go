@@ -58,7 +58,7 @@ func TestCheckMemory(t *testing.T) {
 		t.Errorf("2 workers × 1 GiB in 3 GiB: %v", err)
 	}
 	err := checkMemory(cfg, "x", 4, specs, 0)
-	want := "lab: x: the run needs 4 GiB of memory, more than this machine's 3 GiB: 1 GiB per worker (row n=2) × 4 workers, and 0 B of trial values"
+	want := "lab: x: the run needs 4 GiB of memory, more than the 3 GiB this process may use: 1 GiB per worker (row n=2) × 4 workers, and 0 B of trial values"
 	if !errors.Is(err, ErrParam) || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("4 workers × 1 GiB in 3 GiB: %v, want %q", err, want)
 	}

@@ -240,7 +240,7 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 func checkMemory(cfg Config, name string, workers int, specs []rowSpec, stored int) error {
 	have := cfg.memory
 	if have == 0 {
-		have = sysmem.Physical()
+		have = sysmem.Limit()
 	}
 	if have == 0 {
 		return nil
@@ -259,7 +259,7 @@ func checkMemory(cfg Config, name string, workers int, specs []rowSpec, stored i
 	for _, p := range specs[at].Params {
 		ps = append(ps, p.Name+"="+formatValue(p.Value))
 	}
-	return fmt.Errorf("lab: %s: the run needs %s of memory, more than this machine's %s: %s per worker (row %s) × %d workers, and %s of trial values: %w",
+	return fmt.Errorf("lab: %s: the run needs %s of memory, more than the %s this process may use: %s per worker (row %s) × %d workers, and %s of trial values: %w",
 		name, sysmem.FormatBytes(need), sysmem.FormatBytes(float64(have)), sysmem.FormatBytes(float64(big)),
 		strings.Join(ps, " "), workers, sysmem.FormatBytes(float64(stored)*8), ErrParam)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -32,5 +33,29 @@ func TestPhysicalMatchesMeminfo(t *testing.T) {
 	got := Physical()
 	if got/1024 != kib {
 		t.Errorf("Physical() = %d bytes = %d KiB, /proc/meminfo says %d KiB", got, got/1024, kib)
+	}
+}
+
+// Limit is at most the machine's memory, and follows RLIMIT_AS (a command
+// under `ulimit -v` used to pass the memory check and die out of memory).
+func TestLimit(t *testing.T) {
+	if l, p := Limit(), Physical(); l == 0 || l > p {
+		t.Fatalf("Limit %d, Physical %d", l, p)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &old); err != nil {
+		t.Skip(err)
+	}
+	lowered := old
+	lowered.Cur = 64 << 30
+	if old.Cur != ^uint64(0) && old.Cur < lowered.Cur {
+		lowered.Cur = old.Cur
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lowered); err != nil {
+		t.Skip(err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_AS, &old)
+	if l := Limit(); l > lowered.Cur {
+		t.Errorf("Limit %d above RLIMIT_AS %d", l, lowered.Cur)
 	}
 }

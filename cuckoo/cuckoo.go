@@ -1,0 +1,478 @@
+package cuckoo
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/kind"
+)
+
+// Errors returned by this package wrap these values.
+var (
+	// ErrParam: a parameter is out of range, or the zero Filter was used.
+	ErrParam = kind.ErrParam
+	// ErrIncompatible: two filters cannot be merged.
+	ErrIncompatible = kind.ErrIncompatible
+	// ErrFull: the filter cannot take the key (no free slot within the
+	// relocation budget, and it may not grow); nothing was changed.
+	ErrFull = errors.New("cuckoo: filter is full")
+	// ErrCannotGrow wraps ErrFull: the filter was allowed to grow but its
+	// next sub-filter cannot be created (too large, or too many); nothing
+	// was changed. RedisBloom reports this case as an allocation failure.
+	ErrCannotGrow = fmt.Errorf("cannot grow: %w", ErrFull)
+	// ErrWouldGrow wraps ErrFull: TryAddHash found no room for the key
+	// without adding a sub-filter, which the filter may do (Add would);
+	// nothing was changed. NextSubFilterBits says what that growth
+	// allocates.
+	ErrWouldGrow = fmt.Errorf("cuckoo: the key needs a new sub-filter: %w", ErrFull)
+	// ErrNotPresent: Remove was given a key the filter proves absent;
+	// nothing was changed. It wraps kind.ErrNotPresent.
+	ErrNotPresent = fmt.Errorf("cuckoo: %w", kind.ErrNotPresent)
+)
+
+// Profile selects how a filter hashes keys and lays out its buckets.
+type Profile uint8
+
+// The profiles (package documentation, "Profiles").
+const (
+	// Bloomlab: xxh3-128 with the filter's seed, f-bit fingerprints packed
+	// in buckets of 1, 2, 4 or 8 slots, optional semi-sorting.
+	Bloomlab Profile = 1
+	// RedisBloom: bit for bit RedisBloom 2.4's cuckoo filter (CF.*).
+	RedisBloom Profile = 2
+)
+
+func (p Profile) String() string {
+	switch p {
+	case Bloomlab:
+		return "bloomlab"
+	case RedisBloom:
+		return "redisbloom"
+	}
+	return fmt.Sprintf("profile(%d)", uint8(p))
+}
+
+// ParseProfile returns the profile named "bloomlab" or "redisbloom".
+func ParseProfile(name string) (Profile, error) {
+	for _, p := range []Profile{Bloomlab, RedisBloom} {
+		if p.String() == name {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("cuckoo: unknown profile %q (want bloomlab or redisbloom): %w", name, ErrParam)
+}
+
+// Defaults and limits.
+const (
+	// DefaultBucketSize is the bloomlab profile's slots per bucket (CF §5.1:
+	// 95% load, the best bits per key for rates above 0.00001).
+	DefaultBucketSize = 4
+	// DefaultMaxKicks is the bloomlab profile's relocation budget (CF §5.1).
+	DefaultMaxKicks = 500
+	// DefaultFPR is the target rate when none is given.
+	DefaultFPR = 0.01
+	// MaxKicks bounds the relocation budget of both profiles (RedisBloom's
+	// CF_MAX_ITERATIONS).
+	MaxKicks = 65535
+	// MinFingerprintBits and MaxFingerprintBits bound f (bloomlab).
+	MinFingerprintBits = 4
+	MaxFingerprintBits = 32
+	// MaxBits bounds one sub-filter's table: 2^48 bits.
+	MaxBits = 1 << 48
+	// MaxSubFilters bounds the sub-filters of a growing filter (RedisBloom's
+	// CF_MAX_NUM_FILTERS). RedisBloom's CF.ADD and CF.INSERT refuse to add
+	// to a filter of RedisMaxFilters or more.
+	MaxSubFilters = 65535
+	// RedisMaxFilters is RedisBloom's CFMaxExpansions: CF.ADD and CF.INSERT
+	// reply "Maximum expansions reached" to a filter of this many
+	// sub-filters (a check of the command, not of the filter).
+	RedisMaxFilters = 32
+	// MaxExpansion bounds the expansion (RedisBloom's CF_MAX_EXPANSION).
+	MaxExpansion = 32768
+	// RedisDefaultBucketSize, RedisDefaultMaxIterations,
+	// RedisDefaultExpansion and RedisDefaultCapacity are CF.RESERVE's and
+	// CF.ADD's defaults.
+	RedisDefaultBucketSize    = 2
+	RedisDefaultMaxIterations = 20
+	RedisDefaultExpansion     = 1
+	RedisDefaultCapacity      = 1024
+	// RedisMaxBucketSize is RedisBloom's CF_MAX_BUCKET_SIZE.
+	RedisMaxBucketSize = 255
+)
+
+// Config describes a filter. Zero fields take the documented defaults,
+// except Expansion, whose zero means "does not grow".
+type Config struct {
+	// Capacity is the number of keys the filter is sized for (the design
+	// n). Bloomlab: with FPR it chooses the buckets and, unless
+	// FingerprintBits is set, the fingerprint length; required unless
+	// Buckets is given. RedisBloom: CF.RESERVE's capacity, ≥ 2·BucketSize;
+	// the buckets are the next power of two of Capacity/BucketSize.
+	Capacity uint64
+	// FPR is the target false-positive rate at Capacity keys (bloomlab;
+	// default 0.01). It chooses FingerprintBits when that is 0.
+	FPR float64
+	// BucketSize is the number of slots per bucket, b: bloomlab 1, 2, 4
+	// (default) or 8; RedisBloom 1 … 255 (default 2).
+	BucketSize int
+	// FingerprintBits is f: bloomlab 4 … 32 (0: the
+	// smallest that meets FPR at Capacity keys); RedisBloom 8 (0 means 8).
+	FingerprintBits int
+	// Buckets is the number of buckets of the first sub-filter (bloomlab
+	// only; 0: from Capacity). It must be a power of two, or c·2^j with c
+	// odd, c ≤ 31, and 2^j ≥ 8192 (RoundBuckets gives the next such
+	// number).
+	Buckets uint64
+	// MaxKicks is the relocation budget of an insert: 1 … 65535; default
+	// 500 (bloomlab), 20 (RedisBloom's MAXITERATIONS).
+	MaxKicks int
+	// Expansion makes the filter grow when full: a new sub-filter with
+	// Expansion^i times the first one's buckets. 0 (the zero value): the
+	// filter does not grow and refuses a key it cannot place with
+	// ErrFull. Otherwise a power of two up to 32768 (RedisBloom rounds
+	// CF.RESERVE's value up to one: NewRedisBloom does too).
+	Expansion int
+	// Semisort stores each bucket's four fingerprints sorted, their 4-bit
+	// prefixes as one 12-bit code (CF §5.2): one bit per entry less for the
+	// same rate. Bloomlab only, BucketSize 4.
+	Semisort bool
+	// Profile is Bloomlab (the default) or RedisBloom.
+	Profile Profile
+	// Seed is the seed of the base hash (bloomlab only; RedisBloom hashes
+	// with its fixed seed 0).
+	Seed uint64
+}
+
+// Filter is a cuckoo filter (package documentation). Create one with New,
+// NewWithEstimates, NewWithBitsPerKey or NewRedisBloom; the zero Filter is
+// an empty filter with no room (docs/API.md).
+type Filter struct {
+	profile   Profile
+	lay       layout
+	maxKicks  int
+	expansion uint64 // 0: no growth; else a power of two
+	seed      uint64
+	capacity  uint64 // design n of the first sub-filter (bloomlab)
+	m0        uint64 // buckets of the first sub-filter
+	subs      []sub
+	n         uint64 // entries held: adds − deletes (RedisBloom's numItems)
+	deletes   uint64 // successful deletes (RedisBloom's numDeletes)
+	scratch   []uint64
+}
+
+// sub is one sub-filter: a table of m buckets.
+type sub struct {
+	m     uint64
+	amul  uint64   // bloomlab: altMul, or 0 if tz(m) = 0 (a key's two buckets are one)
+	shift uint     // bloomlab: 64 − tz(m) (63 if tz(m) = 0); the alternate bucket flips the low tz(m) bits
+	words []uint64 // bloomlab: packed buckets, 2 guard words at the end
+	bytes []byte   // RedisBloom: m·b fingerprint bytes
+}
+
+// Hashing constants (docs/FORMAT.md, kind 9).
+const (
+	altMul      = 0x9E3779B97F4A7C15 // bloomlab: alternate bucket i ⊕ (fp·altMul ≫ (64 − j))
+	redisAltMul = 0x5bd1e995         // RedisBloom: getAltHash
+	rngMul      = 6364136223846793005
+	rngAdd      = 1442695040888963407
+)
+
+var errZero = fmt.Errorf("cuckoo: the zero Filter has no room; create one with New, NewWithEstimates, NewWithBitsPerKey or NewRedisBloom: %w", ErrParam)
+
+// New returns an empty filter for c (Config documents the fields and their
+// defaults). Invalid fields give an error wrapping ErrParam that names the
+// field.
+func New(c Config) (*Filter, error) {
+	if c.Profile == RedisBloom {
+		if c.FPR != 0 || c.Buckets != 0 || c.Semisort || c.Seed != 0 || c.FingerprintBits != 0 && c.FingerprintBits != 8 {
+			return nil, fmt.Errorf("cuckoo: the RedisBloom profile has 8-bit fingerprints, buckets from Capacity, no semi-sorting and no seed (FPR, Buckets, Semisort, Seed and FingerprintBits must be zero): %w", ErrParam)
+		}
+		bs, mi := c.BucketSize, c.MaxKicks
+		if bs == 0 {
+			bs = RedisDefaultBucketSize
+		}
+		if mi == 0 {
+			mi = RedisDefaultMaxIterations
+		}
+		return NewRedisBloom(c.Capacity, bs, mi, c.Expansion)
+	}
+	p, err := plan(c)
+	if err != nil {
+		return nil, err
+	}
+	return p.build(), nil
+}
+
+// NewWithEstimates returns a bloomlab-profile filter for n keys at rate at
+// most fpr (PlanFPR: buckets of 4, the smallest fingerprint that meets the
+// rate at the design load). seed is the base hash seed; n is the Capacity.
+func NewWithEstimates(n uint64, fpr float64, seed uint64) (*Filter, error) {
+	return New(Config{Capacity: n, FPR: fpr, Seed: seed})
+}
+
+// NewWithBitsPerKey returns a bloomlab-profile filter for n keys using at
+// most bitsPerKey·n bits (PlanBitsPerKey). seed is the base hash seed.
+func NewWithBitsPerKey(n uint64, bitsPerKey float64, seed uint64) (*Filter, error) {
+	p, err := PlanBitsPerKey(n, bitsPerKey, Config{Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	return p.build(), nil
+}
+
+// Kind returns "cuckoo".
+func (f *Filter) Kind() string { return "cuckoo" }
+
+// Profile returns the filter's profile (0 for the zero Filter).
+func (f *Filter) Profile() Profile { return f.profile }
+
+// BucketSize returns b, the slots per bucket.
+func (f *Filter) BucketSize() int { return f.lay.b }
+
+// FingerprintBits returns f.
+func (f *Filter) FingerprintBits() int { return f.lay.f }
+
+// Semisort reports whether buckets are semi-sorted.
+func (f *Filter) Semisort() bool { return f.lay.semisort }
+
+// MaxKicks returns the relocation budget (RedisBloom's max iterations).
+func (f *Filter) MaxKicks() int { return f.maxKicks }
+
+// Expansion returns the growth factor (0: the filter does not grow).
+func (f *Filter) Expansion() int { return int(f.expansion) }
+
+// Seed returns the seed of the base hash (0 for the RedisBloom profile).
+func (f *Filter) Seed() uint64 { return f.seed }
+
+// Buckets returns the buckets of the first sub-filter (RedisBloom's
+// "Number of buckets").
+func (f *Filter) Buckets() uint64 { return f.m0 }
+
+// SubFilters returns the number of sub-filters (RedisBloom's "Number of
+// filters"); 0 for the zero Filter.
+func (f *Filter) SubFilters() int { return len(f.subs) }
+
+// N returns the number of keys held: adds minus deletes (RedisBloom's
+// "Number of items inserted"). A key added twice is held twice.
+func (f *Filter) N() uint64 { return f.n }
+
+// Deletes returns the number of successful deletes since the last
+// compaction (RedisBloom's "Number of items deleted").
+func (f *Filter) Deletes() uint64 { return f.deletes }
+
+// Slots returns the slots of every sub-filter: the most keys the filter
+// could hold without growing.
+func (f *Filter) Slots() uint64 {
+	var s uint64
+	for i := range f.subs {
+		s += f.subs[i].m
+	}
+	return s * uint64(f.lay.b)
+}
+
+// Capacity returns the number of keys the filter was sized for: the
+// design n of the first sub-filter (Config.Capacity, CF.RESERVE's
+// capacity) times Σ Expansion^i over the sub-filters. A RedisBloom filter
+// loaded from a dump, which records no capacity, reports its slots.
+func (f *Filter) Capacity() uint64 {
+	if f.capacity == 0 {
+		return f.Slots()
+	}
+	var c, g uint64 = 0, 1
+	for range f.subs {
+		hi, lo := bits.Mul64(f.capacity, g)
+		if hi != 0 || c+lo < c {
+			return 1<<64 - 1
+		}
+		c += lo
+		g *= max(f.expansion, 1)
+	}
+	return c
+}
+
+// Bits returns the memory of the tables in bits: Σ buckets · bucket bits.
+func (f *Filter) Bits() uint64 {
+	var m uint64
+	for i := range f.subs {
+		m += f.subs[i].m
+	}
+	return m * f.lay.bucketBits
+}
+
+// LoadFactor returns the fraction of slots holding a fingerprint.
+func (f *Filter) LoadFactor() float64 {
+	if len(f.subs) == 0 {
+		return 0
+	}
+	return float64(f.n) / float64(f.Slots())
+}
+
+// Hash returns the hash of key the filter's operations use: the xxh3-128
+// digest with the filter's seed (bloomlab), or H1 = MurmurHash64A(key, 0)
+// and H2 = 0 (RedisBloom). The …Hash methods take it, so that a key
+// hashed once can be queried in several filters of one profile and seed.
+func (f *Filter) Hash(key []byte) hashing.Digest {
+	if f.profile == RedisBloom {
+		return hashing.Digest{H1: hashing.MurmurHash64A(key, 0)}
+	}
+	return hashing.Sum(key, f.seed)
+}
+
+// HashString is Hash of a string key.
+func (f *Filter) HashString(key string) hashing.Digest {
+	if f.profile == RedisBloom {
+		return hashing.Digest{H1: hashing.MurmurHash64A([]byte(key), 0)}
+	}
+	return hashing.SumString(key, f.seed)
+}
+
+// Contains reports whether key may have been added: false means certainly
+// not (or added and deleted as often).
+func (f *Filter) Contains(key []byte) bool {
+	if f.lay.mode == modePlain {
+		return f.containsPlain(hashing.Sum(key, f.seed))
+	}
+	return f.ContainsHash(f.Hash(key))
+}
+
+// ContainsString is Contains of a string key.
+func (f *Filter) ContainsString(key string) bool { return f.ContainsHash(f.HashString(key)) }
+
+// ContainsHash is Contains of a key hashed by Hash.
+func (f *Filter) ContainsHash(d hashing.Digest) bool {
+	switch f.lay.mode {
+	case modePlain:
+		return f.containsPlain(d)
+	case modeWide, modeSemi:
+		return f.containsGeneric(d)
+	case modeRedis:
+		return f.redisContains(d.H1)
+	}
+	return false
+}
+
+// Add inserts key, another copy if it is already there (CF.ADD). It
+// fails with an error wrapping ErrFull, changing nothing, when the key
+// finds no free slot within the relocation budget and the filter may not
+// grow (or cannot: ErrCannotGrow); it never drops a key.
+func (f *Filter) Add(key []byte) error { return f.AddHash(f.Hash(key)) }
+
+// AddString is Add of a string key.
+func (f *Filter) AddString(key string) error { return f.AddHash(f.HashString(key)) }
+
+// AddHash is Add of a key hashed by Hash.
+func (f *Filter) AddHash(d hashing.Digest) error {
+	return f.addHash(d, true)
+}
+
+// TryAddHash is AddHash without growth: where Add would add a sub-filter
+// for the key, it returns ErrWouldGrow and changes nothing. A server that
+// bounds its memory calls it first, and Add (which repeats the failed
+// placement, then grows) only once NextSubFilterBits fits; a filter whose
+// free slots take the key needs no memory. Other errors are Add's.
+func (f *Filter) TryAddHash(d hashing.Digest) error { return f.addHash(d, false) }
+
+func (f *Filter) addHash(d hashing.Digest, mayGrow bool) error {
+	switch f.lay.mode {
+	case modePlain, modeWide, modeSemi:
+		return f.insert(d, mayGrow)
+	case modeRedis:
+		return f.redisInsert(d.H1, mayGrow)
+	}
+	return errZero
+}
+
+// AddUnique inserts key unless the filter already reports it present
+// (CF.ADDNX, CF.INSERTNX): added is false, and nothing changes, for a key
+// that may be present. Errors as for Add.
+func (f *Filter) AddUnique(key []byte) (added bool, err error) {
+	return f.AddUniqueHash(f.Hash(key))
+}
+
+// AddUniqueHash is AddUnique of a key hashed by Hash.
+func (f *Filter) AddUniqueHash(d hashing.Digest) (added bool, err error) {
+	if f.lay.mode == 0 {
+		return false, errZero
+	}
+	if f.ContainsHash(d) {
+		return false, nil
+	}
+	if err := f.AddHash(d); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Count returns how many copies of key's fingerprint the filter holds in
+// key's buckets (CF.COUNT): at least the number of times key was added and
+// not deleted, more when other keys share its fingerprint and buckets.
+// The RedisBloom profile counts, as RedisBloom does, a bucket twice when a
+// key's two buckets are one.
+func (f *Filter) Count(key []byte) uint64 { return f.CountHash(f.Hash(key)) }
+
+// CountHash is Count of a key hashed by Hash.
+func (f *Filter) CountHash(d hashing.Digest) uint64 {
+	switch f.lay.mode {
+	case modePlain, modeWide, modeSemi:
+		return f.count(d)
+	case modeRedis:
+		return f.redisCount(d.H1)
+	}
+	return 0
+}
+
+// Delete removes one copy of key's fingerprint from key's buckets, newest
+// sub-filter first, and reports whether it found one (CF.DEL). Only keys
+// that were added may be deleted: deleting a key that was never added but
+// is a false positive removes another key's fingerprint, which can make
+// that key a false negative.
+func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(f.Hash(key)) }
+
+// DeleteHash is Delete of a key hashed by Hash.
+func (f *Filter) DeleteHash(d hashing.Digest) bool {
+	switch f.lay.mode {
+	case modePlain, modeWide, modeSemi:
+		return f.delete(d)
+	case modeRedis:
+		return f.redisDelete(d.H1)
+	}
+	return false
+}
+
+// Remove is Delete with the error of kind.Remover: it wraps ErrNotPresent
+// (and changes nothing) when the filter proves key absent.
+func (f *Filter) Remove(key []byte) error {
+	if f.lay.mode == 0 {
+		return errZero
+	}
+	if !f.Delete(key) {
+		return fmt.Errorf("cuckoo: key %q: %w", truncKey(key), ErrNotPresent)
+	}
+	return nil
+}
+
+func truncKey(k []byte) string {
+	if len(k) > 40 {
+		return string(k[:40]) + "…"
+	}
+	return string(k)
+}
+
+// fingerprint maps h2 to [1, 2^f − 1] (bloomlab): the high word of
+// h2·(2^f − 1), plus one.
+func (f *Filter) fingerprint(h2 uint64) uint64 {
+	hi, _ := bits.Mul64(h2, f.lay.fpMask)
+	return hi + 1
+}
+
+// index is a key's first bucket in s: the high word of h1·m.
+func (s *sub) index(h1 uint64) uint64 {
+	hi, _ := bits.Mul64(h1, s.m)
+	return hi
+}
+
+// alt is the other bucket of fingerprint fp in bucket i of s: i with its
+// low tz(m) bits flipped by the top tz(m) bits of fp·altMul.
+func (s *sub) alt(i, fp uint64) uint64 { return i ^ (fp*s.amul)>>(s.shift&63) }

@@ -1,0 +1,261 @@
+package cuckoo
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/bloomlab/bloomlab/internal/format"
+)
+
+func grown(t testing.TB) *Filter {
+	f := must(NewRedisBloom(32, 2, 20, 2))
+	for i := 0; i < 300; i++ {
+		if err := f.Add(key(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.SubFilters() < 3 {
+		t.Fatalf("%d sub-filters", f.SubFilters())
+	}
+	return f
+}
+
+// TestScanDump: CF.SCANDUMP's iterator protocol, its quirks included: an
+// iterator inside a sub-filter no larger than the chunk limit returns the
+// whole sub-filter; an empty filter returns (0, nil) even for iterator 0;
+// past the end, (0, nil).
+func TestScanDump(t *testing.T) {
+	f := grown(t)
+	it, hdr, err := f.ScanDump(0, 0)
+	if err != nil || it != 1 || len(hdr) != headerSize || binary.LittleEndian.Uint64(hdr) != f.N() {
+		t.Fatalf("header: %d %x %v", it, hdr, err)
+	}
+	var sizes []int // 16, 32, 64, … buckets of 2 bytes
+	for _, s := range f.Stats() {
+		sizes = append(sizes, int(s.Buckets)*2)
+	}
+	if sizes[0] != 32 || sizes[1] != 64 {
+		t.Fatalf("sub-filters of %v bytes", sizes)
+	}
+	for _, s := range sizes {
+		next, d, err := f.ScanDump(it, 0)
+		if err != nil || len(d) != s || next != it+int64(s) {
+			t.Fatalf("chunk at %d: next %d, %d bytes, %v", it, next, len(d), err)
+		}
+		it = next
+	}
+	if next, d, err := f.ScanDump(it, 0); next != 0 || d != nil || err != nil {
+		t.Fatalf("past the end: %d %x %v", next, d, err)
+	}
+	// An iterator in the middle of a small sub-filter: the whole
+	// sub-filter, and the iterator moved by its size (RedisBloom).
+	next, d, _ := f.ScanDump(66, 0)
+	if next != 66+64 || len(d) != 64 {
+		t.Errorf("mid-sub-filter iterator: next %d, %d bytes", next, len(d))
+	}
+	// With a smaller limit, pieces from the offset.
+	next, d, _ = f.ScanDump(66, 10)
+	if next != 76 || len(d) != 10 {
+		t.Errorf("limited: next %d, %d bytes", next, len(d))
+	}
+	if _, _, err := f.ScanDump(-1, 0); !errors.Is(err, ErrParam) {
+		t.Errorf("negative iterator: %v", err)
+	}
+	e := must(NewRedisBloom(100, 2, 20, 1))
+	if next, d, err := e.ScanDump(0, 0); next != 0 || d != nil || err != nil {
+		t.Errorf("empty filter: %d %x %v", next, d, err)
+	}
+	if _, _, err := must(NewWithEstimates(100, 0.01, 0)).ScanDump(0, 0); !errors.Is(err, ErrParam) {
+		t.Errorf("bloomlab profile: %v", err)
+	}
+	// Dump gives an empty filter anyway, and it loads.
+	if g := must(LoadChunks(must(e.Dump(0)))); !g.Equal(e) {
+		t.Error("empty filter's dump")
+	}
+}
+
+// TestLoaderRefuses: out of order, gaps, overlaps, chunks crossing a
+// sub-filter, missing bytes, bad headers and an item count that is not
+// the occupied slots are refused with errors wrapping format.ErrFormat.
+func TestLoaderRefuses(t *testing.T) {
+	f := grown(t)
+	chunks := must(f.Dump(40))
+	hdr := chunks[0].Data
+	setHdr := func(off int, v uint64, size int) []byte {
+		b := bytes.Clone(hdr)
+		switch size {
+		case 8:
+			binary.LittleEndian.PutUint64(b[off:], v)
+		case 2:
+			binary.LittleEndian.PutUint16(b[off:], uint16(v))
+		}
+		return b
+	}
+	cases := map[string][]Chunk{
+		"no chunks":        nil,
+		"no header":        chunks[1:],
+		"short header":     {{1, hdr[:37]}},
+		"swapped":          append([]Chunk{chunks[0], chunks[2], chunks[1]}, chunks[3:]...),
+		"missing chunk":    append([]Chunk{chunks[0]}, chunks[2:]...),
+		"missing last":     chunks[:len(chunks)-1],
+		"items off":        append([]Chunk{{1, setHdr(0, f.N()+1, 8)}}, chunks[1:]...),
+		"buckets 3":        append([]Chunk{{1, setHdr(8, 3, 8)}}, chunks[1:]...),
+		"buckets 0":        {{1, setHdr(8, 0, 8)}},
+		"filters 0":        {{1, setHdr(24, 0, 8)}},
+		"filters 70000":    {{1, setHdr(24, 70000, 8)}},
+		"bucket size 0":    {{1, setHdr(32, 0, 2)}},
+		"bucket size 256":  {{1, setHdr(32, 256, 2)}},
+		"max iterations 0": {{1, setHdr(34, 0, 2)}},
+		"expansion 3":      {{1, setHdr(36, 3, 2)}},
+		"expansion 0":      {{1, setHdr(36, 0, 2)}},
+		"huge":             {{1, setHdr(8, 1<<44, 8)}},
+		"crossing":         {chunks[0], {Iter: 1 + 60, Data: bytes.Repeat([]byte{1}, 60)}},
+		"after end":        append(append([]Chunk{}, chunks...), Chunk{0, nil}, Chunk{9999, []byte{1}}),
+	}
+	for name, cs := range cases {
+		if _, err := LoadChunks(cs); !errors.Is(err, format.ErrFormat) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// The final (0, nil) reply may be fed.
+	if g, err := LoadChunks(append(chunks, Chunk{0, nil})); err != nil || !g.Equal(f) {
+		t.Errorf("with the end reply: %v", err)
+	}
+	// A loader fed one chunk at a time: Progress, Received, Check.
+	var ld Loader
+	for i, c := range chunks {
+		if i > 0 {
+			if err := ld.Check(c.Iter, len(c.Data)); err != nil {
+				t.Fatalf("chunk %d: Check: %v", i, err)
+			}
+			if err := ld.Check(c.Iter+1, len(c.Data)); err == nil {
+				t.Fatalf("chunk %d: Check accepts a wrong iterator", i)
+			}
+		}
+		if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
+			t.Fatal(err)
+		}
+		got, total := ld.Progress()
+		if total != f.Slots() || i > 0 && got != uint64(c.Iter-1) {
+			t.Fatalf("chunk %d: progress %d of %d", i, got, total)
+		}
+		var again Loader
+		for _, r := range ld.Received() {
+			if err := again.LoadChunk(r.Iter, r.Data); err != nil {
+				t.Fatalf("chunk %d: reloading Received: %v", i, err)
+			}
+		}
+		for _, rest := range chunks[i+1:] {
+			if err := again.LoadChunk(rest.Iter, rest.Data); err != nil {
+				t.Fatalf("chunk %d: continuing: %v", i, err)
+			}
+		}
+		if g, err := again.Filter(); err != nil || !g.Equal(f) {
+			t.Fatalf("chunk %d: resumed load: %v", i, err)
+		}
+	}
+	if g, err := ld.Filter(); err != nil || !g.Equal(f) || ld.Received() != nil {
+		t.Fatal(err)
+	}
+	if _, err := ld.Filter(); !errors.Is(err, ErrParam) {
+		t.Errorf("second Filter: %v", err)
+	}
+}
+
+// TestFraming: WriteRedisBloom and ReadRedisBloom round-trip and read
+// exactly the file; every truncation and changed byte is refused.
+func TestFraming(t *testing.T) {
+	f := grown(t)
+	var buf bytes.Buffer
+	n, err := f.WriteRedisBloom(&buf, 50)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatal(n, err)
+	}
+	data := bytes.Clone(buf.Bytes())
+	buf.WriteString("next")
+	if g, err := ReadRedisBloom(&buf); err != nil || !g.Equal(f) || buf.String() != "next" {
+		t.Fatalf("read back: %v", err)
+	}
+	for i := 0; i < len(data); i++ {
+		if _, err := ReadRedisBloom(bytes.NewReader(data[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("truncated at %d: %v", i, err)
+		}
+	}
+	for i := range data {
+		b := bytes.Clone(data)
+		b[i] ^= 4
+		if _, err := ReadRedisBloom(bytes.NewReader(b)); !errors.Is(err, format.ErrFormat) {
+			t.Fatalf("byte %d changed: %v", i, err)
+		}
+	}
+	if _, err := f.WriteRedisBloom(io.Discard, 1<<30); !errors.Is(err, ErrParam) {
+		t.Errorf("chunk of 1 GiB: %v", err)
+	}
+}
+
+func fuzzChunks(data []byte) []Chunk {
+	var cs []Chunk
+	for len(data) >= 10 {
+		it := int64(binary.LittleEndian.Uint64(data))
+		n := int(binary.LittleEndian.Uint16(data[8:]))
+		data = data[10:]
+		n = min(n, len(data))
+		cs = append(cs, Chunk{Iter: it, Data: data[:n]})
+		data = data[n:]
+	}
+	return cs
+}
+
+func encodeChunks(cs []Chunk) []byte {
+	var b []byte
+	for _, c := range cs {
+		b = binary.LittleEndian.AppendUint64(b, uint64(c.Iter))
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(c.Data)))
+		b = append(b, c.Data...)
+	}
+	return b
+}
+
+func FuzzLoadChunks(f *testing.F) {
+	f.Add(encodeChunks(must(grown(f).Dump(30))))
+	f.Add(encodeChunks(must(must(NewRedisBloom(8, 1, 3, 0)).Dump(0))))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := LoadChunks(fuzzChunks(data))
+		if err != nil {
+			return
+		}
+		h, err := LoadChunks(must(g.Dump(0)))
+		if err != nil || !h.Equal(g) {
+			t.Fatalf("reloading a loaded filter: %v", err)
+		}
+		if nb, err := g.NextSubFilterBits(); err != nil || nb > 1<<24 {
+			return // a hostile filter may grow by a huge sub-filter
+		}
+		if err := g.Add(data); err == nil && !g.Contains(data) {
+			t.Fatal("false negative")
+		}
+	})
+}
+
+func FuzzReadRedisBloom(f *testing.F) {
+	var buf bytes.Buffer
+	must(grown(f).WriteRedisBloom(&buf, 16))
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := ReadRedisBloom(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if _, err := g.WriteRedisBloom(&out, 0); err != nil {
+			t.Fatal(err)
+		}
+		h, err := ReadRedisBloom(&out)
+		if err != nil || !h.Equal(g) {
+			t.Fatalf("re-read: %v", err)
+		}
+	})
+}

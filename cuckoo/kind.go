@@ -1,0 +1,297 @@
+package cuckoo
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/bloomlab/bloomlab/internal/blrd"
+	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+var _ kind.Filter = (*Filter)(nil)
+var _ kind.Remover = (*Filter)(nil)
+
+func init() {
+	kind.Register(kind.Spec{
+		Name: "cuckoo",
+		Summary: "cuckoo filter: f-bit fingerprints in buckets of b slots, two buckets per key, relocations on insert; " +
+			"removes and counts keys; at equal memory below a Bloom filter's rate from about 13 bits per key (semi-sorted: 9) (CF, CoNEXT 2014); bit for bit RedisBloom's CF.* in the redisbloom profile",
+		Order:     90,
+		Format:    format.KindCuckoo,
+		Decode:    kind.Decoded(decode),
+		Options:   options,
+		FPRMethod: "exact rate of the state: the (bucket, fingerprint) queries that match, counted over every bucket's entries",
+		Describe:  describe,
+		Combine:   kind.Merge[*Filter](),
+		Exports: []kind.Export{{
+			Name: "redisbloom",
+			Summary: "RedisBloom's CF.SCANDUMP chunks in a file (magic BLRD; docs/CUCKOO.md), for CF.LOADCHUNK: " +
+				"a filter built with -profile redisbloom, or one dumped from Redis",
+			Write: func(f kind.Filter, w io.Writer) error {
+				g, ok := f.(*Filter)
+				if !ok {
+					return fmt.Errorf("cuckoo: cannot export a %s as a RedisBloom cuckoo dump: %w", f.Kind(), ErrParam)
+				}
+				_, err := g.WriteRedisBloom(w, 0)
+				return err
+			},
+			Read: func(r io.Reader) (kind.Filter, error) {
+				f, err := ReadRedisBloom(r)
+				if err != nil {
+					return nil, err
+				}
+				return f, nil
+			},
+			// CF.SCANDUMP's header chunk is 38 bytes.
+			Detect: func(prefix []byte) bool {
+				n, ok := blrd.FirstRecordLen(prefix)
+				return ok && n == headerSize
+			},
+		}},
+	})
+}
+
+// optInt is an int flag that records whether it was set, so that its
+// default can depend on another flag (the profile).
+type optInt struct {
+	v   int
+	set bool
+}
+
+func (o *optInt) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.v)
+}
+
+func (o *optInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return err
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
+// options declares the kind's build flags and plans with them.
+func options(fs *flag.FlagSet) kind.Planner {
+	profile := fs.String("profile", "bloomlab", "bucket layout: bloomlab (xxh3-128, packed fingerprints, sized by -fpr or -bits-per-key) or "+
+		"redisbloom (bit for bit RedisBloom's CF filter of capacity -n, 8-bit fingerprints, for CF.LOADCHUNK and CF.SCANDUMP; -seed 0 only)")
+	var bucketSize, kicks, expansion optInt
+	fs.Var(&bucketSize, "bucket-size", "slots per bucket: bloomlab 1, 2, 4 or 8 (default 4); redisbloom 1 … 255 (default 2, RedisBloom's BUCKETSIZE)")
+	fp := fs.Int("fingerprint-bits", 0, "fingerprint bits f, 4 … 32 (bloomlab; 0: the shortest meeting -fpr at -n keys)")
+	fs.Var(&kicks, "max-kicks", "relocations per insert before it fails, 1 … 65535 (default 500; redisbloom 20, RedisBloom's MAXITERATIONS)")
+	fs.Var(&expansion, "expansion", "a full filter grows by a sub-filter of expansion^i times the first one's buckets: 0 (does not grow: a key that "+
+		"finds no room is refused) or a power of two up to 32768 (default 0; redisbloom 1, RedisBloom's EXPANSION, rounded up to a power of two)")
+	semi := fs.Bool("semisort", false, "semi-sorted buckets (bloomlab, bucket size 4): one bit per entry less for the same rate (CF §5.2)")
+	return func(t kind.Target) (kind.Plan, error) {
+		p, err := ParseProfile(*profile)
+		if err != nil {
+			return kind.Plan{}, err
+		}
+		c := Config{Profile: p, BucketSize: bucketSize.v, MaxKicks: kicks.v, Expansion: expansion.v, Semisort: *semi,
+			FingerprintBits: *fp, Seed: t.Seed}
+		for _, o := range []struct {
+			name string
+			v    optInt
+		}{{"bucket-size", bucketSize}, {"max-kicks", kicks}} {
+			if o.v.set && o.v.v < 1 {
+				return kind.Plan{}, fmt.Errorf("cuckoo: -%s %d: must be at least 1: %w", o.name, o.v.v, ErrParam)
+			}
+		}
+		if p == RedisBloom {
+			if !expansion.set {
+				c.Expansion = RedisDefaultExpansion
+			}
+			return planRedis(c, t)
+		}
+		return planBloomlab(c, t)
+	}
+}
+
+// checkTarget refuses explicit sizes and out-of-range targets; N = 0 is
+// ErrNeedN (checked last, so that every other mistake is reported first).
+func checkTarget(t kind.Target) error {
+	switch {
+	case t.M != 0 || t.K != 0:
+		return fmt.Errorf("cuckoo: sized by -n with -fpr or -bits-per-key (or -fingerprint-bits); -m and -k do not apply: %w", ErrParam)
+	case t.FPR != 0 && t.BitsPerKey != 0:
+		return fmt.Errorf("cuckoo: give -fpr or -bits-per-key, not both: %w", ErrParam)
+	case t.FPR != 0 && !(t.FPR > 0 && t.FPR < 1):
+		return fmt.Errorf("cuckoo: -fpr %v out of range (0, 1): %w", t.FPR, ErrParam)
+	case t.BitsPerKey != 0 && !(t.BitsPerKey > 0 && t.BitsPerKey <= 1<<20):
+		return fmt.Errorf("cuckoo: -bits-per-key %v out of range (0, 2^20]: %w", t.BitsPerKey, ErrParam)
+	}
+	return nil
+}
+
+func planBloomlab(c Config, t kind.Target) (kind.Plan, error) {
+	if err := checkTarget(t); err != nil {
+		return kind.Plan{}, err
+	}
+	if t.BitsPerKey != 0 && c.FingerprintBits != 0 {
+		return kind.Plan{}, fmt.Errorf("cuckoo: give -bits-per-key or -fingerprint-bits, not both: %w", ErrParam)
+	}
+	// Validate the options before asking for n.
+	probe := c
+	probe.Capacity = 1
+	if _, err := plan(probe); err != nil {
+		return kind.Plan{}, err
+	}
+	if t.N == 0 {
+		return kind.Plan{}, kind.ErrNeedN
+	}
+	var notices []string
+	var p Plan
+	var err error
+	switch {
+	case t.BitsPerKey != 0:
+		p, err = PlanBitsPerKey(t.N, t.BitsPerKey, c)
+	default:
+		c.Capacity, c.FPR = t.N, t.FPR
+		if c.FPR == 0 && c.FingerprintBits == 0 {
+			notices = append(notices, fmt.Sprintf("no -fpr: target rate %g", DefaultFPR))
+		}
+		p, err = plan(c)
+		if err == nil && t.FPR != 0 && p.FPR > t.FPR {
+			notices = append(notices, fmt.Sprintf("-fingerprint-bits %d gives rate %.3g at %d keys, above -fpr %g", c.FingerprintBits, p.FPR, t.N, t.FPR))
+		}
+	}
+	if err != nil {
+		return kind.Plan{}, err
+	}
+	note := fmt.Sprintf("cuckoo filter (CF §3): %d buckets of %d × %d-bit fingerprints, load %.3g at n", p.Buckets, p.BucketSize, p.FingerprintBits, p.Load)
+	if p.Semisort {
+		note += ", semi-sorted (CF §5.2)"
+	}
+	if p.Expansion > 0 {
+		note += fmt.Sprintf("; grows by sub-filters (expansion %d) when full", p.Expansion)
+	}
+	kp := kind.Plan{
+		Kind: "cuckoo", Scheme: "-", M: p.Buckets, MUnit: "buckets", K: 2, Bits: p.Bits(), Capacity: t.N, FPR: p.FPR,
+		Hashes: 1, Accesses: 2, Removes: true, Note: note, Notices: notices,
+		Extra: []kind.Field{
+			{Name: "bucket size", Value: p.BucketSize},
+			{Name: "fingerprint bits", Value: p.FingerprintBits},
+			{Name: "semi-sorting", Value: p.Semisort},
+			{Name: "load at n", Value: p.Load},
+			{Name: "max kicks", Value: p.MaxKicks},
+			{Name: "expansion", Value: p.Expansion},
+		},
+	}
+	kp.New = func() (kind.Builder, error) { return kind.FilterBuilder(p.build()) }
+	return kp, nil
+}
+
+func planRedis(c Config, t kind.Target) (kind.Plan, error) {
+	if err := checkTarget(t); err != nil {
+		return kind.Plan{}, err
+	}
+	switch {
+	case t.BitsPerKey != 0:
+		return kind.Plan{}, fmt.Errorf("cuckoo: the redisbloom profile is sized by -n (RedisBloom's capacity) alone; -bits-per-key does not apply: %w", ErrParam)
+	case c.FingerprintBits != 0 && c.FingerprintBits != 8:
+		return kind.Plan{}, fmt.Errorf("cuckoo: the redisbloom profile has 8-bit fingerprints; -fingerprint-bits %d does not apply: %w", c.FingerprintBits, ErrParam)
+	case c.Semisort:
+		return kind.Plan{}, fmt.Errorf("cuckoo: the redisbloom profile does not semi-sort: %w", ErrParam)
+	case c.Seed != 0:
+		return kind.Plan{}, fmt.Errorf("cuckoo: the redisbloom profile has no seed (RedisBloom hashes with seed 0); -seed %d: %w", c.Seed, ErrParam)
+	}
+	bs, mi := c.BucketSize, c.MaxKicks
+	if bs == 0 {
+		bs = RedisDefaultBucketSize
+	}
+	if mi == 0 {
+		mi = RedisDefaultMaxIterations
+	}
+	if _, err := NewRedisBloom(uint64(2*bs), bs, mi, c.Expansion); err != nil {
+		return kind.Plan{}, err
+	}
+	if t.N == 0 {
+		return kind.Plan{}, kind.ErrNeedN
+	}
+	if t.N < 2*uint64(bs) {
+		return kind.Plan{}, fmt.Errorf("cuckoo: -n %d: RedisBloom's capacity must be at least 2 × the bucket size %d: %w", t.N, bs, ErrParam)
+	}
+	nb := max(nextPow2(t.N/uint64(bs)), 1)
+	if nb > MaxBits/8/uint64(bs) {
+		return kind.Plan{}, fmt.Errorf("cuckoo: -n %d needs %d buckets of %d bytes, more than 2^48 bits: %w", t.N, nb, bs, ErrParam)
+	}
+	slots := nb * uint64(bs)
+	load := math.Min(1, float64(t.N)/float64(slots))
+	fpr := theory.FPCuckoo(8, bs, load)
+	var notices []string
+	if t.FPR != 0 && fpr > t.FPR {
+		notices = append(notices, fmt.Sprintf("RedisBloom's 8-bit fingerprints in buckets of %d give rate %.3g at %d keys, above -fpr %g (a smaller -bucket-size, or the bloomlab profile, does better)", bs, fpr, t.N, t.FPR))
+	}
+	if t.N > slots {
+		notices = append(notices, fmt.Sprintf("%d keys exceed the %d slots of %d buckets (RedisBloom rounds capacity/bucket-size to a power of two); the filter grows when full (expansion %d)", t.N, slots, nb, c.Expansion))
+	}
+	kp := kind.Plan{
+		Kind: "cuckoo", Scheme: "redisbloom", M: nb, MUnit: "buckets", K: 2, Bits: slots * 8, Capacity: t.N, FPR: fpr,
+		Hashes: 1, Accesses: 2, Removes: true, Notices: notices,
+		Note: fmt.Sprintf("RedisBloom's CF filter: %d buckets of %d bytes (8-bit fingerprints), load %.3g at n", nb, bs, load),
+		Extra: []kind.Field{
+			{Name: "bucket size", Value: bs},
+			{Name: "max iterations", Value: mi},
+			{Name: "expansion", Value: int(nextPow2(uint64(c.Expansion)))},
+		},
+	}
+	kp.New = func() (kind.Builder, error) {
+		f, err := NewRedisBloom(t.N, bs, mi, c.Expansion)
+		if err != nil {
+			return nil, err
+		}
+		return kind.FilterBuilder(f)
+	}
+	return kp, nil
+}
+
+// describe lists the filter's structure for bloomlab info.
+func describe(g kind.Filter) []kind.Field {
+	f := g.(*Filter)
+	fields := []kind.Field{
+		{Name: "profile", Value: f.profile.String()},
+		{Name: "bucket size", Value: f.lay.b, Note: "slots per bucket"},
+		{Name: "fingerprint bits", Value: f.lay.f},
+	}
+	if f.profile == Bloomlab {
+		fields = append(fields, kind.Field{Name: "semi-sorting", Value: f.lay.semisort, Note: "CF §5.2: 4f − 4 bits per bucket"})
+	}
+	exp := any(f.expansion)
+	if f.expansion == 0 {
+		exp = "none (refuses a key that finds no room)"
+	}
+	fields = append(fields,
+		kind.Field{Name: "max kicks", Value: f.maxKicks, Note: "relocations per insert"},
+		kind.Field{Name: "expansion", Value: exp},
+		kind.Field{Name: "slots", Value: f.Slots()},
+		kind.Field{Name: "load factor", Value: f.LoadFactor(), Note: "occupied slots ÷ slots"},
+		kind.Field{Name: "deletes", Value: f.deletes, Note: "since the last compaction"},
+		kind.Field{Name: "sub-filters", Value: len(f.subs)},
+	)
+	for i, s := range f.Stats() {
+		fields = append(fields, kind.Field{Name: fmt.Sprintf("sub-filter %d", i),
+			Value: fmt.Sprintf("%d buckets, %d entries, load %.4g, rate %.4g", s.Buckets, s.Entries, s.Load, s.FPR)})
+	}
+	fields = append(fields, kind.Field{Name: "fpr at keys added", Value: f.FormulaFPR(), Note: "formula, 1 − (1 − α/(2^f − 1))^{2b} per sub-filter at its load α"})
+	if f.profile == RedisBloom {
+		fields = append(fields, kind.Field{Name: "redisbloom size", Value: f.RedisInfo().Size, Note: "bytes, as CF.INFO reports"})
+	}
+	if b, err := f.NextSubFilterBits(); err != nil {
+		fields = append(fields, kind.Field{Name: "next sub-filter", Value: "cannot grow", Note: err.Error(), Warn: true})
+	} else if b > 0 {
+		fields = append(fields, kind.Field{Name: "next sub-filter", Value: b, Note: "bits the next growth allocates"})
+	}
+	if f.expansion == 0 && f.profile == Bloomlab && f.LoadFactor() > DesignLoad(f.lay.b) {
+		fields = append(fields, kind.Field{Name: "nearly full", Value: true, Warn: true,
+			Note: fmt.Sprintf("load above %.2f: inserts may be refused (the filter does not grow)", DesignLoad(f.lay.b))})
+	}
+	return fields
+}

@@ -1,0 +1,320 @@
+package cuckoo
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// The RedisBloom profile: RedisBloom 2.4's cuckoo filter (src/cuckoo.c),
+// reproduced from its documented behaviour and checked against recorded
+// transcripts (docs/CUCKOO.md).
+//
+// A key's hash is h = MurmurHash64A(key, 0); its fingerprint fp =
+// h mod 255 + 1 (one byte, never 0); h2 = h ⊕ fp·0x5bd1e995. Sub-filter s
+// has numBuckets·expansion^s buckets (powers of two) of b bytes; the key's
+// buckets there are h and h2 modulo its buckets. Inserts look for a free
+// slot newest sub-filter first (bucket h, then h2), then kick in the
+// newest: the fingerprint in hand goes to slot v of the current bucket
+// (v = 0, 1, …, b − 1, 0, … over the iterations), starting at bucket h,
+// and the evicted one moves to its other bucket, up to MAXITERATIONS times;
+// if no evicted fingerprint finds a free slot the moves are undone in
+// reverse order and, if the filter may grow, a sub-filter is added and
+// the key goes there.
+
+// nextPow2 is RedisBloom's getNextN2: the smallest power of two ≥ n, with
+// 0 for n = 0 and for n > 2^63.
+func nextPow2(n uint64) uint64 {
+	if n == 0 || n > 1<<63 {
+		return 0
+	}
+	return 1 << bits.Len64(n-1)
+}
+
+// NewRedisBloom returns an empty RedisBloom-profile filter as
+// CF.RESERVE key capacity BUCKETSIZE bucketSize MAXITERATIONS
+// maxIterations EXPANSION expansion creates it (CF.ADD and CF.INSERT
+// create RedisDefaultCapacity, RedisDefaultBucketSize,
+// RedisDefaultMaxIterations, RedisDefaultExpansion): bucketSize 1 … 255,
+// maxIterations 1 … 65535, expansion 0 … 32768 (rounded up to a power of
+// two; 0: the filter does not grow). The first sub-filter has the next
+// power of two of capacity/bucketSize buckets (at least one), as
+// RedisBloom's CuckooFilter_Init computes it; CF.RESERVE and CF.INSERT
+// also refuse a capacity below 2·bucketSize ("Capacity must be at least
+// (BucketSize * 2)"), a check of the commands that the server makes.
+// Errors wrap ErrParam and name the argument; the server replies
+// RedisBloom's own texts.
+func NewRedisBloom(capacity uint64, bucketSize, maxIterations, expansion int) (*Filter, error) {
+	switch {
+	case bucketSize < 1 || bucketSize > RedisMaxBucketSize:
+		return nil, fmt.Errorf("cuckoo: BUCKETSIZE %d out of range [1, 255]: %w", bucketSize, ErrParam)
+	case maxIterations < 1 || maxIterations > MaxKicks:
+		return nil, fmt.Errorf("cuckoo: MAXITERATIONS %d out of range [1, 65535]: %w", maxIterations, ErrParam)
+	case expansion < 0 || expansion > MaxExpansion:
+		return nil, fmt.Errorf("cuckoo: EXPANSION %d out of range [0, 32768]: %w", expansion, ErrParam)
+	}
+	nb := max(nextPow2(capacity/uint64(bucketSize)), 1)
+	if nb > MaxBits/8/uint64(bucketSize) {
+		return nil, fmt.Errorf("cuckoo: capacity %d needs %d buckets of %d bytes, more than 2^48 bits: %w", capacity, nb, bucketSize, ErrParam)
+	}
+	f := &Filter{
+		profile: RedisBloom, maxKicks: maxIterations, expansion: nextPow2(uint64(expansion)),
+		lay: layout{mode: modeRedis, b: bucketSize, f: 8, bucketBits: 8 * uint64(bucketSize), fpMask: 255},
+		m0:  nb, capacity: capacity,
+	}
+	f.subs = []sub{{m: nb, bytes: make([]byte, nb*uint64(bucketSize))}}
+	return f, nil
+}
+
+// redisFP returns the fingerprint and second hash of h. (h mod 255 is a
+// constant modulus: the compiler makes it a multiplication.)
+func redisFP(h uint64) (fp byte, h2 uint64) {
+	fp = byte(h%255 + 1)
+	return fp, h ^ uint64(fp)*redisAltMul
+}
+
+// bucket returns bucket i (taken modulo the buckets) of s.
+func (s *sub) bucket(h uint64, b int) []byte {
+	o := (h & (s.m - 1)) * uint64(b)
+	return s.bytes[o : o+uint64(b) : o+uint64(b)]
+}
+
+func findByte(bk []byte, v byte) int {
+	for i, x := range bk {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func (f *Filter) redisContains(h uint64) bool {
+	fp, h2 := redisFP(h)
+	b := f.lay.b
+	for si := range f.subs {
+		s := &f.subs[si]
+		if findByte(s.bucket(h, b), fp) >= 0 || findByte(s.bucket(h2, b), fp) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Filter) redisCount(h uint64) uint64 {
+	fp, h2 := redisFP(h)
+	b := f.lay.b
+	var c uint64
+	for si := range f.subs {
+		s := &f.subs[si]
+		for _, bk := range [2][]byte{s.bucket(h, b), s.bucket(h2, b)} {
+			for _, x := range bk {
+				if x == fp {
+					c++
+				}
+			}
+		}
+	}
+	return c
+}
+
+// redisPlace puts fp in the first free slot of bucket h, else of bucket
+// h2, of s.
+func redisPlace(s *sub, b int, h, h2 uint64, fp byte) bool {
+	for _, bk := range [2][]byte{s.bucket(h, b), s.bucket(h2, b)} {
+		if i := findByte(bk, 0); i >= 0 {
+			bk[i] = fp
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Filter) redisInsert(h uint64, mayGrow bool) error {
+	fp, h2 := redisFP(h)
+	b := f.lay.b
+	for si := len(f.subs) - 1; si >= 0; si-- {
+		if redisPlace(&f.subs[si], b, h, h2, fp) {
+			f.n++
+			return nil
+		}
+	}
+	if f.redisKick(&f.subs[len(f.subs)-1], h, fp) {
+		f.n++
+		return nil
+	}
+	if f.expansion == 0 {
+		return fmt.Errorf("%w: no free slot for the key within %d iterations, and the filter does not grow (EXPANSION 0); nothing changed", ErrFull, f.maxKicks)
+	}
+	if !mayGrow {
+		return ErrWouldGrow
+	}
+	if err := f.grow(); err != nil {
+		return err
+	}
+	if !redisPlace(&f.subs[len(f.subs)-1], b, h, h2, fp) {
+		panic("cuckoo: a new sub-filter has no room") // unreachable: it is empty
+	}
+	f.n++
+	return nil
+}
+
+// redisKick is RedisBloom's Filter_KOInsert, with its exact undo.
+func (f *Filter) redisKick(s *sub, h uint64, fp byte) bool {
+	b := f.lay.b
+	mask := s.m - 1
+	ii := h & mask
+	v := 0
+	for c := 0; c < f.maxKicks; c++ {
+		bk := s.bucket(ii, b)
+		bk[v], fp = fp, bk[v]
+		ii = (ii ^ uint64(fp)*redisAltMul) & mask
+		nb := s.bucket(ii, b)
+		if i := findByte(nb, 0); i >= 0 {
+			nb[i] = fp
+			return true
+		}
+		if v++; v == b {
+			v = 0
+		}
+	}
+	for c := 0; c < f.maxKicks; c++ {
+		if v == 0 {
+			v = b
+		}
+		v--
+		ii = (ii ^ uint64(fp)*redisAltMul) & mask
+		bk := s.bucket(ii, b)
+		bk[v], fp = fp, bk[v]
+	}
+	return false
+}
+
+func (f *Filter) redisDelete(h uint64) bool {
+	fp, h2 := redisFP(h)
+	b := f.lay.b
+	for si := len(f.subs) - 1; si >= 0; si-- {
+		s := &f.subs[si]
+		for _, bk := range [2][]byte{s.bucket(h, b), s.bucket(h2, b)} {
+			if i := findByte(bk, fp); i >= 0 {
+				bk[i] = 0
+				f.n--
+				f.deletes++
+				if len(f.subs) > 1 && float64(f.deletes) > float64(f.n)*0.10 {
+					f.compact(false)
+				}
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Compact moves fingerprints from newer sub-filters into free slots of
+// older ones, newest sub-filter first, and drops the newest sub-filters
+// it empties (CF.COMPACT). It resets Deletes. The RedisBloom profile also
+// compacts by itself, as RedisBloom does, when a delete leaves more than
+// one sub-filter and Deletes above a tenth of N (stopping at the first
+// sub-filter it cannot empty).
+func (f *Filter) Compact() {
+	if len(f.subs) > 0 {
+		f.compact(true)
+	}
+}
+
+// compact is RedisBloom's CuckooFilter_Compact: sub-filters from the
+// newest down to the second, each emptied as far as it goes; a sub-filter
+// that could not be emptied stops the pass unless cont.
+func (f *Filter) compact(cont bool) {
+	for i := len(f.subs) - 1; i > 0; i-- {
+		if !f.compactSingle(i) && !cont {
+			break
+		}
+	}
+	f.deletes = 0
+}
+
+// compactSingle moves every fingerprint of sub-filter si it can into an
+// older sub-filter (oldest first) and frees si if it is the newest and
+// was emptied. An entry in bucket j of a sub-filter of m buckets has its
+// buckets in an older one of m' buckets at j taken to m' (its low bits for
+// RedisBloom, its high bits for bloomlab) and that bucket's alternate.
+func (f *Filter) compactSingle(si int) bool {
+	cur := &f.subs[si]
+	ok := true
+	if f.profile == RedisBloom {
+		b := f.lay.b
+		for j := uint64(0); j < cur.m; j++ {
+			bk := cur.bytes[j*uint64(b) : (j+1)*uint64(b)]
+			for k, fp := range bk {
+				if fp == 0 {
+					continue
+				}
+				h2 := j ^ uint64(fp)*redisAltMul
+				moved := false
+				for t := 0; t < si && !moved; t++ {
+					moved = redisPlace(&f.subs[t], b, j, h2, fp)
+				}
+				if moved {
+					bk[k] = 0
+				} else {
+					ok = false
+				}
+			}
+		}
+	} else {
+		var e [8]uint64
+		for j := uint64(0); j < cur.m; j++ {
+			for _, fp := range f.entries(cur, j, &e) {
+				if fp == 0 {
+					continue
+				}
+				moved := false
+				for t := 0; t < si && !moved; t++ {
+					old := &f.subs[t]
+					i := j >> (bits.TrailingZeros64(cur.m) - bits.TrailingZeros64(old.m))
+					moved = f.place(old, i, fp) || f.place(old, old.alt(i, fp), fp)
+				}
+				if moved {
+					f.unplace(cur, j, fp)
+				} else {
+					ok = false
+				}
+			}
+		}
+	}
+	if ok && si == len(f.subs)-1 {
+		f.subs = f.subs[:si]
+	}
+	return ok
+}
+
+// RedisInfo is what CF.INFO reports, in its order.
+type RedisInfo struct {
+	// Size is RedisBloom's CFSize: the filter struct (40 bytes), a
+	// sub-filter struct per sub-filter (16 bytes) and the tables' bytes.
+	Size uint64
+	// Buckets is the first sub-filter's buckets ("Number of buckets").
+	Buckets uint64
+	// Filters is the number of sub-filters.
+	Filters int
+	// Items is N ("Number of items inserted"): adds minus deletes.
+	Items uint64
+	// Deletes is "Number of items deleted" since the last compaction.
+	Deletes uint64
+	// BucketSize, Expansion and MaxIterations are the parameters.
+	BucketSize, Expansion, MaxIterations int
+}
+
+// RedisInfo returns the fields of CF.INFO. For a bloomlab-profile filter
+// Size counts its tables' bytes (⌈buckets·bucket bits/8⌉) in place of
+// RedisBloom's. The zero Filter reports zeros.
+func (f *Filter) RedisInfo() RedisInfo {
+	if len(f.subs) == 0 {
+		return RedisInfo{}
+	}
+	size := uint64(40 + 16*len(f.subs))
+	for i := range f.subs {
+		size += (f.subs[i].m*f.lay.bucketBits + 7) / 8
+	}
+	return RedisInfo{Size: size, Buckets: f.m0, Filters: len(f.subs), Items: f.n, Deletes: f.deletes,
+		BucketSize: f.lay.b, Expansion: int(f.expansion), MaxIterations: f.maxKicks}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package redisblocked
+
+const raceEnabled = false
