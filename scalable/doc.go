@@ -101,8 +101,8 @@
 // (a chain read from a file has none until it is set). Expansion is at
 // most MaxExpansion = 32768, as in RedisBloom 8, at construction; a
 // bloomlab-profile file recording more loads and answers but does not
-// grow. `bloomlab build` and `add` set the budget to the machine's memory
-// (internal/kind.MemoryBudgeter).
+// grow. `bloomlab build` and `add` set the budget to the memory the
+// process may use (internal/kind.MemoryBudgeter, internal/sysmem.Limit).
 //
 // # RedisBloom dumps
 //

@@ -65,9 +65,9 @@ type Remover interface {
 // come: SetMaxBits(b) makes every later insert that would bring its Bits()
 // above b fail with an error, changing nothing, where it would otherwise
 // allocate (a growing filter's next link: package scalable). 0 removes the
-// budget. The command sets it to the machine's memory before it adds keys
-// (build, add), so that a growth the machine cannot hold is an error, not
-// a fatal out-of-memory. Structures of fixed size need not implement it;
+// budget. The command sets it to the memory the process may use
+// (internal/sysmem.Limit) before it adds keys (build, add), so that a
+// growth the process cannot hold is an error, not a fatal out-of-memory. Structures of fixed size need not implement it;
 // FilterBuilder's builder implements it for every filter, forwarding to the
 // filter when it has the method.
 type MemoryBudgeter interface {
