@@ -80,7 +80,8 @@ const (
 	MaxExpansion = 32768
 )
 
-// Config describes a new chain. Zero fields take the documented defaults.
+// Config describes a new chain. Zero fields take the documented defaults;
+// a negative zero FPR or Ratio is refused (ErrParam).
 type Config struct {
 	// Capacity is the number of keys of the first link (default 100, as
 	// RedisBloom): the n0 of the package documentation.
@@ -114,6 +115,11 @@ type Config struct {
 // withDefaults returns c with the zero fields set, or an error naming the
 // first invalid field.
 func (c Config) withDefaults() (Config, error) {
+	// A zero field means its default; a negative zero is a value given,
+	// and out of range (a rate of "-0" used to become the default).
+	if math.Signbit(c.FPR) || math.Signbit(c.Ratio) {
+		return c, fmt.Errorf("scalable: FPR = %v, Ratio = %v: a rate or ratio must be positive: %w", c.FPR, c.Ratio, ErrParam)
+	}
 	if c.Capacity == 0 {
 		c.Capacity = DefaultCapacity
 	}

@@ -250,7 +250,8 @@ func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{
 		{FPR: 1}, {FPR: -0.1}, {FPR: math.NaN()}, {Ratio: 1}, {Ratio: -1}, {Profile: 3},
 		{Profile: RedisBloom, Ratio: 0.25}, {Profile: RedisBloom, Seed: 1},
-		{Capacity: 1 << 60, FPR: 0.01},
+		{Capacity: 1 << 60, FPR: 0.01}, {FPR: math.Copysign(0, -1)}, {Ratio: math.Copysign(0, -1)},
+		{Expansion: MaxExpansion + 1},
 	} {
 		if _, err := New(c); !errors.Is(err, ErrParam) {
 			t.Errorf("New(%+v): %v", c, err)
@@ -258,6 +259,9 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := NewRedisBloom(0.01, 0, 2, false); !errors.Is(err, ErrParam) {
 		t.Errorf("capacity 0: %v", err)
+	}
+	if _, err := NewRedisBloom(math.Copysign(0, -1), 100, 2, false); !errors.Is(err, ErrParam) {
+		t.Errorf("rate -0: %v", err)
 	}
 	if _, err := ParseProfile("redis"); !errors.Is(err, ErrParam) {
 		t.Error("ParseProfile accepted redis")
