@@ -19,6 +19,9 @@ import (
 // with 40 keys 2.3% (info 7.2e-8). Under -short fewer keys and probes
 // (filtertest.CheckRates: binomial checks at level 1e-6).
 func TestTargetMet(t *testing.T) {
+	if raceEnabled {
+		t.Skip("statistical, no concurrency: run without -race")
+	}
 	for _, c := range []struct {
 		cfg         Config
 		keys        int
