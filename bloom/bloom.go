@@ -9,9 +9,17 @@
 // False positives: after n distinct keys in m bits with k hash functions, a
 // key that was never added is reported present with probability close to
 // (1 − (1 − 1/m)^{kn})^k for the standard filter and (1 − (1 − k/m)^n)^k for
-// the partitioned one (theory.FPExact, theory.FPPartitioned). Given the
-// filter's actual state, the rate is the product of the fractions of ones
-// the query probes, about FillRatio()^k (EstimatedFPR).
+// the partitioned one (theory.FPExact, theory.FPPartitioned), plus, for the
+// schemes that derive all k positions from two hashes (double, enhanced,
+// extended, partition), a floor of about n/(m·s) (n/m'² for the partition
+// scheme, m' = m/k): a query whose reduced (h1, h2) is an inserted key's
+// probes exactly that key's positions (001 §2, §6). theory.FPScheme is the
+// rate with the floor; NewWithEstimates sizes with it (theory.SizeScheme),
+// so a filter built for ε meets ε at its n, however small n is. Given the
+// filter's actual state, the rate is about FillRatio()^k (the product of
+// the subarrays' fills when partitioned) with the floor added, and exactly
+// the fraction of probe sequences through set bits for a small filter
+// (EstimatedFPR).
 //
 // Cost: Add and Contains hash the key once (xxh3-128) and touch k bits;
 // they allocate nothing and do no division and no interface call per probe.
@@ -107,9 +115,10 @@ func NewPartitioned(m uint64, k int, opts ...Option) (*Filter, error) {
 }
 
 // NewWithEstimates returns a filter sized for n keys at false-positive rate
-// fpr: the smallest m for which some integer k gives an exact false-positive
-// probability of at most fpr, and the k minimising it (theory.Size, or
-// theory.SizePartitioned for partitioned schemes).
+// fpr: the smallest m for which some k ≤ 64 gives a rate of at most fpr,
+// the scheme's pair floor included, and that k (theory.SizeScheme; m is
+// prime for the double-hashing schemes, and m/k prime for the partition
+// schemes).
 func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	o := options{scheme: hashing.DefaultScheme}
 	for _, opt := range opts {
@@ -311,10 +320,15 @@ func (f *Filter) FillRatio() float64 {
 	return float64(f.Ones()) / float64(f.m)
 }
 
-// EstimatedFPR returns the false-positive rate implied by the current fill:
-// FillRatio()^k (000 §2.1). For a partitioned filter it is the product of
-// the subarrays' fill ratios, which is exact for its state.
-func (f *Filter) EstimatedFPR() float64 { return bitvec.StateFPR(f.ix, f.bits.OnesIn) }
+// EstimatedFPR returns the false-positive rate of the current state: the
+// FillRatio()^k of 000 §2.1 (for a partitioned filter the product of the
+// subarrays' fill ratios) with the pair floor of the scheme for N keys
+// added, which the fill cannot show (theory.FPPairs); for a small filter
+// of a two-hash scheme, exactly the fraction of probe sequences whose bits
+// are all set (internal/bitvec.StateFPR).
+func (f *Filter) EstimatedFPR() float64 {
+	return bitvec.StateFPR(f.ix, f.bits.OnesIn, f.bits.Has, f.N())
+}
 
 // ApproxCount estimates the number of distinct keys added from the fill
 // (Swamidass and Baldi): −(m/k)·ln(1 − X/m) for X ones, or

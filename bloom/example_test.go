@@ -19,7 +19,7 @@ func Example() {
 	fmt.Printf("m = %d bits, k = %d, %.1f bits per key\n", f.M(), f.K(), float64(f.M())/1000)
 	// Output:
 	// true true
-	// m = 9594 bits, k = 7, 9.6 bits per key
+	// m = 9601 bits, k = 7, 9.6 bits per key
 }
 
 // A partitioned filter with the prime-partition scheme of 001 §2: k

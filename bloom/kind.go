@@ -21,9 +21,9 @@ func init() {
 		scheme                hashing.Scheme
 	}{
 		{"bloom", "standard Bloom filter: k hash functions over one array of m bits (003, 004 §3; schemes of 001)",
-			"fill^k, from the bits", 10, hashing.DefaultScheme},
+			"fill^k from the bits, with the pair floor of double hashing (exact for a small filter)", 10, hashing.DefaultScheme},
 		{"partitioned", "partitioned Bloom filter: k subarrays of m/k bits, one probe in each (004 §5, 001 §4.1)",
-			"product of the subarrays' fills, from the bits", 20, hashing.Partition},
+			"product of the subarrays' fills from the bits, with the pair floor of the partition scheme (exact for a small filter)", 20, hashing.Partition},
 	} {
 		spec := kind.Spec{
 			Name: s.name, Summary: s.summary, Order: s.order, Format: format.KindBloom, FPRMethod: s.method,
@@ -107,9 +107,9 @@ func describe(g kind.Filter) []kind.Field {
 		{Name: "m", Value: f.m, Note: "bits"},
 		{Name: "k", Value: f.k},
 		{Name: "fill ratio", Value: f.FillRatio()},
-		{Name: "fpr at keys added", Value: sizing.FP(f.scheme, f.m, f.N(), f.k), Note: "formula, n = keys added"},
+		{Name: "fpr at keys added", Value: sizing.FP(f.scheme, f.m, f.N(), f.k), Note: "formula with the scheme's pair floor (theory.FPScheme), n = keys added"},
 		{Name: "design n", Value: dn, Note: dnote},
-		{Name: "fpr at design n", Value: sizing.FP(f.scheme, f.m, dn, f.k), Note: "formula"},
+		{Name: "fpr at design n", Value: sizing.FP(f.scheme, f.m, dn, f.k), Note: "formula with the scheme's pair floor (theory.FPScheme)"},
 		{Name: "approx count", Value: f.ApproxCount(), Note: "distinct keys, from the fill"},
 	}
 }

@@ -187,10 +187,12 @@ func New(cfg Config) (*Filter, error) {
 
 // NewWithEstimates returns a filter with c groups sized for n keys at
 // false-positive rate fpr under online insertion: the smallest m for which
-// some k ≤ 64 gives theory.FPChoices(m/n, k, c) ≤ fpr, and that k
-// (theory.SizeChoices; the prediction is asymptotic in m). The other
-// fields of cfg (Scheme, Seed, TieSeed) are used as given; its M and K are
-// ignored.
+// some k ≤ 64 gives a rate ≤ fpr, the pair floor of the group scheme
+// included (theory.SizeChoicesScheme: theory.FPChoices(m/n, k, c), the
+// asymptotic prediction of 000 eq. 3.2, with the floor of
+// theory.FPChoicesScheme; m prime for the double-hashing schemes). The
+// other fields of cfg (Scheme, Seed, TieSeed) are used as given; its M and
+// K are ignored.
 func NewWithEstimates(n uint64, fpr float64, c int, cfg Config) (*Filter, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("choices: n = 0, want n ≥ 1: %w", ErrParam)
@@ -201,7 +203,10 @@ func NewWithEstimates(n uint64, fpr float64, c int, cfg Config) (*Filter, error)
 	if c < 1 || c > MaxC {
 		return nil, fmt.Errorf("choices: c = %d out of range [1, %d]: %w", c, MaxC, ErrParam)
 	}
-	m, k, err := theory.SizeChoices(n, fpr, c, hashing.MaxK)
+	if cfg.Scheme == 0 {
+		cfg.Scheme = hashing.DefaultScheme
+	}
+	m, k, err := theory.SizeChoicesScheme(cfg.Scheme, n, fpr, c, hashing.MaxK)
 	if err != nil {
 		return nil, fmt.Errorf("choices: %w: %w", err, ErrParam)
 	}
@@ -442,14 +447,23 @@ func (f *Filter) FillRatio() float64 {
 	return float64(f.Ones()) / float64(f.m)
 }
 
-// EstimatedFPR returns the false-positive rate implied by the current fill
-// z: 1 − (1 − z^k)^c (000 §3; theory.FPFromFillChoices), the probability
-// that one of a random query's c groups lands on k ones.
+// EstimatedFPR returns the false-positive rate of the current state: the
+// probability that one of a random query's c groups lands on k ones. The
+// groups' pairs are independent, so it is 1 − (1 − r)^c with r the rate of
+// one group, the standard filter's (internal/bitvec.StateFPR, as
+// bloom.Filter's): fill^k with the pair floor of the scheme for the N keys
+// added, and exactly the fraction of probe sequences through ones for a
+// small filter. Without the floor this is 000 §3's 1 − (1 − z^k)^c
+// (theory.FPFromFillChoices).
 func (f *Filter) EstimatedFPR() float64 {
 	if f.ix == nil {
 		return 0
 	}
-	return theory.FPFromFillChoices(f.FillRatio(), f.k, f.c)
+	r := bitvec.StateFPR(f.ix, f.bits.OnesIn, f.bits.Has, f.N())
+	if f.c == 1 { // a standard filter: bloom.Filter's estimate
+		return r
+	}
+	return -math.Expm1(float64(f.c) * math.Log1p(-r))
 }
 
 // ApproxCount estimates the number of keys added online from the fill by

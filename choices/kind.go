@@ -21,7 +21,7 @@ func init() {
 		Name:    "choices",
 		Summary: "Bloom filter with c choices: each key sets the one of its c groups of k bits that needs the fewest new ones (000 §3)",
 		Order:   50, Format: format.KindChoices, Decode: kind.Decoded(decode),
-		FPRMethod: "1 − (1 − fill^k)^c, from the bits",
+		FPRMethod: "1 − (1 − r)^c with r a group's rate: fill^k from the bits with the pair floor of double hashing (exact for a small filter)",
 		Options:   kindOptions,
 		Describe:  describe,
 		Combine:   kind.Union[*Filter](),
@@ -60,7 +60,8 @@ func kindOptions(fs *flag.FlagSet) kind.Planner {
 }
 
 // plan sizes a c-choice filter by the online greedy prediction (000
-// eq. 3.2): theory.SizeChoices for a rate; m = ⌈B·n⌉ and
+// eq. 3.2) with the pair floor of its scheme: theory.SizeChoicesScheme
+// for a rate; m = ⌈B·n⌉ and
 // theory.OptimalKChoices for bits per key; m and k as given otherwise.
 func plan(s hashing.Scheme, c, rounds int, t kind.Target) (kind.Plan, error) {
 	if err := sizing.Check("choices", t); err != nil {
@@ -74,7 +75,7 @@ func plan(s hashing.Scheme, c, rounds int, t kind.Target) (kind.Plan, error) {
 		m, k = t.M, t.K
 	case t.FPR > 0:
 		var err error
-		if m, k, err = theory.SizeChoices(t.N, t.FPR, c, hashing.MaxK); err != nil {
+		if m, k, err = theory.SizeChoicesScheme(s, t.N, t.FPR, c, hashing.MaxK); err != nil {
 			return kind.Plan{}, fmt.Errorf("choices: %w: %w", err, kind.ErrParam)
 		}
 	default:
@@ -97,7 +98,7 @@ func plan(s hashing.Scheme, c, rounds int, t kind.Target) (kind.Plan, error) {
 	}
 	p := kind.Plan{
 		Kind: "choices", Scheme: s.String(), M: m, MUnit: "bits", K: k, Bits: m,
-		Capacity: t.N, FPR: fpChoices(m, t.N, k, c), Hashes: 1, Accesses: c * k,
+		Capacity: t.N, FPR: fpChoices(s, m, t.N, k, c), Hashes: 1, Accesses: c * k,
 		Note: fmt.Sprintf("%d groups of k hashes, %s", c, how), Notices: notices,
 		Extra: []kind.Field{{Name: "c", Value: c}, {Name: "rounds", Value: rounds}},
 	}
@@ -118,13 +119,13 @@ func plan(s hashing.Scheme, c, rounds int, t kind.Target) (kind.Plan, error) {
 	return p, nil
 }
 
-// fpChoices is the online prediction theory.FPChoices for n keys in m bits
-// (0 for no keys).
-func fpChoices(m, n uint64, k, c int) float64 {
+// fpChoices is the online prediction with the pair floor of scheme s,
+// theory.FPChoicesScheme, for n keys in m bits (0 for no keys).
+func fpChoices(s hashing.Scheme, m, n uint64, k, c int) float64 {
 	if n == 0 {
 		return 0
 	}
-	return theory.FPChoices(float64(m)/float64(n), k, c)
+	return theory.FPChoicesScheme(s, m, float64(n), k, c)
 }
 
 // offlineBuilder collects the keys' digests and builds the filter offline
@@ -169,13 +170,13 @@ func describe(g kind.Filter) []kind.Field {
 		if f.ix == nil {
 			return 0
 		}
-		return fpChoices(f.m, n, f.k, f.c)
+		return fpChoices(f.scheme, f.m, n, f.k, f.c)
 	}
 	built := "online (000 §3.1)"
 	if f.rounds > 0 {
 		built = "offline (000 §3.2); keys added since, online"
 	}
-	const online = "formula: the online greedy prediction (000 eq. 3.2); an offline build does better"
+	const online = "formula: the online greedy prediction (000 eq. 3.2) with the scheme's pair floor (theory.FPChoicesScheme); an offline build does better"
 	return []kind.Field{
 		{Name: "c", Value: f.c, Note: "groups of k hash functions"},
 		{Name: "rounds", Value: f.rounds, Note: built},

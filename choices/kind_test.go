@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/filtertest"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/theory"
@@ -29,7 +30,8 @@ func TestPlanner(t *testing.T) {
 	filtertest.CheckPlanner(t, "choices", filtertest.PlannerChecks{
 		Options: opts,
 		Rate: func(p kind.Plan, args []string, n uint64) float64 {
-			return theory.FPChoices(float64(p.M)/float64(n), p.K, cOf(args))
+			s, _ := hashing.ParseScheme(p.Scheme)
+			return theory.FPChoicesScheme(s, p.M, float64(n), p.K, cOf(args))
 		},
 		MinM: 1,
 		Unit: "bits",

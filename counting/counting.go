@@ -36,8 +36,11 @@
 // False positives: Contains answers exactly as the standard filter built
 // from the same keys, so after n distinct keys in m counters with k hash
 // functions a key that was never added is reported present with probability
-// close to (1 − (1 − 1/m)^{kn})^k (theory.FPExact), the fraction of nonzero
-// counters to the power k given the filter's state (EstimatedFPR). Removing
+// close to (1 − (1 − 1/m)^{kn})^k (theory.FPExact) plus the pair floor of
+// the two-hash schemes (about n/(m·s): a query whose (h1, h2) is an
+// inserted key's; theory.FPScheme, package bloom), the fraction of nonzero
+// counters to the power k, with the floor, given the filter's state
+// (EstimatedFPR). Removing
 // keys lowers the rate to that of the keys that remain (as long as no
 // counter saturated).
 //
@@ -225,10 +228,10 @@ func New(m uint64, k int, opts ...Option) (*Filter, error) {
 }
 
 // NewWithEstimates returns a filter sized for n keys at false-positive rate
-// fpr: the smallest m for which some integer k gives an exact false-positive
-// probability of at most fpr, and the k minimising it (theory.Size, or
-// theory.SizePartitioned for partitioned schemes). Each of the m positions
-// is a counter of the configured width.
+// fpr: the smallest m for which some k ≤ 64 gives a rate of at most fpr,
+// the scheme's pair floor included, and that k (theory.SizeScheme, as
+// bloom.NewWithEstimates). Each of the m positions is a counter of the
+// configured width.
 func NewWithEstimates(n uint64, fpr float64, opts ...Option) (*Filter, error) {
 	o := options{scheme: hashing.DefaultScheme}
 	for _, opt := range opts {
@@ -599,10 +602,18 @@ func (f *Filter) FillRatio() float64 {
 	return float64(f.Nonzero()) / float64(f.m)
 }
 
-// EstimatedFPR returns the false-positive rate implied by the current fill:
-// FillRatio()^k (000 §2.1). For a partitioned filter it is the product of
-// the subarrays' fill ratios, which is exact for its state.
-func (f *Filter) EstimatedFPR() float64 { return bitvec.StateFPR(f.ix, f.nonzeroIn) }
+// EstimatedFPR returns the false-positive rate of the current state: the
+// FillRatio()^k of 000 §2.1 (for a partitioned filter the product of the
+// subarrays' fill ratios) with the pair floor of the scheme for N keys
+// (theory.FPPairs); for a small filter of a two-hash scheme, exactly the
+// fraction of probe sequences whose counters are all nonzero
+// (internal/bitvec.StateFPR).
+func (f *Filter) EstimatedFPR() float64 {
+	return bitvec.StateFPR(f.ix, f.nonzeroIn, f.nonzeroAt, f.N())
+}
+
+// nonzeroAt reports whether counter p is nonzero.
+func (f *Filter) nonzeroAt(p uint64) bool { return f.lay.get(f.words, p) != 0 }
 
 // nonzeroIn counts the nonzero counters in [lo, hi).
 func (f *Filter) nonzeroIn(lo, hi uint64) uint64 {

@@ -348,11 +348,7 @@ func TestNewWithEstimates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		size := theory.Size
-		if s.Partitioned() {
-			size = theory.SizePartitioned
-		}
-		m, k, _ := size(10000, 0.001)
+		m, k, _ := theory.SizeScheme(s, 10000, 0.001, hashing.MaxK)
 		if f.M() != m || f.K() != k || f.CounterBits() != 8 || f.Scheme() != s {
 			t.Errorf("%v: m, k, w = %d, %d, %d; want %d, %d, 8", s, f.M(), f.K(), f.CounterBits(), m, k)
 		}

@@ -35,7 +35,7 @@ func Example() {
 	b := f.ToBloom()
 	fmt.Println("bloom:", b.ContainsString("apple"), b.ContainsString("banana"), b.N())
 	// Output:
-	// m, k, w: 9594 7 4
+	// m, k, w: 9601 7 4
 	// apples: 2
 	// banana: false
 	// cherry: true

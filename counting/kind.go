@@ -20,7 +20,7 @@ func init() {
 		Name:    "counting",
 		Summary: "counting Bloom filter: a w-bit counter per position instead of a bit, so keys can be removed (000 §2.1, 004 §9)",
 		Order:   30, Format: format.KindCounting, Decode: kind.Decoded(decode),
-		FPRMethod: "fill^k with fill the fraction of nonzero counters (the product of the subarrays' fills for a partitioned scheme)",
+		FPRMethod: "fill^k with fill the fraction of nonzero counters (the product of the subarrays' fills for a partitioned scheme), with the pair floor of double hashing (exact for a small filter)",
 		Options:   kindOptions,
 		Describe:  describe,
 		Combine:   kind.Merge[*Filter](),
@@ -99,9 +99,9 @@ func describe(g kind.Filter) []kind.Field {
 		{Name: "counter bits", Value: f.CounterBits()},
 		{Name: "saturated counters", Value: f.Saturated(), Note: fmt.Sprintf("counter max %d; a saturated counter never returns to zero", f.CounterMax()), Warn: f.Saturated() > 0},
 		{Name: "fill ratio", Value: f.FillRatio(), Note: "fraction of nonzero counters"},
-		{Name: "fpr at keys added", Value: sizing.FP(f.scheme, f.m, f.N(), f.k), Note: "formula, n = keys added"},
+		{Name: "fpr at keys added", Value: sizing.FP(f.scheme, f.m, f.N(), f.k), Note: "formula with the scheme's pair floor (theory.FPScheme), n = keys added"},
 		{Name: "design n", Value: dn, Note: dnote},
-		{Name: "fpr at design n", Value: sizing.FP(f.scheme, f.m, dn, f.k), Note: "formula"},
+		{Name: "fpr at design n", Value: sizing.FP(f.scheme, f.m, dn, f.k), Note: "formula with the scheme's pair floor (theory.FPScheme)"},
 		{Name: "approx count", Value: f.ApproxCount(), Note: "distinct keys, from the fill"},
 	}
 }

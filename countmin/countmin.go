@@ -32,14 +32,21 @@
 // every key added with a positive count, and for a key never added exactly
 // when all its d counters were hit by other keys. After n distinct keys
 // that probability is about (1 − (1 − 1/w)^n)^d (FPR; the rows as
-// independent, as 001 shows the two-hash rows behave); EstimatedFPR reads
-// it from the state: Π over rows of the fraction of nonzero counters.
+// independent, as 001 shows the two-hash rows behave asymptotically), plus,
+// for the two-hash rows, a floor of about n/(w·s) (s the steps, w/2 or
+// w − 1): a key whose (h1, h2) is the query's hits all its d counters
+// (FPRScheme, theory.FPRows). EstimatedFPR reads the rate from the state:
+// Π over rows of the fraction of nonzero counters with that floor, and for
+// a small sketch exactly (the fraction of (h1, h2) pairs whose counters are
+// all nonzero).
 //
 // Sizing: a sketch is sized for its estimates by ε and δ (Dimensions,
 // NewWithEstimates: w = ⌈e/ε⌉, d = ⌈ln(1/δ)⌉), or for membership by n and a
-// false-positive rate (DimensionsFPR: the smallest w·d whose FPR at n keys
-// is at most the rate) or by n and bits per key (DimensionsBitsPerKey: w·d
-// = ⌊bits·n/64⌋ counters, d minimising FPR). The kind "countmin" (bloomlab
+// false-positive rate (DimensionsFPR, DimensionsFPRScheme: the smallest w·d
+// whose FPRScheme at n keys, floor included, is at most the rate; w prime
+// for two-hash rows; a bisection over w, so bounded in time for any rate)
+// or by n and bits per key (DimensionsBitsPerKey: w·d = ⌊bits·n/64⌋
+// counters, d minimising FPRScheme). The kind "countmin" (bloomlab
 // plan and build) takes -eps and -delta, or -fpr or -bits-per-key with -n,
 // or -m and -k as w and d. Capacity is the n a sketch was sized for (0 when
 // sized by ε and δ or unknown; stored in files). N is the sum of the
@@ -66,6 +73,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/theory"
 )
 
 // Errors returned by this package wrap these values.
@@ -155,7 +163,7 @@ func Dimensions(eps, delta float64) (w uint64, d int, err error) {
 		return 0, 0, fmt.Errorf("countmin: delta = %v out of range (0, 1): %w", delta, ErrParam)
 	}
 	wf := math.Ceil(math.E / eps)
-	d = int(math.Ceil(math.Log(1 / delta)))
+	d = int(math.Ceil(-math.Log(delta))) // −ln δ ≤ 745: finite for every δ > 0
 	if wf > MaxCells || d > MaxDepth {
 		return 0, 0, fmt.Errorf("countmin: eps = %v, delta = %v need w = %v, d = %d, beyond the limits: %w", eps, delta, wf, d, ErrParam)
 	}
@@ -385,23 +393,81 @@ func (s *Sketch) Equal(t *Sketch) bool {
 }
 
 // EstimatedFPR returns the probability, given the state, that Contains
-// answers true for a key never added: that its d counters are all nonzero,
-// Π over rows of (nonzero counters in the row)/w, the rows taken as
-// independent.
+// answers true for a key never added: that its d counters are all nonzero.
+// That is Π over rows of (nonzero counters in the row)/w for independent
+// rows; two-hash rows add the pair floor for N keys (the probability that
+// the query's (h1, h2) is an added key's, which the counters cannot show;
+// theory.FPRowsPairs), and for a small sketch the rate is exact: the
+// fraction of (h1, h2) pairs whose d counters are all nonzero, counted by
+// walking the rows from the nonzero counters of the first two.
 func (s *Sketch) EstimatedFPR() float64 {
 	if s.ix == nil {
 		return 0
 	}
 	w := s.cfg.Width
 	p := 1.0
+	var nz [MaxDepth]uint64
+	i := 0
 	for row := range slices.Chunk(s.cells, int(w)) {
-		nz := 0
 		for _, x := range row {
 			if x != 0 {
-				nz++
+				nz[i]++
 			}
 		}
-		p *= float64(nz) / float64(w)
+		p *= float64(nz[i]) / float64(w)
+		i++
 	}
-	return p
+	if s.cfg.Scheme == hashing.Independent || s.cfg.Depth < 2 {
+		return p
+	}
+	if nz[0]*nz[1] <= maxExactPairs {
+		return s.exactFPR()
+	}
+	// The keys the floor counts: the distinct keys, estimated from the
+	// fullest row (each key takes one counter per row), at most N.
+	keys := 0.0
+	for _, z := range nz[:s.cfg.Depth] {
+		keys = max(keys, -float64(w)*math.Log1p(-float64(z)/float64(w)))
+	}
+	keys = min(keys, float64(s.total))
+	return theory.FPRowsPairs(s.cfg.Scheme, w, s.cfg.Depth, keys, p)
+}
+
+// maxExactPairs bounds the candidate pairs exactFPR tries.
+const maxExactPairs = 1 << 22
+
+// exactFPR returns the fraction of the (start, step) pairs of the rows'
+// double hashing (w starts, hashing.DoubleSteps(w) steps) whose d
+// counters are all nonzero. Row i holds x + i·b + f(i) mod w; a pair is
+// fixed by its counters in rows 0 and 1, so it tries the nonzero counters
+// of those two rows against each other.
+func (s *Sketch) exactFPR() float64 {
+	w, d, c := s.cfg.Width, s.cfg.Depth, s.cells
+	off := s.ix.Offsets()
+	var first, second []uint64
+	for x := range w {
+		if c[x] != 0 {
+			first = append(first, x)
+		}
+		if c[w+x] != 0 {
+			second = append(second, x)
+		}
+	}
+	var hits uint64
+	for _, x := range first {
+		for _, y := range second {
+			b := (y + 2*w - x - off[1]%w) % w // probe 1 is x + b + f(1)
+			if b == 0 || (w&1 == 0 && b&1 == 0) {
+				continue // not a step the rows draw
+			}
+			all := true
+			for i := 2; i < d && all; i++ {
+				all = c[uint64(i)*w+(x+uint64(i)*b+off[i])%w] != 0
+			}
+			if all {
+				hits++
+			}
+		}
+	}
+	return float64(hits) / (float64(w) * float64(hashing.DoubleSteps(w)))
 }

@@ -22,7 +22,7 @@ func init() {
 		Format:    format.KindCountMin,
 		Decode:    kind.Decoded(decode),
 		Options:   options,
-		FPRMethod: "Π over rows of the fraction of nonzero counters, from the counters",
+		FPRMethod: "Π over rows of the fraction of nonzero counters, from the counters, with the pair floor of two-hash rows (exact for a small sketch)",
 		Describe:  describe,
 		Combine:   kind.Merge[*Sketch](),
 	})
@@ -65,11 +65,11 @@ func plan(cfg Config, eps, delta float64, t kind.Target) (kind.Plan, error) {
 		}
 	case t.FPR != 0 && t.BitsPerKey == 0:
 		if err = sizing.Check("countmin", t); err == nil {
-			cfg.Width, cfg.Depth, err = DimensionsFPR(t.N, t.FPR)
+			cfg.Width, cfg.Depth, err = DimensionsFPRScheme(cfg.Scheme, t.N, t.FPR)
 		}
 	default:
 		if err = sizing.Check("countmin", t); err == nil {
-			cfg.Width, cfg.Depth, err = DimensionsBitsPerKey(t.N, t.BitsPerKey)
+			cfg.Width, cfg.Depth, err = dimensionsBitsPerKey(cfg.Scheme, t.N, t.BitsPerKey)
 		}
 	}
 	if err != nil {
@@ -90,7 +90,7 @@ func plan(cfg Config, eps, delta float64, t kind.Target) (kind.Plan, error) {
 		},
 	}
 	if t.N > 0 {
-		p.FPR = FPR(w, d, t.N)
+		p.FPR = FPRScheme(cfg.Scheme, w, d, t.N)
 	}
 	p.New = func() (kind.Builder, error) {
 		s, err := New(cfg)
@@ -132,7 +132,8 @@ func describe(g kind.Filter) []kind.Field {
 		{Name: "largest counter", Value: top},
 	}
 	if s.capacity > 0 {
-		out = append(out, kind.Field{Name: "fpr at design n", Value: FPR(w, d, s.capacity), Note: "(1 − (1 − 1/w)^n)^d, n distinct keys"})
+		out = append(out, kind.Field{Name: "fpr at design n", Value: FPRScheme(s.cfg.Scheme, w, d, s.capacity),
+			Note: "(1 − (1 − 1/w)^n)^d with the pair floor of two-hash rows (theory.FPRows), n distinct keys"})
 	}
 	return out
 }

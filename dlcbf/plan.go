@@ -80,10 +80,14 @@ func PlanFPR(v Variant, n uint64, fpr float64) (Plan, error) {
 	if !(fpr > 0 && fpr < 1) {
 		return Plan{}, fmt.Errorf("dlcbf: fpr = %v out of range (0, 1): %w", fpr, ErrParam)
 	}
-	r := max(1, int(math.Ceil(math.Log2(designSubtables*DesignLoad/fpr))))
-	if r > MaxRemainder {
-		return Plan{}, fmt.Errorf("dlcbf: fpr = %v needs %d remainder bits, more than %d: %w", fpr, r, MaxRemainder, ErrParam)
+	// log2(24/fpr) as a difference: 24/fpr overflows to +Inf below about
+	// 1.3e-307, and int(+Inf) is not a number of bits (it gave r = 1, a
+	// filter at rate ≈ 1).
+	rf := math.Ceil(math.Log2(designSubtables*DesignLoad) - math.Log2(fpr))
+	if !(rf <= MaxRemainder) {
+		return Plan{}, fmt.Errorf("dlcbf: fpr = %v needs %.0f remainder bits, more than %d: %w", fpr, rf, MaxRemainder, ErrParam)
 	}
+	r := max(1, int(rf))
 	cfg := designConfig(v, n)
 	cfg.RemainderBits = r
 	switch v {

@@ -229,3 +229,23 @@ func TestKind(t *testing.T) {
 }
 
 func newFlags() *flag.FlagSet { return flag.NewFlagSet("dlcbf", flag.ContinueOnError) }
+
+// TestPlanTinyRates: a rate below what the remainders reach is refused,
+// one they reach is met. PlanFPR took r = ⌈log2(24/fpr)⌉ with 24/fpr = +Inf
+// below 1.3e-307, and int(+Inf) made r = 1: `build -kind dlcbf -fpr
+// 1e-307` built a filter at rate ≈ 1 and exited 0.
+func TestPlanTinyRates(t *testing.T) {
+	for _, v := range []Variant{Static, Dynamic, TwoSizes} {
+		for _, fpr := range []float64{5e-324, 1e-310, 1e-307, 1.3e-307, 2e-307, 1e-300, 1e-15, 24 * math.Ldexp(1, -MaxRemainder) * 0.99} {
+			if p, err := PlanFPR(v, 1000, fpr); !errors.Is(err, ErrParam) {
+				t.Errorf("%v fpr = %g: r = %d, WorstFPR %g, %v; want ErrParam", v, fpr, p.RemainderBits, p.WorstFPR, err)
+			}
+		}
+		for _, fpr := range []float64{0.5, 0.01, 1e-6, 24 * math.Ldexp(1, -MaxRemainder)} {
+			p, err := PlanFPR(v, 1000, fpr)
+			if err != nil || p.WorstFPR > fpr {
+				t.Errorf("%v fpr = %g: WorstFPR %g, %v", v, fpr, p.WorstFPR, err)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
@@ -305,7 +306,7 @@ func planFPR(configs []Config, n uint64, fpr float64) (Plan, error) {
 			}
 			grids[d] = g
 		}
-		at := func(i int) (Plan, bool) { return planAt(c, n, float64(i)/64, grids[d][i-1]) }
+		at := func(i int) (Plan, bool) { kind.PlanStep(); return planAt(c, n, float64(i)/64, grids[d][i-1]) }
 		// Bisection on the load in 1/64 steps: the rate grows with it. The
 		// smallest load is the one at which the buckets fit MaxBuckets.
 		first := max(1, int(math.Ceil(64*float64(n)/float64(MaxBuckets/uint64(d)*uint64(d)))))

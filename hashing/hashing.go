@@ -252,15 +252,31 @@ func NewIndexer(s Scheme, m uint64, k int) (*Indexer, error) {
 		}
 	}
 	ix.recip = ^uint64(0) / m
+	ix.stepN = DoubleSteps(m)
 	switch {
 	case m&1 == 0:
-		ix.stepMul, ix.stepN = 2, m>>1
+		ix.stepMul = 2
 	case m > 1:
-		ix.stepMul, ix.stepN = 1, m-1
-	default:
-		ix.stepMul, ix.stepN = 0, 1
+		ix.stepMul = 1
 	}
 	return ix, nil
+}
+
+// DoubleSteps returns the number of distinct steps the double-hashing
+// schemes (Double, Enhanced, ExtendedSquare, ExtendedCube) draw over m
+// positions, each equally likely: the m/2 odd steps for even m, the m − 1
+// steps 1 … m − 1 for odd m > 1, and 1 for m ≤ 1. A key's positions are
+// fixed by its start (one of m) and its step, so two keys take the same
+// probe sequence with probability 1/(m·DoubleSteps(m)): the pair floor of
+// package theory (theory.PositionSets).
+func DoubleSteps(m uint64) uint64 {
+	switch {
+	case m&1 == 0 && m > 0:
+		return m >> 1
+	case m > 1:
+		return m - 1
+	}
+	return 1
 }
 
 // NewCustomIndexer returns an Indexer whose i-th position is fn(d, i) mod m.

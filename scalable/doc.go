@@ -9,9 +9,10 @@
 // No false negatives, under any sequence of calls: a key that Add accepted
 // is reported present forever after, whatever else was added, unioned or
 // dumped and loaded. A filter that cannot take a key — a non-scaling filter
-// at its capacity, or a chain whose next link would exceed 2^48 bits, 64
-// hash functions (bloomlab profile) or MaxLinks links — returns an error
-// wrapping ErrFull and changes nothing; it never drops a key.
+// at its capacity, or a chain whose next link would exceed 2^48 bits, its
+// memory budget (Config.MaxBits, SetMaxBits) or MaxLinks links, or whose
+// expansion exceeds MaxExpansion (bloomlab profile, a file's) — returns an
+// error wrapping ErrFull and changes nothing; it never drops a key.
 //
 // # Growth and the compound rate
 //
@@ -26,9 +27,17 @@
 //
 // with ε0 = ε·(1 − r), however many links L it has (theory.FPScalableBound;
 // RedisBloom: ε0 = ε/2, r = 1/2). This bounds the expected rate at each
-// link's capacity; the rate of one particular filter, computed from its
-// bits by EstimatedFPR, scatters around it by a few percent (its small
-// first links are the noisiest). A non-scaling filter (Config.NonScaling,
+// link's capacity provided each link meets its share ε0·r^i there. In the
+// bloomlab profile each does, for any initial capacity n0 ≥ 1: a link is
+// sized by its rate with the pair floor of double hashing included (a
+// query whose (h1, h2) is one of the link's keys' probes exactly that key's
+// bits, about keys/(m²/2), which a link of few keys would otherwise
+// exceed its share by; theory.SizeSchemeUnit), so GrowthFPR is at most
+// TargetFPR. The rate of one particular filter, computed from its bits by
+// EstimatedFPR (with the floor; exact for small links), scatters around
+// the expected one by a few percent (its small first links are the
+// noisiest). The RedisBloom profile keeps RedisBloom's layout and exceeds
+// its target when its first links are small: see Profiles. A non-scaling filter (Config.NonScaling,
 // RedisBloom's NONSCALING) is one link at rate ε that refuses new keys past
 // its capacity. The price of not knowing n is memory: holding n keys, a
 // chain started at n0 takes about theory.OverheadScalable times the bits of
@@ -48,11 +57,15 @@
 //
 //   - Bloomlab (the default): xxh3-128 with the filter's seed, hashed once
 //     per key; each link a standard filter with enhanced double hashing
-//     (hashing.Enhanced), sized exactly by theory.Size for its capacity and
-//     rate (so at capacity its rate is at most its share ε0·r^i), bits
-//     rounded up to 64; any ratio in (0, 1). Choose it for Go programs that
-//     do not exchange filters with Redis: faster hashing, a seed, exact
-//     sizing, any ratio.
+//     (hashing.Enhanced), sized by theory.SizeSchemeUnit for its capacity
+//     and rate: the smallest multiple of 64 bits, and k ≤ 64, whose rate at
+//     capacity, the pair floor included, is at most its share ε0·r^i; any
+//     ratio in (0, 1). Choose it for Go programs that do not exchange
+//     filters with Redis: faster hashing, a seed, sizing that meets the
+//     target for any initial capacity, any ratio. A tiny initial capacity
+//     costs memory: links whose floor rules take about √(2/(n0·ε0)) bits
+//     per key (63 for n0 = 1 at 0.1%), and with expansion 1 and ratio 1/2
+//     each link is √2 times the last.
 //   - RedisBloom: bit for bit what RedisBloom 2.x stores, so that a filter
 //     built here loads into Redis (BF.LOADCHUNK) and one dumped from Redis
 //     (BF.SCANDUMP) is queried and grown here with identical answers: the
@@ -62,7 +75,34 @@
 //     rounded up to a multiple of 64, k = ⌈0.693147180559945·bpe⌉, the
 //     first link at ε/2 (ε for NONSCALING), each next link at half the
 //     previous rate and the previous link's entries times the expansion.
-//     Choose it when the filter goes to or comes from Redis.
+//     Choose it when the filter goes to or comes from Redis. Its links of
+//     few keys exceed their rates, so a chain whose first link is small
+//     exceeds its target: on a link whose bits are a power of two (64 or
+//     128 for links of up to about 10 keys) steps b of short additive
+//     order probe few positions (b ≡ 0 probes one, and a key whose step
+//     has order k sets a whole coset that every query of such a step
+//     from it hits), and two keys share (a mod m, b mod m) about once in
+//     m²/2; RedisBloom's k = ⌈ln2·bpe⌉ puts even large links 0.4% above
+//     their share. Measured (docs/SCALABLE.md; 10^5 keys, five key sets)
+//     at 1%: 3.2% from a first link of 1 key, 2.1% from 10, 1.06% from
+//     100, 0.98% from 1000. EstimatedFPR counts these effects (exactly for
+//     small power-of-two links, by theory.FPAnyStep for the others: a
+//     model on power-of-two sizes, an upper bound on the others, where
+//     the wraps of a + i·b modulo 2^64 spread the probes), GrowthFPR says
+//     what the chain is expected to reach as it fills, and `bloomlab
+//     build` and `plan` say so when it exceeds the target by more than 5%.
+//
+// # Memory
+//
+// Only the add that opens a link allocates, and what it allocates is known
+// before (NextLinkBits). A chain refuses to grow (ErrFull, nothing
+// changed) past 2^48 bits per link, MaxLinks links, or its memory budget:
+// Config.MaxBits or SetMaxBits bounds Bits(), and is not stored in files
+// (a chain read from a file has none until it is set). Expansion is at
+// most MaxExpansion = 32768, as in RedisBloom 8, at construction; a
+// bloomlab-profile file recording more loads and answers but does not
+// grow. `bloomlab build` and `add` set the budget to the memory the
+// process may use (internal/kind.MemoryBudgeter, internal/sysmem.Limit).
 //
 // # RedisBloom dumps
 //

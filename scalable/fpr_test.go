@@ -1,10 +1,12 @@
 package scalable
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
 
+	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/stats"
 	"github.com/bloomlab/bloomlab/theory"
 )
@@ -14,13 +16,18 @@ import (
 // 10^6 keys never added (10^5 under -short) are queried. It asserts that
 //
 //  1. the rate computed from the chain's state by formula at the links'
-//     counts, 1 − Π(1 − FPExact(m_i, keys_i, k_i)) (FormulaFPR), and the
-//     union bound Σ ε_i (FPRBound) are at most 1%: the design guarantee;
-//  2. the rate of the state, 1 − Π(1 − fill_i^k_i) (EstimatedFPR), lies
-//     within 5 standard deviations of the formula rate, the deviation
-//     being that of the links' fills (the variance of the number of empty
-//     positions, m·e^−λ·(1 − (1 + λ)·e^−λ) with λ = k·keys/m, carried to
-//     fill^k): the realised bits agree with the theory;
+//     counts, 1 − Π(1 − r_i(keys_i)) (FormulaFPR: the closed form with the
+//     pair floor, theory.FPScheme; for RedisBloom links theory.FPAnyStep),
+//     and the union bound Σ ε_i (FPRBound) are at most 1%: the design
+//     guarantee (the RedisBloom profile's formula within 5% of it: its
+//     k = ⌈ln2·bpe⌉ and its small links put the chain from 1,000 keys at
+//     1.012% by the formula, and plan says so past 5%);
+//  2. the rate of the state, 1 − Π(1 − r_i) with r_i from the bits
+//     (EstimatedFPR), lies within 5 standard deviations of the formula
+//     rate, the deviation being that of the links' fills (the variance of
+//     the number of empty positions, m·e^−λ·(1 − (1 + λ)·e^−λ) with
+//     λ = k·keys/m, carried to fill^k): the realised bits agree with the
+//     theory;
 //  3. the number of false positives lies in the two-sided binomial
 //     acceptance region at α = 10^-6 around EstimatedFPR (given the bits,
 //     each absent key is a false positive with that probability, so the
@@ -33,7 +40,8 @@ import (
 // The rate of the state is not asserted to be at most 1%: the bound holds
 // for the expected rate, and one filter's bits scatter around it (the
 // small first links most): with these keys the RedisBloom profile's
-// 10^7-key chain, bit for bit what RedisBloom builds, has 1.002%.
+// 10^7-key chain, bit for bit what RedisBloom builds, has 1.028% (formula
+// 1.012%) and answers 0.999% of the absent keys.
 func TestCompoundRate(t *testing.T) {
 	n, queries := 10_000_000, 1_000_000
 	if testing.Short() {
@@ -57,7 +65,7 @@ func TestCompoundRate(t *testing.T) {
 			}
 		}
 		formula, bound, est := f.FormulaFPR(), f.FPRBound(), f.EstimatedFPR()
-		if formula > 0.01 || bound > 0.01 {
+		if limit := map[Profile]float64{Bloomlab: 0.01, RedisBloom: 0.0105}[p]; formula > limit || bound > 0.01 {
 			t.Errorf("%v: formula rate %.5f, bound %.5f: want both ≤ 0.01", p, formula, bound)
 		}
 		sigma := stateSigma(f.LinkStats())
@@ -109,19 +117,23 @@ func stateSigma(st []LinkStats) float64 {
 }
 
 // TestLinkRates: in the bloomlab profile every full link's expected rate
-// (FPExact at its capacity) is at most its design rate, so the formula
-// rate of a chain is at most the bound Σ ε_i whatever the keys.
+// (theory.FPScheme at its capacity, the pair floor of enhanced double
+// hashing included) is at most its design rate, so the formula rate of a
+// chain is at most the bound Σ ε_i whatever the keys, however small its
+// first links (a link of one key at 5e-4 was sized by FPExact alone: 64
+// bits, k = 43, whose exact rate is 2/2048 = 9.8e-4).
 func TestLinkRates(t *testing.T) {
 	for _, c := range []Config{
 		{Capacity: 1000, FPR: 0.01}, {Capacity: 37, FPR: 0.3, Expansion: 3, Ratio: 0.9}, {Capacity: 5000, FPR: 1e-6, Ratio: 0.2},
+		{Capacity: 1, FPR: 0.001}, {Capacity: 1, FPR: 0.01, Expansion: 1}, {Capacity: 3, FPR: 1e-5, Ratio: 0.3},
 	} {
 		ls, err := shapes(must(c.withDefaults()), 1e9)
-		if err != nil {
+		if err != nil && !errors.Is(err, errCannotGrow) {
 			t.Fatal(err)
 		}
 		sum := 0.0
 		for i, l := range ls {
-			if fp := theory.FPExact(float64(l.m), float64(l.entries), l.k); fp > l.rate {
+			if fp := theory.FPScheme(hashing.Enhanced, l.m, float64(l.entries), l.k); fp > l.rate*(1+1e-12) {
 				t.Errorf("%+v link %d: %v at capacity, design %v", c, i, fp, l.rate)
 			}
 			sum += l.rate

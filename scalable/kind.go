@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
@@ -23,7 +24,7 @@ func init() {
 		Format:    format.KindScalable,
 		Decode:    kind.Decoded(decode),
 		Options:   options,
-		FPRMethod: "1 − Π(1 − fill_i^k_i) over the links, from the bits",
+		FPRMethod: "1 − Π(1 − r_i) over the links, r_i from the bits: fill^k with the pair floor of the link's keys (exact for a small link; RedisBloom links: with its steps of short order, an upper bound)",
 		Growing:   true,
 		Describe:  describe,
 		Combine:   kind.Union[*Filter](),
@@ -59,7 +60,7 @@ func init() {
 func options(fs *flag.FlagSet) kind.Planner {
 	profile := fs.String("profile", "bloomlab", "link layout: bloomlab (xxh3-128, enhanced double hashing, exact sizing) or "+
 		"redisbloom (bit for bit RedisBloom, for BF.LOADCHUNK and BF.SCANDUMP; -seed 0 only)")
-	expansion := fs.Uint("expansion", DefaultExpansion, "each link's capacity is this many times the previous one's (1 … 2^32−1)")
+	expansion := fs.Uint("expansion", DefaultExpansion, fmt.Sprintf("each link's capacity is this many times the previous one's (1 … %d, as RedisBloom 8)", MaxExpansion))
 	ratio := fs.Float64("ratio", DefaultRatio, "each link's rate is this times the previous one's, in (0, 1) (redisbloom: 0.5 only)")
 	nonScaling := fs.Bool("nonscaling", false, "one link at the target rate that refuses new keys past -n (RedisBloom's NONSCALING)")
 	return func(t kind.Target) (kind.Plan, error) {
@@ -67,8 +68,22 @@ func options(fs *flag.FlagSet) kind.Planner {
 		if err != nil {
 			return kind.Plan{}, err
 		}
-		if *expansion < 1 || *expansion > math.MaxUint32 {
-			return kind.Plan{}, fmt.Errorf("scalable: -expansion %d out of range [1, 2^32−1]: %w", *expansion, ErrParam)
+		// A flag given out of range is a usage error, even where its zero
+		// value would otherwise mean "the default" (Config's convention).
+		// -fpr belongs to the command, which defines it on the same flag
+		// set: a given -fpr 0 is refused here as every other kind refuses
+		// it (Target cannot tell it from an absent -fpr).
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		switch {
+		case *expansion < 1 || *expansion > MaxExpansion:
+			return kind.Plan{}, fmt.Errorf("scalable: -expansion %d out of range [1, %d]: %w", *expansion, MaxExpansion, ErrParam)
+		case given["ratio"] && !(*ratio > 0 && *ratio < 1):
+			return kind.Plan{}, fmt.Errorf("scalable: -ratio %v out of range (0, 1): %w", *ratio, ErrParam)
+		case given["ratio"] && p == RedisBloom && *ratio != redisTighten:
+			return kind.Plan{}, fmt.Errorf("scalable: -ratio %v: the redisbloom profile tightens by exactly 0.5: %w", *ratio, ErrParam)
+		case given["fpr"] && !(t.FPR > 0 && t.FPR < 1):
+			return kind.Plan{}, fmt.Errorf("scalable: -fpr %v out of range (0, 1): %w", t.FPR, ErrParam)
 		}
 		return plan(Config{Capacity: t.N, FPR: t.FPR, Expansion: uint32(*expansion), Ratio: *ratio,
 			NonScaling: *nonScaling, Profile: p, Seed: t.Seed}, t)
@@ -86,44 +101,41 @@ type linkShape struct {
 // capacities reach n, stopping early (with the error) where the chain
 // cannot grow.
 func shapes(c Config, n uint64) ([]linkShape, error) {
-	f := &Filter{profile: c.Profile, growth: c.Expansion, ratio: c.Ratio}
+	f := &Filter{profile: c.Profile, growth: c.Expansion, ratio: c.Ratio, maxBits: c.MaxBits}
 	if c.Profile == RedisBloom {
 		f.options = redisOptions
 	}
 	if c.NonScaling {
 		f.options |= OptNoScaling
 	}
-	shape := func(entries uint64, rate float64) (linkShape, error) {
-		if c.Profile == RedisBloom {
-			g, err := redisInit(entries, rate, f.options)
-			mod := g.bits
-			if g.n2 > 0 {
-				mod = 1 << g.n2
-			}
-			return linkShape{g.entries, g.bits, mod, g.k, rate}, err
+	of := func(s shape) linkShape {
+		ls := linkShape{s.entries, s.bits, s.bits, s.k, s.rate}
+		if s.redis.n2 > 0 {
+			ls.m = 1 << s.redis.n2
 		}
-		m, k, err := bloomlabGeometry(entries, rate)
-		return linkShape{entries, m, m, k, rate}, err
+		return ls
 	}
 	rate := c.FPR
 	if !c.NonScaling {
 		rate *= 1 - c.Ratio
 	}
-	s, err := shape(c.Capacity, rate)
+	s, err := f.linkShape(c.Capacity, rate)
 	if err != nil {
 		return nil, err
 	}
-	out := []linkShape{s}
-	for total := s.entries; total < n && !c.NonScaling; total += s.entries {
-		cur := &link{entries: s.entries, errRate: s.rate}
-		entries, rate, err := f.nextShape(cur, len(out))
-		if err == nil {
-			s, err = shape(entries, rate)
-		}
-		if err != nil {
+	out := []linkShape{of(s)}
+	chain := []*link{{entries: s.entries, errRate: s.rate, bits: s.bits}}
+	for total := s.entries; total < n && !c.NonScaling; {
+		kind.PlanStep()
+		if s, err = f.nextLink(chain); err != nil {
 			return out, err
 		}
-		out = append(out, s)
+		out = append(out, of(s))
+		chain = append(chain, &link{entries: s.entries, errRate: s.rate, bits: s.bits})
+		var over bool
+		if total, over = addOverflow(total, s.entries); over {
+			break
+		}
 	}
 	return out, nil
 }
@@ -153,13 +165,29 @@ func plan(c Config, t kind.Target) (kind.Plan, error) {
 	l0 := first[0]
 	p := kind.Plan{
 		Kind: "scalable", Scheme: "enhanced", M: l0.bits, MUnit: "bits (first link)", K: l0.k, Bits: l0.bits,
-		Capacity: c.Capacity, FPR: theory.FPExact(float64(l0.m), float64(c.Capacity), l0.k), Hashes: 1, Accesses: l0.k,
+		Capacity: c.Capacity, FPR: l0.link(c.Profile).formulaRate(l0.entries), Hashes: 1, Accesses: l0.k,
 		Notices: notices,
 		Note: fmt.Sprintf("growing chain (expansion %d, ratio %g); rate ≤ %g however far it grows (Σ ε(1−r)r^i); memory at 10× and 1000× n below",
 			c.Expansion, c.Ratio, c.FPR),
 	}
 	if c.Profile == RedisBloom {
 		p.Scheme, p.Hashes = "redisbloom", 2
+		// RedisBloom's k = ⌈ln2·bpe⌉ puts even its large links a little
+		// above their rates (0.4% at ε = 0.5%); the notice is for the
+		// chains whose small links take them more than 5% above.
+		g := p.FPR // a non-scaling chain is its first link
+		if !c.NonScaling {
+			g = growthRate(c)
+		}
+		if g > 1.05*c.FPR {
+			p.Note = fmt.Sprintf("growing chain in RedisBloom's layout (expansion %d): about %.3g as it fills, above the target %g (docs/SCALABLE.md); memory at 10× and 1000× n below",
+				c.Expansion, g, c.FPR)
+			notices = append(notices, fmt.Sprintf("the redisbloom profile lays links out as RedisBloom does, and RedisBloom's links of few keys exceed their rates "+
+				"(steps of short order, hash pairs shared by keys): a chain started at -n %d at -fpr %g is expected to reach about %.3g, not %g, as its links fill "+
+				"(docs/SCALABLE.md). -profile bloomlab stays within the target for any -n; with this profile a larger -n comes closer to it",
+				c.Capacity, c.FPR, g, c.FPR))
+			p.Notices = notices
+		}
 	}
 	if c.NonScaling {
 		p.Note = fmt.Sprintf("non-scaling: one link at rate %g that refuses new keys past n = %d", c.FPR, c.Capacity)
@@ -176,6 +204,25 @@ func plan(c Config, t kind.Target) (kind.Plan, error) {
 		return kind.FilterBuilder(f)
 	}
 	return p, nil
+}
+
+// link returns a link of shape l in profile p, without bits: enough for
+// its formula rates.
+func (l linkShape) link(p Profile) *link {
+	return &link{mod: l.m, k: l.k, redis: p == RedisBloom, bits: l.bits, entries: l.entries, errRate: l.rate}
+}
+
+// growthRate is GrowthFPR for a new chain of c (defaults applied).
+func growthRate(c Config) float64 {
+	ls, err := shapes(c, 0)
+	if err != nil {
+		return math.NaN()
+	}
+	f := &Filter{profile: c.Profile, growth: c.Expansion, ratio: c.Ratio}
+	if c.Profile == RedisBloom {
+		f.options = redisOptions
+	}
+	return f.projectGrowth([]*link{ls[0].link(c.Profile)})
 }
 
 // growthField says what the chain takes if it receives times × its first
@@ -195,8 +242,8 @@ func growthField(c Config, times uint64) kind.Field {
 		bits += l.bits
 	}
 	right := -float64(n) * math.Log(c.FPR) / (math.Ln2 * math.Ln2)
-	if m, _, err := theory.Size(n, c.FPR); err == nil {
-		right = float64(m)
+	if m, _, err := theory.SizeScheme(hashing.DefaultScheme, n, c.FPR, hashing.MaxK); err == nil {
+		right = float64(m) // kind bloom's sizing
 	}
 	return kind.Field{Name: name, Value: fmt.Sprintf("%d links, %s, %.2f× a bloom filter sized for %d keys", len(ls), byteSize(bits), float64(bits)/right, n)}
 }
@@ -223,9 +270,14 @@ func describe(g kind.Filter) []kind.Field {
 	if f.NonScaling() {
 		exp = "none (non-scaling)"
 	}
+	target := f.TargetFPR()
+	targetNote := "the compound rate the chain never exceeds while every link is within its capacity"
+	if f.Profile() == RedisBloom {
+		targetNote = "the compound rate the chain was created for; RedisBloom's links of few keys exceed their shares (fpr as it grows)"
+	}
 	fields := []kind.Field{
 		{Name: "profile", Value: f.Profile().String()},
-		{Name: "target rate", Value: f.TargetFPR(), Note: "the compound rate the chain never exceeds while every link is within its capacity"},
+		{Name: "target rate", Value: target, Note: targetNote},
 		{Name: "expansion", Value: exp},
 		{Name: "ratio", Value: f.Ratio(), Note: "each link's rate over the previous one's"},
 		{Name: "links", Value: len(st)},
@@ -233,14 +285,22 @@ func describe(g kind.Filter) []kind.Field {
 	over := 0
 	for i, l := range st {
 		fields = append(fields, kind.Field{Name: fmt.Sprintf("link %d", i),
-			Value: fmt.Sprintf("capacity %d, keys %d, m %d, k %d, fill %.4g, rate %.4g (design %.4g)", l.Capacity, l.Keys, l.Bits, l.K, l.Fill, l.FPR, l.Rate)})
+			Value: fmt.Sprintf("capacity %d, keys %d, m %d, k %d, fill %.4g, rate %.4g (at capacity %.4g, design %.4g)",
+				l.Capacity, l.Keys, l.Bits, l.K, l.Fill, l.FPR, l.AtCapacity, l.Rate)})
 		if l.Keys > l.Capacity {
 			over++
 		}
 	}
+	formulaNote := "formula, 1 − Π(1 − r_i(keys_i)) with the pair floor of double hashing (theory.FPScheme)"
+	if f.Profile() == RedisBloom {
+		formulaNote = "formula, 1 − Π(1 − r_i(keys_i)) with RedisBloom's steps of short order and pair floor (theory.FPAnyStep; an upper bound for links not a power of two)"
+	}
+	growth := f.GrowthFPR()
 	fields = append(fields,
-		kind.Field{Name: "fpr at keys added", Value: f.FormulaFPR(), Note: "formula, 1 − Π(1 − FPExact(m_i, keys_i, k_i))"},
+		kind.Field{Name: "fpr at keys added", Value: f.FormulaFPR(), Note: formulaNote},
 		kind.Field{Name: "fpr bound", Value: f.FPRBound(), Note: "Σ of the links' design rates (union bound)"},
+		kind.Field{Name: "fpr as it grows", Value: growth, Warn: target > 0 && growth > 1.05*target,
+			Note: "expected once every link, and those it would add, hold their capacity (formula; links past 2^24 bits at their design rates)"},
 	)
 	if b, err := f.NextLinkBits(); err != nil {
 		fields = append(fields, kind.Field{Name: "next link", Value: "cannot grow", Note: err.Error(), Warn: true})

@@ -49,8 +49,15 @@ func TestKindPlan(t *testing.T) {
 		}
 	}
 	p, err = planWith(t, []string{"-profile", "redisbloom", "-expansion", "4"}, kind.Target{})
-	if err != nil || p.Capacity != 100 || p.Scheme != "redisbloom" || p.Hashes != 2 || p.M != 1152 || len(p.Notices) != 2 {
+	// Three notices: no -fpr, no -n, and RedisBloom's small links taking
+	// the chain above 1% (about 1.07% by the formula) as it grows.
+	if err != nil || p.Capacity != 100 || p.Scheme != "redisbloom" || p.Hashes != 2 || p.M != 1152 || len(p.Notices) != 3 ||
+		!strings.Contains(p.Notices[2], "expected to reach about 0.0107") {
 		t.Errorf("redisbloom default plan %+v, %v", p, err)
+	}
+	// Large first links stay near the target: no notice.
+	if p, err := planWith(t, []string{"-profile", "redisbloom"}, kind.Target{N: 10000, FPR: 0.01}); err != nil || len(p.Notices) != 0 {
+		t.Errorf("redisbloom -n 10000: %v, %v", p.Notices, err)
 	}
 	b, err := p.New()
 	if err != nil {

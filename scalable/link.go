@@ -28,38 +28,57 @@ type link struct {
 	size    uint64  // keys added to this link; written under Filter.mu
 }
 
+// shape is a link's geometry before its bits are allocated.
+type shape struct {
+	entries uint64
+	rate    float64
+	bits    uint64        // memory: a multiple of 64
+	k       int           // probes
+	redis   redisGeometry // RedisBloom profile
+}
+
+// linkShape sizes a link of entries keys at rate errRate in the chain's
+// profile, allocating nothing.
+func (f *Filter) linkShape(entries uint64, errRate float64) (shape, error) {
+	if f.profile == RedisBloom {
+		g, err := redisInit(entries, errRate, f.options)
+		return shape{entries: g.entries, rate: errRate, bits: g.bits, k: g.k, redis: g}, err
+	}
+	m, k, err := bloomlabGeometry(entries, errRate)
+	return shape{entries: entries, rate: errRate, bits: m, k: k}, err
+}
+
+// alloc allocates the link s describes.
+func (f *Filter) alloc(s shape) (*link, error) {
+	if f.profile == RedisBloom {
+		return makeRedisLink(s.redis, s.rate, make([]uint64, s.bits/64), 0), nil
+	}
+	return makeBloomlabLink(s.bits, s.k, s.entries, s.rate, make([]uint64, s.bits/64), 0)
+}
+
 // newLink allocates a link of entries keys at rate errRate in the chain's
 // profile.
 func (f *Filter) newLink(entries uint64, errRate float64) (*link, error) {
-	if f.profile == RedisBloom {
-		g, err := redisInit(entries, errRate, f.options)
-		if err != nil {
-			return nil, err
-		}
-		return makeRedisLink(g, errRate, make([]uint64, g.bits/64), 0), nil
-	}
-	m, k, err := bloomlabGeometry(entries, errRate)
+	s, err := f.linkShape(entries, errRate)
 	if err != nil {
 		return nil, err
 	}
-	return makeBloomlabLink(m, k, entries, errRate, make([]uint64, m/64), 0)
+	return f.alloc(s)
 }
 
-// bloomlabGeometry sizes a bloomlab link: theory.Size's m rounded up to a
-// multiple of 64, and its k.
+// bloomlabGeometry sizes a bloomlab link: the smallest multiple of 64 bits,
+// and k ≤ 64, whose rate at capacity is at most errRate, the pair floor of
+// enhanced double hashing included (theory.SizeSchemeUnit: a link of few
+// keys must be large enough that a query rarely shares a key's (h1, h2)).
 func bloomlabGeometry(entries uint64, errRate float64) (m uint64, k int, err error) {
 	if entries < 1 || !(errRate > 0 && errRate < 1) {
 		return 0, 0, fmt.Errorf("link of %d entries at rate %v: %w", entries, errRate, errCannotGrow)
 	}
-	m, k, err = theory.Size(entries, errRate)
+	m, k, err = theory.SizeSchemeUnit(hashing.Enhanced, entries, errRate, hashing.MaxK, 64)
 	if errors.Is(err, theory.ErrTooLarge) {
 		return 0, 0, fmt.Errorf("link of %d entries at rate %v needs more than 2^48 bits: %w", entries, errRate, errCannotGrow)
 	} else if err != nil {
 		return 0, 0, fmt.Errorf("link of %d entries at rate %v: %v: %w", entries, errRate, err, errCannotGrow)
-	}
-	m = (m + 63) / 64 * 64
-	if m > hashing.MaxM || k > hashing.MaxK {
-		return 0, 0, fmt.Errorf("link of %d entries at rate %v needs m = %d bits, k = %d (limits 2^48, %d): %w", entries, errRate, m, k, hashing.MaxK, errCannotGrow)
 	}
 	return m, k, nil
 }
@@ -82,33 +101,58 @@ func makeBloomlabLink(m uint64, k int, entries uint64, errRate float64, words []
 		bits: m, entries: entries, errRate: errRate, size: size}, nil
 }
 
-// nextLink allocates the link after cur, the n-th: entries times the
-// expansion, the rate times the ratio.
-func (f *Filter) nextLink(cur *link, n int) (*link, error) {
-	entries, errRate, err := f.nextShape(cur, n)
+// nextLink returns the shape of the link after the newest of ls: entries
+// times the expansion, the rate times the ratio; an error wrapping
+// errCannotGrow when the chain may not grow: MaxLinks links, an expansion
+// above MaxExpansion (bloomlab profile; a file or dump may record any), a
+// link beyond 2^48 bits, or a chain whose bits would exceed its memory
+// budget (SetMaxBits). Nothing is allocated. The caller holds f.mu.
+func (f *Filter) nextLink(ls []*link) (shape, error) {
+	s, err := f.nextShape(ls)
 	if err != nil {
-		return nil, err
+		return shape{}, err
 	}
-	return f.newLink(entries, errRate)
+	return s, f.withinBudget(ls, s)
 }
 
-func (f *Filter) nextShape(cur *link, n int) (entries uint64, errRate float64, err error) {
+// nextShape is nextLink without the memory budget.
+func (f *Filter) nextShape(ls []*link) (shape, error) {
+	cur, n := ls[len(ls)-1], len(ls)
 	if n >= MaxLinks {
-		return 0, 0, fmt.Errorf("the chain has %d links, the most it may have: %w", n, errCannotGrow)
+		return shape{}, fmt.Errorf("the chain has %d links, the most it may have: %w", n, errCannotGrow)
+	}
+	if f.profile == Bloomlab && f.growth > MaxExpansion {
+		return shape{}, fmt.Errorf("expansion %d, more than %d: %w", f.growth, MaxExpansion, errCannotGrow)
 	}
 	hi, entries := bits.Mul64(cur.entries, uint64(f.growth))
 	if hi != 0 || entries == 0 {
-		return 0, 0, fmt.Errorf("link of %d × %d entries: %w", cur.entries, f.growth, errCannotGrow)
+		return shape{}, fmt.Errorf("link of %d × %d entries: %w", cur.entries, f.growth, errCannotGrow)
 	}
-	return entries, cur.errRate * f.ratio, nil
+	return f.linkShape(entries, cur.errRate*f.ratio)
+}
+
+// withinBudget returns an error wrapping errCannotGrow if adding a link
+// of shape s to ls would take the chain past its memory budget.
+func (f *Filter) withinBudget(ls []*link, s shape) error {
+	if f.maxBits > 0 {
+		var have uint64
+		for _, l := range ls {
+			have += l.bits
+		}
+		if s.bits > f.maxBits || have > f.maxBits-s.bits {
+			return fmt.Errorf("the next link of %d bits would bring the chain to %d bits, beyond its memory budget of %d bits: %w",
+				s.bits, have+s.bits, f.maxBits, errCannotGrow)
+		}
+	}
+	return nil
 }
 
 // NextLinkBits returns the bits the next link would take, without
 // allocating it: the memory the add that fills the newest link will
 // allocate. It returns 0 for a non-scaling chain, and an error wrapping
-// ErrFull when the chain cannot grow. A chain read from an untrusted
-// source may have a large expansion: check this before adding to it if
-// memory matters.
+// ErrFull when the chain cannot grow, its memory budget (SetMaxBits)
+// included. A chain read from an untrusted source may have a large
+// expansion: set a budget, or check this, before adding to it.
 func (f *Filter) NextLinkBits() (uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -119,21 +163,11 @@ func (f *Filter) NextLinkBits() (uint64, error) {
 	if f.NonScaling() {
 		return 0, nil
 	}
-	entries, errRate, err := f.nextShape(ls[len(ls)-1], len(ls))
-	if err == nil {
-		if f.profile == RedisBloom {
-			var g redisGeometry
-			if g, err = redisInit(entries, errRate, f.options); err == nil {
-				return g.bits, nil
-			}
-		} else {
-			var m uint64
-			if m, _, err = bloomlabGeometry(entries, errRate); err == nil {
-				return m, nil
-			}
-		}
+	s, err := f.nextLink(ls)
+	if err != nil {
+		return 0, fmt.Errorf("scalable: %w: %v", ErrFull, err)
 	}
-	return 0, fmt.Errorf("scalable: %w: %v", ErrFull, err)
+	return s.bits, nil
 }
 
 // has reports whether all k positions of d are set. The bits are ANDed

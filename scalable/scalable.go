@@ -3,6 +3,7 @@ package scalable
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -71,9 +72,16 @@ const (
 	// RedisBloom chain cannot reach it: its rates halve per link and
 	// underflow after about 1,075 links.
 	MaxLinks = 4096
+	// MaxExpansion bounds Config.Expansion, as RedisBloom 8 bounds
+	// EXPANSION (1 … 32768). A bloomlab-profile chain read from a file
+	// with a larger expansion loads but does not grow (ErrFull); a
+	// RedisBloom dump keeps the expansion it records, and its growth is
+	// bounded by the 2^48-bit link and the memory budget (SetMaxBits).
+	MaxExpansion = 32768
 )
 
-// Config describes a new chain. Zero fields take the documented defaults.
+// Config describes a new chain. Zero fields take the documented defaults;
+// a negative zero FPR or Ratio is refused (ErrParam).
 type Config struct {
 	// Capacity is the number of keys of the first link (default 100, as
 	// RedisBloom): the n0 of the package documentation.
@@ -97,11 +105,21 @@ type Config struct {
 	// RedisBloom profile hashes with RedisBloom's fixed seeds and takes
 	// only 0).
 	Seed uint64
+	// MaxBits is the memory budget of the chain in bits (0: none but the
+	// 2^48 bits of a link): an Add that would open a link bringing Bits()
+	// above it fails with ErrFull and changes nothing (SetMaxBits). It is
+	// not stored in files.
+	MaxBits uint64
 }
 
 // withDefaults returns c with the zero fields set, or an error naming the
 // first invalid field.
 func (c Config) withDefaults() (Config, error) {
+	// A zero field means its default; a negative zero is a value given,
+	// and out of range (a rate of "-0" used to become the default).
+	if math.Signbit(c.FPR) || math.Signbit(c.Ratio) {
+		return c, fmt.Errorf("scalable: FPR = %v, Ratio = %v: a rate or ratio must be positive: %w", c.FPR, c.Ratio, ErrParam)
+	}
 	if c.Capacity == 0 {
 		c.Capacity = DefaultCapacity
 	}
@@ -110,6 +128,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Expansion == 0 {
 		c.Expansion = DefaultExpansion
+	}
+	if c.Expansion > MaxExpansion {
+		return c, fmt.Errorf("scalable: Expansion = %d out of range [1, %d]: %w", c.Expansion, MaxExpansion, ErrParam)
 	}
 	if c.Ratio == 0 {
 		c.Ratio = DefaultRatio
@@ -147,6 +168,7 @@ type Filter struct {
 	growth  uint32
 	ratio   float64
 	options uint32 // RedisBloom's option bits; the bloomlab profile uses only OptNoScaling
+	maxBits uint64 // memory budget (0: none); under mu
 }
 
 var lastID atomic.Uint64
@@ -157,7 +179,7 @@ func New(c Config) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Filter{profile: c.Profile, seed: c.Seed, growth: c.Expansion, ratio: c.Ratio}
+	f := &Filter{profile: c.Profile, seed: c.Seed, growth: c.Expansion, ratio: c.Ratio, maxBits: c.MaxBits}
 	if c.Profile == RedisBloom {
 		f.options = redisOptions
 	}
@@ -253,7 +275,11 @@ func (f *Filter) AddHash(d hashing.Digest) (present bool, err error) {
 		if f.options&OptNoScaling != 0 {
 			return false, fmt.Errorf("scalable: non scaling %w (capacity %d)", ErrFull, cur.entries)
 		}
-		next, err := f.nextLink(cur, len(ls))
+		s, err := f.nextLink(ls)
+		if err != nil {
+			return false, fmt.Errorf("scalable: %w: %v", ErrFull, err)
+		}
+		next, err := f.alloc(s)
 		if err != nil {
 			return false, fmt.Errorf("scalable: %w: %v", ErrFull, err)
 		}
@@ -281,13 +307,37 @@ func (f *Filter) N() uint64 { return f.card.Load() }
 func (f *Filter) Card() uint64 { return f.N() }
 
 // Capacity returns the sum of the links' capacities (RedisBloom's
-// "Capacity"). It grows with the chain.
+// "Capacity"). It grows with the chain. A sum beyond 2^64 − 1 (a crafted
+// file or dump) saturates at 2^64 − 1, where RedisBloom's BF.INFO (and
+// RedisInfo) wraps around.
 func (f *Filter) Capacity() uint64 {
 	var c uint64
 	for _, l := range f.snapshot() {
-		c += l.entries
+		var over bool
+		if c, over = addOverflow(c, l.entries); over {
+			return math.MaxUint64
+		}
 	}
 	return c
+}
+
+// SetMaxBits sets the chain's memory budget in bits (0: none but the
+// 2^48 bits of a link; Config.MaxBits): from then on an Add that would
+// open a link bringing Bits() above it fails with an error wrapping
+// ErrFull and changes nothing. The links the chain has are kept whatever
+// the budget. Safe for concurrent use.
+func (f *Filter) SetMaxBits(bits uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.maxBits = bits
+}
+
+// MaxBits returns the memory budget set by Config.MaxBits or SetMaxBits
+// (0: none).
+func (f *Filter) MaxBits() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxBits
 }
 
 // Bits returns the memory of the links' bits.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -207,24 +208,41 @@ func TestNonScaling(t *testing.T) {
 	}
 }
 
-// TestCannotGrow: a chain whose next link would need more than 64 hash
-// functions (bloomlab: expansion 1, rates halving) refuses new keys with
-// ErrFull and changes nothing.
+// TestCannotGrow: a chain whose next link would exceed its memory budget
+// refuses new keys with ErrFull and changes nothing, in both profiles.
+// Links of one key at rates halving (expansion 1) grow by √2 per link, so
+// without a budget the chain would reach 2^48-bit links after about 90.
+// (Before links were sized for the pair floor, their k reached 65 after
+// about 55 links and that stopped them.)
 func TestCannotGrow(t *testing.T) {
-	f := must(New(Config{Capacity: 1, FPR: 0.5, Expansion: 1}))
-	var err error
-	for i := 0; i < 1000 && err == nil; i++ {
-		_, err = f.Add(key(i))
-	}
-	if !errors.Is(err, ErrFull) {
-		t.Fatalf("expected ErrFull, got %v", err)
-	}
-	before := f.Clone()
-	if _, err := f.Add([]byte("another new key")); !errors.Is(err, ErrFull) || !f.Equal(before) {
-		t.Errorf("second refusal: %v, changed %v", err, !f.Equal(before))
-	}
-	if last := f.LinkStats()[f.Links()-1]; last.K > hashing.MaxK {
-		t.Errorf("link with k = %d", last.K)
+	for _, p := range profiles {
+		const budget = 1 << 12
+		f := must(New(Config{Capacity: 1, FPR: 0.5, Expansion: 1, Profile: p, MaxBits: budget}))
+		var err error
+		for i := 0; i < 10000 && err == nil; i++ {
+			_, err = f.Add(key(i))
+		}
+		if !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "budget") {
+			t.Fatalf("%v: expected ErrFull for the budget, got %v", p, err)
+		}
+		if f.Bits() > budget {
+			t.Errorf("%v: %d bits, budget %d", p, f.Bits(), budget)
+		}
+		before := f.Clone()
+		if _, err := f.Add([]byte("another new key")); !errors.Is(err, ErrFull) || !f.Equal(before) {
+			t.Errorf("%v: second refusal: %v, changed %v", p, err, !f.Equal(before))
+		}
+		if _, err := f.NextLinkBits(); !errors.Is(err, ErrFull) {
+			t.Errorf("%v: NextLinkBits: %v", p, err)
+		}
+		// A larger budget lets it grow again.
+		f.SetMaxBits(4 * budget)
+		if _, err := f.Add([]byte("another new key")); err != nil || f.MaxBits() != 4*budget {
+			t.Errorf("%v: after raising the budget: %v", p, err)
+		}
+		if last := f.LinkStats()[f.Links()-1]; last.K > hashing.MaxK {
+			t.Errorf("%v: link with k = %d", p, last.K)
+		}
 	}
 }
 
@@ -232,7 +250,8 @@ func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{
 		{FPR: 1}, {FPR: -0.1}, {FPR: math.NaN()}, {Ratio: 1}, {Ratio: -1}, {Profile: 3},
 		{Profile: RedisBloom, Ratio: 0.25}, {Profile: RedisBloom, Seed: 1},
-		{Capacity: 1 << 60, FPR: 0.01},
+		{Capacity: 1 << 60, FPR: 0.01}, {FPR: math.Copysign(0, -1)}, {Ratio: math.Copysign(0, -1)},
+		{Expansion: MaxExpansion + 1},
 	} {
 		if _, err := New(c); !errors.Is(err, ErrParam) {
 			t.Errorf("New(%+v): %v", c, err)
@@ -240,6 +259,9 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := NewRedisBloom(0.01, 0, 2, false); !errors.Is(err, ErrParam) {
 		t.Errorf("capacity 0: %v", err)
+	}
+	if _, err := NewRedisBloom(math.Copysign(0, -1), 100, 2, false); !errors.Is(err, ErrParam) {
+		t.Errorf("rate -0: %v", err)
 	}
 	if _, err := ParseProfile("redis"); !errors.Is(err, ErrParam) {
 		t.Error("ParseProfile accepted redis")
@@ -399,9 +421,25 @@ func TestNextLinkBits(t *testing.T) {
 		}
 	}
 	for _, p := range profiles {
-		g := must(New(Config{Capacity: 100000, Expansion: math.MaxUint32, Profile: p}))
+		if _, err := New(Config{Capacity: 100000, Expansion: MaxExpansion + 1, Profile: p}); !errors.Is(err, ErrParam) {
+			t.Errorf("%v: expansion %d: %v", p, MaxExpansion+1, err)
+		}
+		// A file or dump may record any expansion (as a crafted one
+		// with 2,566,914,049 did, whose next link asked for 10 GB): a
+		// bloomlab chain with more than MaxExpansion does not grow; the
+		// RedisBloom one's link of 4·10^14 entries exceeds 2^48 bits.
+		g := must(New(Config{Capacity: 100000, Profile: p}))
+		g.growth = math.MaxUint32
+		before := g.Clone()
 		if _, err := g.NextLinkBits(); !errors.Is(err, ErrFull) {
 			t.Errorf("%v: 4·10^14-entry link: %v", p, err)
+		}
+		var err error
+		for i := 0; err == nil && i < 200000; i++ {
+			_, err = g.Add(key(i))
+		}
+		if !errors.Is(err, ErrFull) || g.Links() != 1 || g.N() != 100000 || !g.Contains(key(0)) || before.Contains(key(0)) {
+			t.Errorf("%v: adds past the first link: %v, %d links", p, err, g.Links())
 		}
 	}
 }

@@ -135,11 +135,11 @@ func (l *link) clone() *link {
 	return &c
 }
 
-// Clone returns a copy of f.
+// Clone returns a copy of f, its memory budget included.
 func (f *Filter) Clone() *Filter {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	g := &Filter{profile: f.profile, seed: f.seed, growth: f.growth, ratio: f.ratio, options: f.options}
+	g := &Filter{profile: f.profile, seed: f.seed, growth: f.growth, ratio: f.ratio, options: f.options, maxBits: f.maxBits}
 	ls := f.snapshot()
 	if ls == nil {
 		return g

@@ -22,6 +22,9 @@ package theory
 import (
 	"fmt"
 	"math"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 // Limits of the c-choice functions: k hash functions per group and c groups.
@@ -284,10 +287,13 @@ func SizeChoices(n uint64, eps float64, c, kmax int) (m uint64, k int, err error
 	}
 	// A c-choice filter never needs fewer bits than half the lower bound
 	// n·log2(1/eps) (the information-theoretic limit), so start there.
-	start := uint64(max(1, math.Floor(nf*math.Log2(1/eps)/2)))
-	if start > MaxBits {
+	// −log2(eps), not log2(1/eps): 1/eps is +Inf below 5.6e-309, and a
+	// float beyond the uint64 range has no defined conversion.
+	startF := max(1, math.Floor(nf*-math.Log2(eps)/2))
+	if startF > float64(MaxBits) {
 		return 0, 0, tooLarge(n, eps)
 	}
+	start := uint64(startF)
 	m, ok := searchUp(start, MaxBits, fits)
 	if !ok {
 		return 0, 0, tooLarge(n, eps)
@@ -321,4 +327,95 @@ func CountFromFillChoices(m float64, k, c int, fill float64) float64 {
 		s += w * g(float64(i)*h)
 	}
 	return m * s * h / 3
+}
+
+// FPChoicesScheme returns the rate of a c-choice filter of m bits holding n
+// keys, k positions per group, indexed inside each group by scheme s: the
+// online prediction FPChoices(m/n, k, c) with the pair floor of s (see
+// FPScheme). A key sets the positions of one of its groups and a query's c
+// groups have independent pairs, so a query group is positive with
+// r = FPPairs(s, m, n, k, z, z^k), z = FillChoices(m/n, k, c) (the fill^k
+// of a group, with the floor of the n keys' pairs), and the filter answers
+// 1 − (1 − r)^c: without a floor, FPChoices. For c = 1 it is FPScheme(s,
+// m, n, k), the standard filter's rate (000: one choice is the standard
+// filter). Domain: 1 ≤ m ≤ 2^48, finite n > 0, 1 ≤ k ≤ min(64,
+// MaxChoicesK), 1 ≤ c ≤ MaxChoicesC; 0 for n = 0; otherwise NaN.
+func FPChoicesScheme(s hashing.Scheme, m uint64, n float64, k, c int) float64 {
+	if c == 1 {
+		return FPScheme(s, m, n, k)
+	}
+	if m < 1 || m > MaxBits || !nonNeg(n) || k < 1 || k > hashing.MaxK || c < 1 || c > MaxChoicesC {
+		return math.NaN()
+	}
+	if n == 0 {
+		return 0
+	}
+	return fpChoicesPairs(s, m, n, k, c, FillChoices(float64(m)/n, k, c))
+}
+
+// fpChoicesPairs is 1 − (1 − r)^c with r a group's rate at fill z, the
+// pair floor included.
+func fpChoicesPairs(s hashing.Scheme, m uint64, n float64, k, c int, z float64) float64 {
+	if math.IsNaN(z) {
+		return z
+	}
+	r := FPPairs(s, m, n, k, z, math.Pow(z, float64(k)))
+	return -math.Expm1(float64(c) * math.Log1p(-r))
+}
+
+// SizeChoicesScheme is SizeChoices for a filter indexed inside its groups
+// by scheme s, the pair floor included (FPChoicesScheme): the smallest m
+// for which the k of OptimalKChoices(m/n, c, kmax) meets eps with the
+// floor, prime for the double-hashing schemes (as SizeScheme, which it is
+// for c = 1), and that k.
+func SizeChoicesScheme(s hashing.Scheme, n uint64, eps float64, c, kmax int) (m uint64, k int, err error) {
+	if c == 1 {
+		return SizeScheme(s, n, eps, min(max(kmax, 1), hashing.MaxK))
+	}
+	if err := checkSizeArgs(n, eps); err != nil {
+		return 0, 0, err
+	}
+	if c < 1 || c > MaxChoicesC {
+		return 0, 0, fmt.Errorf("theory: c = %d out of range [1, %d]: %w", c, MaxChoicesC, ErrInvalid)
+	}
+	if kmax <= 0 || kmax > hashing.MaxK {
+		kmax = hashing.MaxK
+	}
+	nf, logEps := float64(n), math.Log(eps)
+	rate := func(m uint64) (int, float64) {
+		k, _ := OptimalKChoices(float64(m)/nf, c, kmax)
+		if k == 0 {
+			return 0, math.Inf(1)
+		}
+		return k, math.Log(fpChoicesPairs(s, m, nf, k, c, FillChoices(float64(m)/nf, k, c)))
+	}
+	odd := doubleScheme(s)
+	fits := func(m uint64) bool {
+		if odd {
+			m |= 1 // monotone: the rate of an odd (prime) m
+		}
+		_, l := rate(m)
+		return l <= logEps
+	}
+	startF := max(1, math.Floor(nf*-math.Log2(eps)/2))
+	if startF > float64(MaxBits) {
+		return 0, 0, tooLarge(n, eps)
+	}
+	m, ok := searchUp(uint64(startF), MaxBits, fits)
+	if !ok {
+		return 0, 0, tooLarge(n, eps)
+	}
+	if odd {
+		for m = hashing.NextPrime(m); ; m = hashing.NextPrime(m + 1) {
+			kind.PlanStep()
+			if m > MaxBits {
+				return 0, 0, tooLarge(n, eps)
+			}
+			if k, l := rate(m); l <= logEps {
+				return m, k, nil
+			}
+		}
+	}
+	k, _ = rate(m)
+	return m, k, nil
 }

@@ -67,7 +67,7 @@ func FPScalable(fps []float64) float64 {
 		}
 		logKeep += math.Log1p(-p)
 	}
-	return -math.Expm1(logKeep)
+	return 0 - math.Expm1(logKeep) // +0, not −0, for a chain of empty links
 }
 
 // LinksScalable returns the number of links a chain with initial capacity

@@ -33,6 +33,15 @@
 //   - [FPPartitioned], [FillExpectedPartitioned], [OptimalKPartitioned],
 //     [SizePartitioned]: the partitioned filter of 004 §5, k subarrays of m/k
 //     bits, rate (1 − (1 − k/m)^n)^k, never better than the standard filter.
+//   - [PositionSets], [FPPairFloor], [FPPairs], [FPFromFillDraws],
+//     [FPScheme], [SizeScheme], [SizeSchemeUnit]: the rate of a real filter
+//     indexed by package hashing's schemes (001 §2, §4.2, §6): the pair
+//     floor of double hashing (a query whose (h1, h2) is an inserted key's
+//     hits all k positions: about n/(m·s) for a standard filter, n/m'² for
+//     the partition scheme), which the closed forms above do not contain,
+//     and the sizing that meets a target with it. The filters are sized and
+//     described with these; Size and SizePartitioned remain the closed
+//     forms' sizing, for k independent hash functions.
 //
 // # Domain and errors
 //
@@ -371,6 +380,8 @@ func smallestTrue(lo, hi uint64, pred func(uint64) bool) uint64 {
 // in [1, limit]); ok is false if pred(limit) is false. It evaluates pred
 // O(log(limit)) times.
 func searchUp(start, limit uint64, pred func(uint64) bool) (x uint64, ok bool) {
+	counted := pred
+	pred = func(x uint64) bool { kind.PlanStep(); return counted(x) }
 	start = min(max(start, 1), limit)
 	if pred(start) {
 		// Walk down in doubling steps to an x with pred false (or 0).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/bloomlab/bloomlab"
@@ -198,6 +199,7 @@ func runBuild(e *env, args []string) error {
 	if err != nil {
 		return paramError(err)
 	}
+	setMemoryBudget(b)
 	var added uint64
 	err = e.forEachKey(files, func(key []byte, file string, line int) error {
 		if err := b.Add(key); err != nil {
@@ -221,15 +223,41 @@ func runBuild(e *env, args []string) error {
 	return tgt.write(e, f, *force)
 }
 
-// checkMemory refuses a structure larger than the machine's memory: the
-// allocation would end the process with a fatal out-of-memory error
-// instead of a message.
+// checkMemory refuses a structure larger than the memory the process may
+// use: the allocation would end the process with a fatal out-of-memory
+// error instead of a message.
 func checkMemory(cmd string, bits uint64) error {
 	need := float64(bits) / 8
-	if have := sysmem.Limit(); have > 0 && need > float64(have) {
+	if have := memoryLimit(); have > 0 && need > float64(have) {
 		return fmt.Errorf("%s: the filter needs %s of memory, more than the %s this process may use", cmd, humanBytes(need), humanBytes(float64(have)))
 	}
 	return nil
+}
+
+// memoryLimit is the memory, in bytes, this process may use
+// (sysmem.Limit: RAM, RLIMIT_AS, the cgroup's limit; 0 if unknown);
+// replaceable by tests.
+var memoryLimit = sysmem.Limit
+
+// setMemoryBudget bounds, to the memory this process may use, the growth
+// of a structure that allocates as keys come (kind.MemoryBudgeter: a
+// scalable chain's next link), so that an add that would outgrow it fails
+// with an error, the key refused and the structure unchanged, instead of
+// ending the process with a fatal out-of-memory. Unknown limit: no budget.
+func setMemoryBudget(x any) {
+	if mb, ok := x.(kind.MemoryBudgeter); ok {
+		if have := memoryLimit(); have > 0 {
+			mb.SetMaxBits(satMul8(have))
+		}
+	}
+}
+
+// satMul8 is 8·b, saturated at 2^64 − 1.
+func satMul8(b uint64) uint64 {
+	if b > math.MaxUint64/8 {
+		return math.MaxUint64
+	}
+	return 8 * b
 }
 
 // warnState tells the user, on stderr, what a build or an add left that

@@ -127,6 +127,7 @@ func (p fileTarget) add(e *env, files []string) error {
 		if !ok {
 			return fmt.Errorf("add: %s holds a %s, which does not take keys one at a time", path, f.Kind())
 		}
+		setMemoryBudget(f)
 		return e.forEachKey(files, func(key []byte, file string, line int) error {
 			if err := add(key); err != nil {
 				return fmt.Errorf("add: key %s (%s:%d): %w; %s is unchanged", quoteKey(key), sourceName(file), line, err, path)

@@ -11,24 +11,134 @@ import (
 )
 
 // StateFPR returns the false-positive rate of a standard or partitioned
-// filter's current state, given set(lo, hi), the number of occupied
-// positions (ones, or nonzero counters) in [lo, hi): fill^k (000 §2.1), or
-// for a partitioned scheme the product of the subarrays' fills, which is
-// exact for the state. It returns 0 for a nil ix (the zero filter).
-func StateFPR(ix *hashing.Indexer, set func(lo, hi uint64) uint64) float64 {
+// filter's current state holding n keys, given set(lo, hi), the number of
+// occupied positions (ones, or nonzero counters) in [lo, hi), and has(p),
+// whether position p is occupied.
+//
+// For a small filter of a double-hashing or partition scheme (few occupied
+// positions: exactState) it is exact: the fraction of the scheme's equally
+// likely (h1, h2) pairs whose probes are all occupied, counted by walking
+// the probe sequences through the occupied positions. Otherwise it is the
+// fill^k of 000 §2.1 (for a partitioned scheme the product of the
+// subarrays' fills), which is exact for independent positions, with the
+// pair floor of the double-hashing and partition schemes added
+// (theory.FPPairs): the probability that the query's probe sequence is one
+// of the n keys', which no fill shows (n counts Add calls, so repeated keys
+// make it an overestimate). It returns 0 for a nil ix (the zero filter).
+func StateFPR(ix *hashing.Indexer, set func(lo, hi uint64) uint64, has func(p uint64) bool, n uint64) float64 {
 	if ix == nil {
 		return 0
 	}
-	m, k := ix.M(), ix.K()
-	if !ix.Scheme().Partitioned() {
-		return theory.FPFromFill(float64(set(0, m))/float64(m), k)
+	m, k, s := ix.M(), ix.K(), ix.Scheme()
+	ones := set(0, m)
+	fill := float64(ones) / float64(m)
+	if r, ok := exactState(ix, set, has); ok {
+		return r
 	}
-	sub := ix.SubarraySize()
-	p := 1.0
-	for i := range uint64(k) {
-		p *= float64(set(i*sub, (i+1)*sub)) / float64(sub)
+	base := theory.FPFromFill(fill, k)
+	if s.Partitioned() {
+		sub := ix.SubarraySize()
+		base = 1.0
+		for i := range uint64(k) {
+			base *= float64(set(i*sub, (i+1)*sub)) / float64(sub)
+		}
 	}
-	return p
+	if s == hashing.Custom {
+		return base
+	}
+	return theory.FPPairs(s, m, float64(n), k, fill, base)
+}
+
+// Bounds of the exact count of exactState: the positions scanned (the
+// formula is exact past small filters: theory.FPScheme) and the candidate
+// pairs tried.
+const (
+	maxExactScan  = 1 << 18
+	maxExactPairs = 1 << 20
+)
+
+// exactState returns the exact rate of the state of a filter indexed by
+// ix, a double-hashing or partition scheme: the fraction of its (h1, h2)
+// pairs — start times step (hashing.DoubleSteps) over m, or p² over a
+// subarray of p — whose k probes are all occupied. Each candidate pair is
+// fixed by its first two probes, both occupied, so it tries |S_0|·|S_1|
+// pairs (S_i the occupied positions its first and second probes may take).
+// ok is false, and nothing is counted, for other schemes or when the scan
+// or the pairs would exceed their bounds.
+func exactState(ix *hashing.Indexer, set func(lo, hi uint64) uint64, has func(p uint64) bool) (rate float64, ok bool) {
+	m, k, s := ix.M(), ix.K(), ix.Scheme()
+	off := ix.Offsets()
+	partition := s == hashing.Partition || s == hashing.PrimePartition
+	if off == nil && !partition {
+		return 0, false
+	}
+	span := m // the positions the first probe may take
+	if partition {
+		span = ix.SubarraySize()
+	}
+	o0 := set(0, span)
+	o1 := o0
+	if partition && k >= 2 {
+		o1 = set(span, 2*span)
+	}
+	if m > maxExactScan || o0*o1 > maxExactPairs {
+		return 0, false
+	}
+	if k == 1 || span == 1 {
+		return float64(o0) / float64(span), true
+	}
+	var first, second []uint64
+	for p := range span {
+		if has(p) {
+			first = append(first, p)
+		}
+		if partition && has(span+p) {
+			second = append(second, p)
+		}
+	}
+	var hits uint64
+	if partition {
+		// Subarray i holds probe i at (x + i·b) mod p, for every x, b < p.
+		for _, x := range first {
+			for _, y := range second {
+				b := y - x
+				if y < x {
+					b = y + span - x
+				}
+				t, all := hashing.AddMod(y, b, span), true
+				for i := uint64(2); i < uint64(k) && all; i++ {
+					all = has(i*span + t)
+					t = hashing.AddMod(t, b, span)
+				}
+				if all {
+					hits++
+				}
+			}
+		}
+		return float64(hits) / (float64(span) * float64(span)), true
+	}
+	recip, o := ix.Recip(), off[1]
+	for _, x := range first {
+		for _, y := range first {
+			// Probe 1 is x + b + off[1] mod m: solve for the step b
+			// (y + 2m − x − off[1] is in (0, 3m)).
+			b := y + 2*m - x - o
+			for b >= m {
+				b -= m
+			}
+			if b == 0 || (m&1 == 0 && b&1 == 0) {
+				continue // not a step the scheme draws
+			}
+			all := true
+			for i := 2; i < k && all; i++ {
+				all = has(hashing.ModSmall(x+uint64(i)*b+off[i], m, recip))
+			}
+			if all {
+				hits++
+			}
+		}
+	}
+	return float64(hits) / (float64(m) * float64(hashing.DoubleSteps(m))), true
 }
 
 // StateCount estimates the number of distinct keys in a standard or

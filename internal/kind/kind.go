@@ -24,6 +24,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 )
@@ -58,6 +59,19 @@ type Filter interface {
 // (a false positive) can turn other keys into false negatives.
 type Remover interface {
 	Remove(key []byte) error
+}
+
+// MemoryBudgeter is a structure (or a Builder) whose memory grows as keys
+// come: SetMaxBits(b) makes every later insert that would bring its Bits()
+// above b fail with an error, changing nothing, where it would otherwise
+// allocate (a growing filter's next link: package scalable). 0 removes the
+// budget. The command sets it to the memory the process may use
+// (internal/sysmem.Limit) before it adds keys (build, add), so that a
+// growth the process cannot hold is an error, not a fatal out-of-memory. Structures of fixed size need not implement it;
+// FilterBuilder's builder implements it for every filter, forwarding to the
+// filter when it has the method.
+type MemoryBudgeter interface {
+	SetMaxBits(bits uint64)
 }
 
 // Errors. Every parameter error of every bloomlab package wraps ErrParam,
@@ -277,6 +291,18 @@ func Decode(d *format.Decoder) (Filter, error) {
 	return dec(d)
 }
 
+// planSteps counts the evaluations the planners' searches make (package
+// theory's sizing searches, a growing kind's links, d-left's loads).
+var planSteps atomic.Uint64
+
+// PlanStep records one evaluation of a planner's search. Every search a
+// Planner runs calls it once per candidate, so that tests bound a
+// planner's work for any target by counting, not by timing.
+func PlanStep() { planSteps.Add(1) }
+
+// PlanSteps returns the number of PlanStep calls so far in the process.
+func PlanSteps() uint64 { return planSteps.Load() }
+
 // PlanDefault sizes kind s for t with its default options.
 func PlanDefault(s *Spec, t Target) (Plan, error) {
 	return s.Options(flag.NewFlagSet(s.Name, flag.ContinueOnError))(t)
@@ -360,3 +386,11 @@ type filterBuilder struct {
 
 func (b *filterBuilder) Add(key []byte) error    { return b.add(key) }
 func (b *filterBuilder) Finish() (Filter, error) { return b.f, nil }
+
+// SetMaxBits sets the filter's memory budget if it has one
+// (MemoryBudgeter); a filter of fixed size ignores it.
+func (b *filterBuilder) SetMaxBits(bits uint64) {
+	if mb, ok := b.f.(MemoryBudgeter); ok {
+		mb.SetMaxBits(bits)
+	}
+}

@@ -183,3 +183,31 @@ func TestCombineAdapters(t *testing.T) {
 		t.Errorf("union of two kinds: %v", err)
 	}
 }
+
+type budgeted struct {
+	presentAdder
+	max uint64
+}
+
+func (f *budgeted) SetMaxBits(b uint64) { f.max = b }
+
+// FilterBuilder's builder is a MemoryBudgeter that forwards the budget to
+// a filter that has one (a growing chain) and ignores it otherwise, so the
+// command sets it on any builder.
+func TestFilterBuilderBudget(t *testing.T) {
+	g := &budgeted{presentAdder: presentAdder{fake{keys: map[string]int{}}}}
+	b, err := FilterBuilder(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, ok := b.(MemoryBudgeter)
+	if !ok {
+		t.Fatal("FilterBuilder's builder is not a MemoryBudgeter")
+	}
+	mb.SetMaxBits(1234)
+	if g.max != 1234 {
+		t.Errorf("budget not forwarded: %d", g.max)
+	}
+	p, _ := FilterBuilder(&plainAdder{fake{keys: map[string]int{}}})
+	p.(MemoryBudgeter).SetMaxBits(5) // a fixed-size filter: nothing to do, no panic
+}

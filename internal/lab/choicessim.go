@@ -79,7 +79,12 @@ func (pt choicesPoint) row() (rowSpec, error) {
 	var predFill, predFP *float64
 	z := theory.FillChoices(b, pt.K, pt.C)
 	if pt.Rounds <= 1 || pt.C == 1 {
-		predFill, predFP = fptr(z), fptr(theory.FPFromFillChoices(z, pt.K, pt.C))
+		// With double hashing in the groups, each group's rate z^k with
+		// the pair floor of the n keys (theory.FPPairs, as
+		// theory.FPChoicesScheme); for independent groups the ODE's own
+		// 1 − (1 − z^k)^c.
+		r := theory.FPPairs(pt.Scheme, pt.M, float64(pt.N), pt.K, z, math.Pow(z, float64(pt.K)))
+		predFill, predFP = fptr(z), fptr(-math.Expm1(float64(pt.C)*math.Log1p(-r)))
 	}
 	q := pt.Queries
 	if q < 0 {

@@ -44,8 +44,9 @@ func Check(pkg string, t kind.Target) error {
 }
 
 // Standard returns m and k for a standard or partitioned filter with
-// scheme s: theory.Size or theory.SizePartitioned for a rate (rounded up to
-// k times a prime for PrimePartition); m = ⌈B·n⌉
+// scheme s: theory.SizeScheme for a rate (the smallest m, with k ≤ 64,
+// whose rate meets it, the pair floor of double hashing included; already
+// a valid size for s); m = ⌈B·n⌉
 // (rounded down to a valid partitioned size, so the budget is never
 // exceeded) and the optimal k for bits per key; the given m (rounded up to
 // a valid size for the scheme) and k for an explicit size. notices says
@@ -64,23 +65,11 @@ func Standard(pkg string, s hashing.Scheme, t kind.Target) (m uint64, k int, not
 			return 0, 0, nil, fmt.Errorf("%s: m = %d exceeds 2^48 after rounding for scheme %v: %w", pkg, m, s, kind.ErrParam)
 		}
 	case t.FPR > 0:
-		size := theory.Size
-		if s.Partitioned() {
-			size = theory.SizePartitioned
+		if s == hashing.Custom {
+			return 0, 0, nil, fmt.Errorf("%s: a custom index function cannot be sized for a rate; give m and k: %w", pkg, kind.ErrParam)
 		}
-		if m, k, err = size(t.N, t.FPR); err != nil {
+		if m, k, err = theory.SizeScheme(s, t.N, t.FPR, hashing.MaxK); err != nil {
 			return 0, 0, nil, fmt.Errorf("%s: %w", pkg, err)
-		}
-		if k > hashing.MaxK {
-			return 0, 0, nil, fmt.Errorf("%s: fpr = %v needs k = %d hash functions, more than %d: %w", pkg, t.FPR, k, hashing.MaxK, kind.ErrParam)
-		}
-		// SizePartitioned gives a multiple of k; a prime partition also
-		// needs a prime subarray: round up (the rate only falls).
-		if r := hashing.PartitionSize(s, m, k); r != m {
-			if r > hashing.MaxM {
-				return 0, 0, nil, fmt.Errorf("%s: m = %d exceeds 2^48 after rounding for scheme %v: %w", pkg, r, s, kind.ErrParam)
-			}
-			m = r
 		}
 	default:
 		mf := math.Ceil(t.BitsPerKey * float64(t.N))
@@ -104,17 +93,19 @@ func Standard(pkg string, s hashing.Scheme, t kind.Target) (m uint64, k int, not
 	return m, k, notices, nil
 }
 
-// FP returns the exact false-positive rate of a standard (or, for a
-// partitioned scheme, partitioned) filter of m positions and k hash
-// functions holding n keys.
+// FP returns the false-positive rate of a standard (or, for a partitioned
+// scheme, partitioned) filter of m positions and k per key holding n keys
+// with scheme s: theory.FPScheme, which adds the pair floor of double
+// hashing to the formula. A custom index function is taken as independent
+// positions (theory.FPScheme of Independent).
 func FP(s hashing.Scheme, m uint64, n uint64, k int) float64 {
 	if n == 0 {
 		return 0
 	}
-	if s.Partitioned() {
-		return theory.FPPartitioned(float64(m), float64(n), k)
+	if s == hashing.Custom {
+		s = hashing.Independent
 	}
-	return theory.FPExact(float64(m), float64(n), k)
+	return theory.FPScheme(s, m, float64(n), k)
 }
 
 func partitionRule(s hashing.Scheme, k int) string {

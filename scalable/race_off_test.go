@@ -1,0 +1,5 @@
+//go:build !race
+
+package scalable
+
+const raceEnabled = false
