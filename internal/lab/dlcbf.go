@@ -43,6 +43,122 @@ type churnPoint struct {
 	Paper    *float64
 	PaperTol float64
 	Pred     *float64
+	// Accountings adds, for a Dynamic configuration, one metric
+	// fpr_<name> per reading of the bucket's bit accounting: the rate
+	// computed from the same trial's state with that reading's remainder
+	// lengths (ddlAccounting).
+	Accountings []ddlAccounting
+	// Explain is the explanation attached to the fpr metric (the one
+	// carrying Paper).
+	Explain string
+}
+
+// ddlAccounting is one reading of how the ddlCBF of 002 §III-C spends a
+// bucket's bits: the effective remainder length of a cell in a bucket whose
+// largest load so far is M. 002 says "all structures use 120 bits for
+// storing remainders", that the cells have 1-bit counters, and that the
+// ddlCBF uses semi-sorting; it does not say whether the bucket's own
+// counters (load, largest load, zero-count) are among those 120 bits, nor
+// what the bit semi-sorting saves is spent on.
+type ddlAccounting struct {
+	// Name is the metric's suffix: fpr_<Name>.
+	Name string
+	// Area is the number of bits the cells share (120, or 120 less a
+	// header kept inside).
+	Area int
+	// Counter is the counter bits per cell.
+	Counter int
+	// SemisortMax: semi-sorting makes a remainder's first bit implicit
+	// (one more effective bit) in buckets with M ≤ SemisortMax; 0: never.
+	SemisortMax int
+}
+
+// bits returns the effective remainder length in a bucket whose largest
+// load is M: ⌊Area/M⌋ − Counter, plus one under semi-sorting, at most 64.
+func (a ddlAccounting) bits(M int) int {
+	w := a.Area/M - a.Counter
+	if M <= a.SemisortMax {
+		w++
+	}
+	return min(w, 64)
+}
+
+// ddlAccountings are the readings dlcbf/churn compares. "stated" is 002's
+// words taken literally and package dlcbf's Dynamic layout: the 12-bit
+// header outside the 120 bits, a 1-bit counter per cell, semi-sorting's
+// implicit bit kept as an extra remainder bit: ⌊120/M⌋ effective bits (17
+// at M = 7, 15 at M = 8). "no-semisort": semi-sorting gains nothing (its
+// bit pays for something else, e.g. an 8-bit header inside the 120 bits):
+// ⌊120/M⌋ − 1 (16 and 14, the static dlCBF's 14 at M = 8). "no-counter":
+// cells without counters, ⌊120/M⌋ + 1 (18, 16). "header-inside": the
+// 12-bit header taken from the 120 bits, ⌊108/M⌋ (15, 13: below the
+// 14-bit minimal remainder at M = 8, so not a valid layout, shown for
+// completeness). "semisort-to-7": semi-sorting only in buckets whose
+// largest load is at most 7 (17, 14): nothing in 002 supports it; it is the
+// reading that fits the paper's value at the stated churn (docs/DLCBF.md).
+var ddlAccountings = []ddlAccounting{
+	{Name: "stated", Area: 120, Counter: 1, SemisortMax: 15},
+	{Name: "no-semisort", Area: 120, Counter: 1},
+	{Name: "no-counter", Area: 120, Counter: 0, SemisortMax: 15},
+	{Name: "header-inside", Area: 108, Counter: 1, SemisortMax: 15},
+	{Name: "semisort-to-7", Area: 120, Counter: 1, SemisortMax: 7},
+}
+
+// ddlPaperRate is 002 §III-C's ddlCBF rate.
+const ddlPaperRate = 0.0004729
+
+// ddlRate2 is the rate of a ddlCBF at d = 4, 6 keys per bucket whose
+// buckets have largest load 7 (fraction 1 − q8) or 8 (fraction q8), under
+// accounting a: 4·6·((1 − q8)·2^−a.bits(7) + q8·2^−a.bits(8)). It is the
+// calculation 002 describes ("considering the experimentally determined
+// distribution of the maximum load"), with every bucket's current load
+// taken as the average.
+func ddlRate2(a ddlAccounting, q8 float64) float64 {
+	return 24 * ((1-q8)*math.Exp2(-float64(a.bits(7))) + q8*math.Exp2(-float64(a.bits(8))))
+}
+
+// ddlPaperQ8 returns the fraction of buckets at largest load 8 (the rest at
+// 7) for which ddlRate2 under a equals 002's 0.0004729; outside [0, 1]
+// when no split of the buckets between 7 and 8 reaches it.
+func ddlPaperQ8(a ddlAccounting) float64 {
+	lo, hi := ddlRate2(a, 0), ddlRate2(a, 1)
+	return (ddlPaperRate - lo) / (hi - lo)
+}
+
+// accountingRates stores in out[j] the rate of f's state under each
+// accounting: every cell's effective length ℓ under f's own layout
+// identifies its bucket's largest load M (the lengths of f's layout are
+// distinct for M = 1 … h), the cell counts 2^−a.bits(M), and the rate is
+// 1 − (1 − S/(d·B))^d for S the sum over all cells. It returns an error if
+// f's lengths do not identify M.
+func accountingRates(f *dlcbf.Filter, as []ddlAccounting, out []float64) error {
+	cfg := f.Config()
+	c := max(cfg.CounterBits, 0)
+	mOf := map[int]int{}
+	for M := 1; M <= cfg.Cells; M++ {
+		l := min(cfg.BucketBits/M, 64, 64+c-1) - c + 1
+		if _, dup := mOf[l]; dup {
+			return fmt.Errorf("lab: dlcbf: lengths of layout R = %d, c = %d do not identify the largest load", cfg.BucketBits, c)
+		}
+		mOf[l] = M
+	}
+	h := f.RemainderHistogram()
+	buckets := float64(cfg.Subtables) * float64(cfg.Buckets)
+	for j, a := range as {
+		s := 0.0
+		for l, cnt := range h {
+			if cnt == 0 {
+				continue
+			}
+			M, ok := mOf[l]
+			if !ok {
+				return fmt.Errorf("lab: dlcbf: a cell of %d bits matches no largest load", l)
+			}
+			s += float64(cnt) * math.Exp2(-float64(a.bits(M)))
+		}
+		out[j] = 1 - math.Pow(1-s/buckets, float64(cfg.Subtables))
+	}
+	return nil
 }
 
 // dlcbfMaxLoads are the maximum loads reported for Dynamic rows.
@@ -79,7 +195,7 @@ func (pt churnPoint) row() (rowSpec, error) {
 		fprMethod = methodState
 	}
 	ms := []metricSpec{
-		{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: pt.Pred, Method: fprMethod},
+		{Name: "fpr", Paper: pt.Paper, PaperTol: pt.PaperTol, Predicted: pt.Pred, Method: fprMethod, Explanation: pt.Explain},
 		{Name: "fpr_state", Predicted: pt.Pred, Method: methodState},
 		{Name: "bits_per_key", Method: methodExact},
 		{Name: "refused", Predicted: fptr(0), Method: methodCount},
@@ -89,6 +205,13 @@ func (pt churnPoint) row() (rowSpec, error) {
 		for _, m := range dlcbfMaxLoads {
 			ms = append(ms, metricSpec{Name: fmt.Sprintf("maxload_%d", m), Method: methodCount})
 		}
+	}
+	accts := pt.Accountings
+	if !dynamic {
+		accts = nil
+	}
+	for _, a := range accts {
+		ms = append(ms, metricSpec{Name: "fpr_" + a.Name, Method: methodState})
 	}
 	// The table and the slots of the present keys.
 	bytes := buckets*f.BucketBits()/8 + 8*uint64(pt.N)
@@ -134,6 +257,9 @@ func (pt churnPoint) row() (rowSpec, error) {
 				if m < len(h) {
 					out[4+k] = float64(h[m]) / total
 				}
+			}
+			if err := accountingRates(f, accts, out[4+len(dlcbfMaxLoads):]); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -123,6 +123,13 @@ type metric struct {
 	CI95 [2]float64
 	// Method says how Measured was obtained (methodQueries, …).
 	Method string
+	// Explanation, if not empty, says why the paper value and the
+	// measurement differ, or which reading of the paper the metric follows
+	// (a typo, the rounding of the paper's own mean, an unstated procedure).
+	// The text output prints it as a numbered footnote after the table and
+	// marks the metric's line with the footnote number; JSON carries it as
+	// "explanation". Every metric flagged in a full run carries one.
+	Explanation string
 }
 
 // flagged reports whether the paper value disagrees with the measurement:

@@ -20,6 +20,8 @@ type metricSpec struct {
 	PaperTol  float64
 	Predicted *float64
 	Method    string
+	// Explanation is copied to metric.Explanation.
+	Explanation string
 }
 
 // rowSpec is one parameter point to measure: Trials independent trials,
@@ -225,6 +227,7 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 			row.Metrics = append(row.Metrics, metric{
 				Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
 				Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
+				Explanation: ms.Explanation,
 			})
 		}
 		res.rows = append(res.rows, row)

@@ -83,11 +83,12 @@ func (ms metricList) MarshalJSON() ([]byte, error) {
 		CI95      [2]any `json:"ci95"`
 		Method    string `json:"method"`
 		Flagged   bool   `json:"flagged"`
+		Explain   string `json:"explanation,omitempty"`
 	}
 	return jsonObject(len(ms), func(i int) (string, any) {
 		m := ms[i]
 		return m.Name, value{ptrValue(m.Paper), ptrValue(m.Predicted), jsonValue(m.Measured),
-			[2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, m.Method, m.flagged()}
+			[2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, m.Method, m.flagged(), m.Explanation}
 	})
 }
 
@@ -150,8 +151,10 @@ func paramNames(rows []resultRow) []string {
 // WriteText writes r as an aligned table: one line per metric, the row's
 // parameters on its first line, paper / predicted / measured / CI side by
 // side, and FLAG where the paper value disagrees with the measurement
-// (metric.flagged).
+// (metric.flagged). A metric with an Explanation gets a footnote marker
+// [n] in the last column and the footnote "[n] text" after the flag count.
 func WriteText(w io.Writer, r *Result) error {
+	foot := footnotes(r)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s (seed %d)\n", r.experiment, r.seed)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -176,6 +179,9 @@ func WriteText(w io.Writer, r *Result) error {
 			if m.flagged() {
 				flag = "FLAG"
 			}
+			if m.Explanation != "" {
+				flag = strings.TrimSpace(flag + fmt.Sprintf(" [%d]", foot.number[m.Explanation]))
+			}
 			ci := fmt.Sprintf("[%s, %s]", fmtNum(m.CI95[0]), fmtNum(m.CI95[1]))
 			cells = append(cells, trials, m.Name, fmtPtr(m.Paper, true), fmtPtr(m.Predicted, false),
 				fmtNum(m.Measured), ci, m.Method, flag)
@@ -194,6 +200,9 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	if pv := r.paperValues(); pv > 0 {
 		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.flagged(), pv)
+	}
+	for i, t := range foot.texts {
+		fmt.Fprintf(&out, "[%d] %s\n", i+1, t)
 	}
 	for _, n := range r.notes {
 		fmt.Fprintf(&out, "note: %s\n", n)
@@ -244,4 +253,24 @@ func writeCSV(w io.Writer, results ...*Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// footnoteList numbers the distinct explanations of a result in order of
+// first appearance.
+type footnoteList struct {
+	texts  []string
+	number map[string]int // text → footnote number (from 1)
+}
+
+func footnotes(r *Result) footnoteList {
+	f := footnoteList{number: map[string]int{}}
+	for _, row := range r.rows {
+		for _, m := range row.Metrics {
+			if m.Explanation != "" && f.number[m.Explanation] == 0 {
+				f.texts = append(f.texts, m.Explanation)
+				f.number[m.Explanation] = len(f.texts)
+			}
+		}
+	}
+	return f
 }
