@@ -48,7 +48,7 @@ func TestExplainSampling(t *testing.T) {
 		// trials: the difference's half-width is about √2.
 		{Trials: 1000, Metrics: []metric{{Name: "a", Paper: fptr(11.3), Measured: 10, CI95: [2]float64{9, 11}, Method: methodState}}},
 		{Trials: 1000, Metrics: []metric{{Name: "a", Paper: fptr(11.5), Measured: 10, CI95: [2]float64{9, 11}, Method: methodState}}},
-		// The paper averaged 10 trials: its error dominates.
+		// 5 units away: outside with 1000 paper trials, inside with 10.
 		{Trials: 1000, Metrics: []metric{{Name: "a", Paper: fptr(15), Measured: 10, CI95: [2]float64{9, 11}, Method: methodState}}},
 	}}
 	if n := explainSampling(res, 1000); n != 1 || res.rows[0].Metrics[0].Explanation == "" || res.rows[1].Metrics[0].Explanation != "" || res.rows[2].Metrics[0].Explanation != "" {
@@ -57,5 +57,4 @@ func TestExplainSampling(t *testing.T) {
 	if explainSampling(&Result{rows: res.rows[2:]}, 10) != 1 {
 		t.Error("a paper mean over 10 trials 5 units away from ours (half-width 1 over 1000 trials) is within sampling error")
 	}
-}
 }
