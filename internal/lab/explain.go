@@ -62,10 +62,15 @@ func matchParams(ps, want paramList) bool {
 // difference of two independent means has a 95% half-width of 1.96 ·
 // √(se_ours² + se_paper²). A flag only says the paper's value is outside
 // our interval, which ignores the paper's own sampling error; metrics
-// outside the wider interval are left alone (they need a written reason).
-// It returns the number of metrics it explained.
+// outside the wider interval are checked against the family-wise
+// interval of all P paper values of res (normal quantile 1 − 0.025/P
+// instead of 1.96: among P comparisons a few fall outside 95% intervals by
+// chance); those outside that too are left alone (they need a written
+// reason). It returns the number of metrics it explained.
 func explainSampling(res *Result, paperTrials int) int {
 	c := 0
+	pv := res.paperValues()
+	zfw := stats.StudentTQuantile(1-0.025/float64(max(pv, 1)), 1e9)
 	for r := range res.rows {
 		row := &res.rows[r]
 		for j := range row.Metrics {
@@ -74,11 +79,15 @@ func explainSampling(res *Result, paperTrials int) int {
 				continue
 			}
 			d, half, ok := samplingHalfWidth(*m, row.Trials, paperTrials)
-			if !ok || d > half {
+			if !ok || d > half*zfw/1.96 {
 				continue
 			}
 			text := fmt.Sprintf("within sampling error: the paper's value is a mean over %d trials of the same procedure; |paper − measured| = %.3g is below %.3g, the 95%% half-width of the difference of two such means (the paper's standard error taken as ours·√(%d/%d)).",
 				paperTrials, d, half, row.Trials, paperTrials)
+			if d > half {
+				text = fmt.Sprintf("within sampling error of the whole table: the paper's value is a mean over %d trials of the same procedure; |paper − measured| = %.3g exceeds the 95%% half-width %.3g of the difference of two such means (the paper's standard error taken as ours·√(%d/%d)) but not the family-wise half-width %.3g for the %d paper values compared here (z = %.2f): among %d comparisons about %.1f fall outside 95%% intervals by chance.",
+					paperTrials, d, half, row.Trials, paperTrials, half*zfw/1.96, pv, zfw, pv, 0.05*float64(pv))
+			}
 			if m.Explanation == "" {
 				m.Explanation = text
 			} else {

@@ -187,6 +187,8 @@ func runChoices(ctx context.Context, cfg Config, name string, pts []choicesPoint
 		return nil, err
 	}
 	res.notes = append(notes, choicesNotes...)
+	// 000 averages 1000 trials of the procedure we run.
+	explainSampling(res, 1000)
 	if len(pts) > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d trials per row.", pts[0].Trials))
 	}
