@@ -189,6 +189,7 @@ func runChoices(ctx context.Context, cfg Config, name string, pts []choicesPoint
 	res.notes = append(notes, choicesNotes...)
 	// 000 averages 1000 trials of the procedure we run.
 	explainSampling(res, 1000)
+	explain(res, choicesWritten[name]...)
 	if len(pts) > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d trials per row.", pts[0].Trials))
 	}

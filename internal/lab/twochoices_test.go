@@ -6,6 +6,7 @@ import (
 	"flag"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -169,5 +170,28 @@ func TestChoicesTable3Double(t *testing.T) {
 				t.Errorf("row %d: predicted %v", i, m.Predicted)
 			}
 		}
+	}
+}
+
+// The written explanation of two-choices/double-hashing's m/n = 16, c = 3
+// row reaches its paper value and no other.
+func TestChoicesDoubleExplained(t *testing.T) {
+	res, err := runChoicesDouble(context.Background(), Config{Seed: 1, Quick: true, Trials: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range res.rows {
+		for _, m := range row.Metrics {
+			if strings.HasPrefix(m.Explanation, "a real, small effect") {
+				n++
+				if !matchParams(row.Params, paramList{{"m/n", 16}, {"c", 3}}) || m.Name != "ones" {
+					t.Errorf("explanation on %v %s", row.Params, m.Name)
+				}
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d metrics carry the double-hashing explanation, want 1", n)
 	}
 }
