@@ -80,11 +80,11 @@ func TestParseResultsFlags(t *testing.T) {
 		err       string
 	}{
 		{"ok", table("", "", "0"), ""},
-		{"explained", table("  FLAG[1]", "explain [1]: the paper rounds differently\n", "1"), ""},
+		{"explained", table("  FLAG [1]", "[1] the paper rounds differently\n", "1"), ""},
 		{"unexplained", table("  FLAG", "", "1"), "flagged row without an explanation"},
-		{"mark without text", table("  FLAG[1]", "", "1"), "has no \"explain [1]:\" line"},
-		{"empty text", table("  FLAG[1]", "explain [1]:  \n", "1"), "empty explanation"},
-		{"count", table("  FLAG[1]", "explain [1]: x\n", "2"), "the flagged line says 2"},
+		{"mark without text", table("  FLAG [1]", "", "1"), "has no footnote"},
+		{"empty text", table("  FLAG [1]", "[1]  \n", "1"), "empty explanation"},
+		{"count", table("  FLAG [1]", "[1] x\n", "2"), "the flagged line says 2"},
 		{"garbage", strings.Replace(table("", "", "0"), "count", "counted", 1), "does not end in a method"},
 	} {
 		_, err := parseResults(tc.doc)

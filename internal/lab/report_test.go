@@ -130,29 +130,3 @@ func TestSpreadColumns(t *testing.T) {
 	}
 }
 
-// TestExplainFootnote: a flagged row with an explanation ends in FLAG[i]
-// and the explanation follows the table as "explain [i]: …"; a row that
-// is not flagged prints none, and JSON carries the row's explain field.
-func TestExplainFootnote(t *testing.T) {
-	res := &Result{experiment: "x/explain", rows: []resultRow{
-		{Params: paramList{{"n", 1}}, Trials: 10, Metrics: []metric{{Name: "fpr", Paper: fptr(0.5), Measured: 0.4, CI95: [2]float64{0.39, 0.41}, Method: methodQueries}}},
-		{Params: paramList{{"n", 2}}, Trials: 10, Metrics: []metric{{Name: "fpr", Paper: fptr(0.4), Measured: 0.4, CI95: [2]float64{0.39, 0.41}, Method: methodQueries}}},
-	}}
-	res.explain(func(ps paramList) bool { return true }, "the paper's value is a typo")
-	var b strings.Builder
-	if err := WriteText(&b, res); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if !strings.Contains(out, "queries  FLAG[1]\n") || strings.Count(out, "FLAG") != 1 ||
-		!strings.Contains(out, "explain [1]: the paper's value is a typo\n") || strings.Contains(out, "explain [2]") {
-		t.Fatalf("text:\n%s", out)
-	}
-	b.Reset()
-	if err := Write(&b, "json", res); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Count(b.String(), `"explain": "the paper's value is a typo"`) != 2 {
-		t.Fatalf("json:\n%s", b.String())
-	}
-}

@@ -42,22 +42,6 @@ type resultRow struct {
 	Params  paramList
 	Trials  int
 	Metrics []metric
-	// Explain says why the paper and the measurement disagree in this row
-	// (why a flag is not a defect of ours, or what it tells about the
-	// paper). A flagged row's text line then ends "FLAG[i]" instead of
-	// "FLAG", and "explain [i]: …" follows the table; docs/RESULTS.md's
-	// test requires one for every flagged row of the full-size run.
-	Explain string
-}
-
-// explain sets the explanation of the rows whose parameters satisfy match
-// (an experiment calls it after runRows, for disagreements it knows).
-func (r *Result) explain(match func(paramList) bool, text string) {
-	for i := range r.rows {
-		if match(r.rows[i].Params) {
-			r.rows[i].Explain = text
-		}
-	}
 }
 
 // param is one named parameter of a row; Value is a string, an integer or
@@ -153,6 +137,13 @@ type metric struct {
 	// are reported (metricSpec.Spread).
 	Spread   bool
 	Min, Max float64
+	// Explanation, if not empty, says why the paper value and the
+	// measurement differ, or which reading of the paper the metric follows
+	// (a typo, the rounding of the paper's own mean, an unstated procedure).
+	// The text output prints it as a numbered footnote after the table and
+	// marks the metric's line with the footnote number; JSON carries it as
+	// "explanation". Every metric flagged in a full run carries one.
+	Explanation string
 }
 
 // hasSpread reports whether some metric of r reports its trials' minimum

@@ -24,6 +24,8 @@ type metricSpec struct {
 	// Spread adds the smallest and largest trial value (metric.Min, Max)
 	// beside the mean, for metrics whose spread the paper discusses.
 	Spread bool
+	// Explanation is copied to metric.Explanation.
+	Explanation string
 }
 
 // rowSpec is one parameter point to measure: Trials independent trials,
@@ -40,9 +42,6 @@ type rowSpec struct {
 	// metric j in out[j]. It must depend on nothing but its seed (and
 	// state it resets), so that results do not depend on scheduling.
 	Trial func(state any, seed uint64, out []float64) error
-	// Explain, if not empty, explains a disagreement between the paper and
-	// the measurement in this row (resultRow.Explain).
-	Explain string
 	// Bytes is the memory a worker needs for this row: its Setup state and
 	// what one trial allocates. runRows refuses a run whose workers
 	// together need more than the machine has.
@@ -221,7 +220,7 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 	}
 	res := &Result{experiment: name, seed: cfg.Seed}
 	for r, s := range specs {
-		row := resultRow{Params: s.Params, Trials: s.Trials, Explain: s.Explain}
+		row := resultRow{Params: s.Params, Trials: s.Trials}
 		nm := len(s.Metrics)
 		xs := make([]float64, s.Trials)
 		for j, ms := range s.Metrics {
@@ -232,6 +231,7 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 			m := metric{
 				Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
 				Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
+				Explanation: ms.Explanation,
 			}
 			if ms.Spread {
 				m.Spread, m.Min, m.Max = true, slices.Min(xs), slices.Max(xs)

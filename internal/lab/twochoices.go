@@ -187,6 +187,9 @@ func runChoices(ctx context.Context, cfg Config, name string, pts []choicesPoint
 		return nil, err
 	}
 	res.notes = append(append(notes, spreadNotes(pts)...), choicesNotes...)
+	// 000 averages 1000 trials of the procedure we run.
+	explainSampling(res, 1000)
+	explain(res, choicesWritten[name]...)
 	if len(pts) > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d trials per row.", pts[0].Trials))
 	}

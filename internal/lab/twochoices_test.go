@@ -6,7 +6,11 @@ import (
 	"flag"
 	"math"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
 )
 
 var updateChoices = flag.Bool("update-choices", false, "rewrite lab/testdata/two-choices-*.golden")
@@ -139,4 +143,82 @@ func TestChoicesSimulator(t *testing.T) {
 			t.Errorf("%v: fpr by %s", row.Params, row.Metrics[0].Method)
 		}
 	}
+}
+
+// two-choices/table3-double has no paper values; with double-hashed groups
+// the offline rates stay within 5% of 000's Table 3 (independent hashing)
+// plus double hashing's floor in every row (4 trials: CIs of about 2%), the c = 1 rows on the formula.
+func TestChoicesTable3Double(t *testing.T) {
+	trials := 4
+	if testing.Short() {
+		trials = 2
+	}
+	res, err := runChoicesTable3Double(context.Background(), Config{Seed: 1, Quick: true, Trials: trials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.paperValues() != 0 || len(res.rows) != len(table3Rows) {
+		t.Fatalf("%d paper values, %d rows", res.paperValues(), len(res.rows))
+	}
+	for i, r := range table3Rows {
+		p, _ := paperSci(r.mant, r.exp)
+		row := res.rows[i]
+		var fill float64
+		for _, m := range row.Metrics {
+			if m.Name == "ones" {
+				fill = m.Measured
+			}
+		}
+		// Double hashing adds its floor (keys whose progression a query's
+		// repeats or shifts, theory.FPPairs) to each of the c groups:
+		// negligible at m/n = 8, the larger part at m/n = 32.
+		n, mm, k := row.Params.get("n").(int), row.Params.get("m"), row.Params.get("k").(int)
+		floor := theory.FPPairs(hashing.Double, toU64(mm), float64(n), k, fill, 0)
+		want := *p + 1 - math.Pow(1-floor, float64(r.c))
+		for _, m := range row.Metrics {
+			if m.Name != "fpr_state" {
+				continue
+			}
+			if math.Abs(m.Measured-want) > 0.05*want {
+				t.Errorf("m/n %d c %d rounds %d: double-hashed %.4g, independent (000) %.4g + double hashing's floor %.3g", r.bpk, r.c, r.rounds, m.Measured, *p, want-*p)
+			}
+			if (r.c == 1) != (m.Predicted != nil) {
+				t.Errorf("row %d: predicted %v", i, m.Predicted)
+			}
+		}
+	}
+}
+
+// The written explanation of two-choices/double-hashing's m/n = 16, c = 3
+// row reaches its paper value and no other.
+func TestChoicesDoubleExplained(t *testing.T) {
+	res, err := runChoicesDouble(context.Background(), Config{Seed: 1, Quick: true, Trials: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range res.rows {
+		for _, m := range row.Metrics {
+			if strings.HasPrefix(m.Explanation, "a real, small effect") {
+				n++
+				if !matchParams(row.Params, paramList{{"m/n", 16}, {"c", 3}}) || m.Name != "ones" {
+					t.Errorf("explanation on %v %s", row.Params, m.Name)
+				}
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d metrics carry the double-hashing explanation, want 1", n)
+	}
+}
+
+// toU64 converts a row's integer parameter (int or uint64) to uint64.
+func toU64(v any) uint64 {
+	switch x := v.(type) {
+	case int:
+		return uint64(x)
+	case uint64:
+		return x
+	}
+	return 0
 }

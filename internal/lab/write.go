@@ -55,7 +55,6 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Params  paramList  `json:"params"`
 		Trials  int        `json:"trials"`
 		Metrics metricList `json:"metrics"`
-		Explain string     `json:"explain,omitempty"`
 	}
 	out := struct {
 		Experiment string   `json:"experiment"`
@@ -69,7 +68,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		if ps == nil {
 			ps = paramList{}
 		}
-		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metricList(rw.Metrics), Explain: rw.Explain})
+		out.Rows = append(out.Rows, row{Params: ps, Trials: rw.Trials, Metrics: metricList(rw.Metrics)})
 	}
 	return json.Marshal(out)
 }
@@ -86,11 +85,13 @@ func (ms metricList) MarshalJSON() ([]byte, error) {
 		Max       any    `json:"max,omitempty"`
 		Method    string `json:"method"`
 		Flagged   bool   `json:"flagged"`
+		Explain   string `json:"explanation,omitempty"`
 	}
 	return jsonObject(len(ms), func(i int) (string, any) {
 		m := ms[i]
 		v := value{Paper: ptrValue(m.Paper), Predicted: ptrValue(m.Predicted), Measured: jsonValue(m.Measured),
-			CI95: [2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, Method: m.Method, Flagged: m.flagged()}
+			CI95: [2]any{jsonValue(m.CI95[0]), jsonValue(m.CI95[1])}, Method: m.Method, Flagged: m.flagged(),
+			Explain: m.Explanation}
 		if m.Spread {
 			v.Min, v.Max = jsonValue(m.Min), jsonValue(m.Max)
 		}
@@ -159,8 +160,11 @@ func paramNames(rows []resultRow) []string {
 // side, and FLAG where the paper value disagrees with the measurement
 // (metric.flagged). A result with a metric that reports its spread has the
 // columns min and max after ci95: the smallest and largest trial value
-// ("-" for the other metrics).
+// ("-" for the other metrics). A metric with an Explanation gets a
+// footnote marker [n] in the last column ("FLAG [n]" when flagged) and the
+// footnote "[n] text" after the flag count.
 func WriteText(w io.Writer, r *Result) error {
+	foot := footnotes(r)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s (seed %d)\n", r.experiment, r.seed)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -172,13 +176,7 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	head = append(head, "method", "")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	var explained []string // footnotes: explanations of flagged rows
 	for _, row := range r.rows {
-		mark := ""
-		if row.Explain != "" && row.flagged() {
-			explained = append(explained, row.Explain)
-			mark = fmt.Sprintf("[%d]", len(explained))
-		}
 		for j, m := range row.Metrics {
 			cells := make([]string, 0, len(head))
 			for _, n := range names {
@@ -194,7 +192,10 @@ func WriteText(w io.Writer, r *Result) error {
 			}
 			flag := ""
 			if m.flagged() {
-				flag = "FLAG" + mark
+				flag = "FLAG"
+			}
+			if m.Explanation != "" {
+				flag = strings.TrimSpace(flag + fmt.Sprintf(" [%d]", foot.number[m.Explanation]))
 			}
 			ci := fmt.Sprintf("[%s, %s]", fmtNum(m.CI95[0]), fmtNum(m.CI95[1]))
 			cells = append(cells, trials, m.Name, fmtPtr(m.Paper, true), fmtPtr(m.Predicted, false),
@@ -223,8 +224,8 @@ func WriteText(w io.Writer, r *Result) error {
 	if pv := r.paperValues(); pv > 0 {
 		fmt.Fprintf(&out, "flagged: %d of %d paper values (|paper − measured| > max(CI half-width, paper rounding))\n", r.flagged(), pv)
 	}
-	for i, e := range explained {
-		fmt.Fprintf(&out, "explain [%d]: %s\n", i+1, e)
+	for i, t := range foot.texts {
+		fmt.Fprintf(&out, "[%d] %s\n", i+1, t)
 	}
 	for _, n := range r.notes {
 		fmt.Fprintf(&out, "note: %s\n", n)
@@ -291,4 +292,24 @@ func writeCSV(w io.Writer, results ...*Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// footnoteList numbers the distinct explanations of a result in order of
+// first appearance.
+type footnoteList struct {
+	texts  []string
+	number map[string]int // text → footnote number (from 1)
+}
+
+func footnotes(r *Result) footnoteList {
+	f := footnoteList{number: map[string]int{}}
+	for _, row := range r.rows {
+		for _, m := range row.Metrics {
+			if m.Explanation != "" && f.number[m.Explanation] == 0 {
+				f.texts = append(f.texts, m.Explanation)
+				f.number[m.Explanation] = len(f.texts)
+			}
+		}
+	}
+	return f
 }
