@@ -76,12 +76,14 @@ func runGrowing(out, log io.Writer, n0 uint64, ns []uint64, q uint64, fpr float6
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
 			t0 := time.Now()
-			for i := uint64(0); i < n; i += largeChunk {
-				c := min(largeChunk, n-i)
-				keyChunk(buf, keys[:c], i, PresentSeed)
-				for _, k := range keys[:c] {
-					add(k)
-				}
+			// A peer may panic while growing (BoomFilters' scalable filter
+			// does, allocating its next link): the row says after how many
+			// keys, and the run goes on with the next filter.
+			if at, msg := addAll(add, buf, keys, n); msg != "" {
+				fmt.Fprintf(out, "%-10d %-30s panicked after %d of %d adds: %s\n", n, gf.name, at, n, msg)
+				add, contains, bits = nil, nil, nil
+				runtime.GC()
+				continue
 			}
 			addNs := float64(time.Since(t0).Nanoseconds()) / float64(n)
 			runtime.ReadMemStats(&ms1)
@@ -114,6 +116,25 @@ func runGrowing(out, log io.Writer, n0 uint64, ns []uint64, q uint64, fpr float6
 		fmt.Fprintln(out)
 	}
 	return growingCurve(out, n0, ns[len(ns)-1], fpr)
+}
+
+// addAll adds the n present keys with add, in chunks; a panic in add ends
+// it and returns the number of keys added before it and the panic's value.
+func addAll(add func([]byte), buf []byte, keys [][]byte, n uint64) (at uint64, msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	for i := uint64(0); i < n; i += largeChunk {
+		c := min(largeChunk, n-i)
+		keyChunk(buf, keys[:c], i, PresentSeed)
+		for _, k := range keys[:c] {
+			add(k)
+			at++
+		}
+	}
+	return at, ""
 }
 
 // growingCurve adds keys to a chain of each profile up to nmax and prints,
