@@ -129,4 +129,3 @@ func TestSpreadColumns(t *testing.T) {
 		t.Fatalf("json: want one min field (metric a):\n%s", b.String())
 	}
 }
-
