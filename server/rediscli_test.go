@@ -2,27 +2,13 @@ package server
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// need returns the path of a Redis tool (Debian's redis-tools and
-// redis-server). Under CI=true a missing tool fails the test; elsewhere
-// the test is skipped with a message.
-func need(t testing.TB, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (apt-get install redis-tools redis-server); CI must have it", tool)
-		}
-		t.Skipf("%s is not installed (apt-get install redis-tools redis-server)", tool)
-	}
-	return p
-}
+	"github.com/bloomlab/bloomlab/internal/redistest"
+)
 
 func port(s *Server) string {
 	a := s.Addr().String()
@@ -32,7 +18,7 @@ func port(s *Server) string {
 // TestRedisCLI drives the server with Debian's redis-cli: plain and
 // formatted output, RESP3 (-3), a password, and --pipe mass insertion.
 func TestRedisCLI(t *testing.T) {
-	cli := need(t, "redis-cli")
+	cli := redistest.Need(t, "redis-cli")
 	s := start(t, Config{Password: "pw"})
 	run := func(stdin string, args ...string) string {
 		t.Helper()
