@@ -17,7 +17,7 @@ import (
 // bounds; a client could ask for any size).
 const (
 	maxCapacity  = 1 << 30
-	maxExpansion = 32768
+	maxExpansion = scalable.MaxExpansion
 )
 
 const (
