@@ -19,43 +19,54 @@ import (
 	boom "github.com/tylertreat/BoomFilters"
 )
 
+// grown is a growing filter under test: its operations, its size in bits
+// and, where the library computes one, the false-positive rate of its
+// state (nil otherwise).
+type grown struct {
+	add      func([]byte)
+	contains func([]byte) bool
+	bits     func() uint64
+	state    func() float64
+}
+
 // growingFilter is one filter of the growing run.
 type growingFilter struct {
 	name  string
-	build func(n0, n uint64, fpr float64) (add func([]byte), contains func([]byte) bool, bits func() uint64)
+	build func(n0, n uint64, fpr float64) grown
 }
 
 func growingFilters() []growingFilter {
-	chain := func(p scalable.Profile) func(n0, n uint64, fpr float64) (func([]byte), func([]byte) bool, func() uint64) {
-		return func(n0, _ uint64, fpr float64) (func([]byte), func([]byte) bool, func() uint64) {
+	chain := func(p scalable.Profile) func(n0, n uint64, fpr float64) grown {
+		return func(n0, _ uint64, fpr float64) grown {
 			f, err := scalable.New(scalable.Config{Capacity: n0, FPR: fpr, Profile: p})
 			if err != nil {
 				panic(err)
 			}
-			return func(k []byte) {
+			add := func(k []byte) {
 				if _, err := f.Add(k); err != nil {
 					panic(err)
 				}
-			}, f.Contains, f.Bits
+			}
+			return grown{add, f.Contains, f.Bits, f.EstimatedFPR}
 		}
 	}
 	return []growingFilter{
 		{"bloomlab-scalable", chain(scalable.Bloomlab)},
 		{"bloomlab-scalable-redisbloom", chain(scalable.RedisBloom)},
-		{"boom-scalable", func(n0, _ uint64, fpr float64) (func([]byte), func([]byte) bool, func() uint64) {
+		{"boom-scalable", func(n0, _ uint64, fpr float64) grown {
 			// BoomFilters' chain: every link sized for the hint, link i at
 			// fpr·r^i with r = 0.5 (the ratio of bloomlab's chain).
 			const r = 0.5
 			f := boom.NewScalableBloomFilter(uint(n0), fpr, r)
 			// Capacity is the sum of the links' m (bits).
-			return func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) }
+			return grown{func(k []byte) { f.Add(k) }, f.Test, func() uint64 { return uint64(f.Capacity()) }, nil}
 		}},
-		{"bloomlab-bloom-right-sized", func(_, n uint64, fpr float64) (func([]byte), func([]byte) bool, func() uint64) {
+		{"bloomlab-bloom-right-sized", func(_, n uint64, fpr float64) grown {
 			f, err := bloom.NewWithEstimates(n, fpr)
 			if err != nil {
 				panic(err)
 			}
-			return f.Add, f.Contains, f.Bits
+			return grown{f.Add, f.Contains, f.Bits, f.EstimatedFPR}
 		}},
 	}
 }
@@ -66,13 +77,14 @@ func growingFilters() []growingFilter {
 // then prints the overhead curve.
 func runGrowing(out, log io.Writer, n0 uint64, ns []uint64, q uint64, fpr float64, maxQuery time.Duration) error {
 	fmt.Fprintf(out, "growing filters: initial capacity %d, target FPR %g; 16-byte keys; time per op (wall), bits per key, measured FPR over absent keys\n\n", n0, fpr)
-	fmt.Fprintf(out, "%-10s %-30s %9s %11s %10s %9s %12s %10s %9s\n", "n", "filter", "add ns", "present ns", "absent ns", "bits/key", "measured fpr", "queries", "allocs/add")
+	fmt.Fprintf(out, "%-10s %-30s %9s %11s %10s %9s %12s %10s %10s %9s\n", "n", "filter", "add ns", "present ns", "absent ns", "bits/key", "measured fpr", "queries", "state fpr", "allocs/add")
 	buf := make([]byte, 16*largeChunk)
 	keys := make([][]byte, largeChunk)
 	for _, n := range ns {
 		for _, gf := range growingFilters() {
 			fmt.Fprintf(log, "growing: n = %d, %s ...\n", n, gf.name)
-			add, contains, bits := gf.build(n0, n, fpr)
+			g := gf.build(n0, n, fpr)
+			add, contains := g.add, g.contains
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
 			t0 := time.Now()
@@ -81,7 +93,7 @@ func runGrowing(out, log io.Writer, n0 uint64, ns []uint64, q uint64, fpr float6
 			// keys, and the run goes on with the next filter.
 			if at, msg := addAll(add, buf, keys, n); msg != "" {
 				fmt.Fprintf(out, "%-10d %-30s panicked after %d of %d adds: %s\n", n, gf.name, at, n, msg)
-				add, contains, bits = nil, nil, nil
+				g, add, contains = grown{}, nil, nil
 				runtime.GC()
 				continue
 			}
@@ -108,9 +120,13 @@ func runGrowing(out, log io.Writer, n0 uint64, ns []uint64, q uint64, fpr float6
 				return fmt.Errorf("%s: %d of %d present keys found: false negatives", gf.name, found, qp)
 			}
 			absentNs, qa, fp := timeQueries(AbsentSeed, q)
-			fmt.Fprintf(out, "%-10d %-30s %9.1f %11.1f %10.1f %9.2f %12.5f %10d %9.4f\n", n, gf.name, addNs, presentNs, absentNs,
-				float64(bits())/float64(n), float64(fp)/float64(qa), qa, allocs)
-			add, contains, bits = nil, nil, nil
+			state := "-"
+			if g.state != nil {
+				state = fmt.Sprintf("%.5f", g.state())
+			}
+			fmt.Fprintf(out, "%-10d %-30s %9.1f %11.1f %10.1f %9.2f %12.5f %10d %10s %9.4f\n", n, gf.name, addNs, presentNs, absentNs,
+				float64(g.bits())/float64(n), float64(fp)/float64(qa), qa, state, allocs)
+			g, add, contains = grown{}, nil, nil
 			runtime.GC()
 		}
 		fmt.Fprintln(out)
