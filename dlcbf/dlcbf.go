@@ -478,38 +478,40 @@ func (f *Filter) AddHash(dg hashing.Digest) error {
 	if f.words == nil {
 		return errZero("Add")
 	}
-	b, rr, z := f.fingerprint(dg)
-	var cur, least bucket
-	var leastPos, leastRho uint64
+	var pos, rho [MaxSubtables]uint64
+	f.places(dg, &pos, &rho)
+	best, bestFree := 0, 0
 	bestLoad, ties := f.h, 0
-	for i := 0; i < f.d; i++ {
-		pos, rho := f.locate(i, b, rr, z)
-		f.decode(pos, &cur)
-		sameMin := false
-		for j := 0; j < cur.n; j++ {
-			if matches(cur.rho[j], cur.ln[j], rho) && cur.cnt[j] < f.cmax {
-				cur.cnt[j]++
-				f.store(pos, &cur, j)
-				f.n++
-				return nil
-			}
-			sameMin = sameMin || matches(cur.rho[j], uint8(f.r), rho)
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		var pr probe
+		switch f.cfg.Variant {
+		case Static:
+			pr = f.probeStatic(pos[i], rho[i])
+		case Dynamic:
+			pr = f.probeDynamic(pos[i], rho[i])
+		default:
+			pr = f.probeTwo(pos[i], rho[i])
+		}
+		// A cell matching the key with room in its counter takes it.
+		if pr.hitW > 0 {
+			setBits(f.words, pr.hit, pr.hitW, cell(f.words, pr.hit, pr.hitW, lowMask(pr.hitW))+1)
+			f.n++
+			return nil
 		}
 		// A bucket already holding the key's minimal remainder takes it
 		// (002 §III-A); otherwise the least loaded, leftmost on ties
 		// (TieHash: the t-th tied bucket replaces the choice with
 		// probability 1/t, drawn from the digest).
-		take := cur.n < f.h && (sameMin && bestLoad >= 0 || cur.n < bestLoad)
-		if cur.n < bestLoad {
+		take := pr.load < f.h && (pr.same && bestLoad >= 0 || pr.load < bestLoad)
+		if pr.load < bestLoad {
 			ties = 1
-		} else if cur.n == bestLoad && cur.n < f.h && f.cfg.Ties == TieHash && !take {
+		} else if pr.load == bestLoad && pr.load < f.h && f.cfg.Ties == TieHash && !take {
 			ties++
 			take = hashing.Reduce(mix(dg.H1^dg.H2, uint64(ties)), uint64(ties)) == 0
 		}
 		if take {
-			least, leastPos, leastRho = cur, pos, rho
-			bestLoad = cur.n
-			if sameMin {
+			best, bestFree, bestLoad = i, pr.free, pr.load
+			if pr.same {
 				bestLoad = -1 // keep it
 			}
 		}
@@ -518,12 +520,10 @@ func (f *Filter) AddHash(dg hashing.Digest) error {
 		return fmt.Errorf("dlcbf: all %d buckets of the key hold %d cells: %w", f.d, f.h, ErrFull)
 	}
 	if f.cfg.Variant == Static {
-		j := least.n
-		least.rho[j], least.cnt[j], least.slot[j] = leastRho&lowMask(f.r), 1, int8(least.free)
-		f.store(leastPos, &least, j)
+		cw := f.r + f.c
+		setBits(f.words, pos[best]+uint64(bestFree)*uint64(cw), cw, (rho[best]&lowMask(f.r))<<f.c|1)
 	} else {
-		f.insert(&least, leastRho)
-		f.encode(leastPos, &least)
+		f.addCell(pos[best], rho[best])
 	}
 	f.n++
 	return nil
@@ -546,44 +546,44 @@ func (f *Filter) RemoveHash(dg hashing.Digest) error {
 	if f.words == nil {
 		return errZero("Remove")
 	}
-	b, rr, z := f.fingerprint(dg)
-	var cur, best bucket
-	bestJ, bestLn := -1, -1
-	var bestPos uint64
-	for i := 0; i < f.d; i++ {
-		pos, rho := f.locate(i, b, rr, z)
-		if !f.scan(pos, rho, nil) {
-			continue
-		}
-		f.decode(pos, &cur)
-		found := false
-		for j := 0; j < cur.n; j++ {
-			if int(cur.ln[j]) > bestLn && matches(cur.rho[j], cur.ln[j], rho) {
-				bestJ, bestLn, bestPos, found = j, int(cur.ln[j]), pos, true
+	var pos, rho [MaxSubtables]uint64
+	f.places(dg, &pos, &rho)
+	// The longest matching cell, the first of its length.
+	best, bestJ, bestLn := -1, 0, -1
+	var bestP uint64
+	var bestW uint
+subtables:
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		switch f.cfg.Variant {
+		case Static: // every cell has r bits: the first match is the one
+			if p, ok := f.findStatic(pos[i], rho[i]); ok {
+				best, bestP, bestW = i, p, f.r+f.c
+				break subtables
+			}
+		case Dynamic:
+			if j, p, cw, ln := f.findDynamic(pos[i], rho[i], bestLn); j >= 0 {
+				best, bestJ, bestP, bestW, bestLn = i, j, p, cw, ln
+			}
+		default:
+			if j, p, cw, ln := f.findTwo(pos[i], rho[i], bestLn); j >= 0 {
+				best, bestJ, bestP, bestW, bestLn = i, j, p, cw, ln
 			}
 		}
-		if found {
-			best = cur
-		}
 	}
-	if bestJ < 0 {
+	if best < 0 {
 		return ErrNotPresent
 	}
-	bk := &best
-	if bk.cnt[bestJ] > 1 || f.cfg.Variant == Static {
-		bk.cnt[bestJ]-- // Static: counter 0 frees the cell
-		if f.cfg.Variant == Static && bk.cnt[bestJ] == 0 {
-			bk.rho[bestJ] = 0
-		}
-		f.store(bestPos, bk, bestJ)
-		f.n--
-		return nil
+	w := f.words
+	v := cell(w, bestP, bestW, lowMask(bestW))
+	cm := lowMask(f.c)
+	switch {
+	case f.cfg.Variant == Static && v&cm == 1: // counter 0 frees the cell
+		setBits(w, bestP, bestW, 0)
+	case f.cfg.Variant == Static || v&cm != 0: // count − 1 > 0
+		setBits(w, bestP, bestW, v-1)
+	default: // the dynamic cell's last copy
+		f.freeCell(pos[best], bestJ, bestP, bestW)
 	}
-	copy(bk.rho[bestJ:bk.n], bk.rho[bestJ+1:bk.n])
-	copy(bk.ln[bestJ:bk.n], bk.ln[bestJ+1:bk.n])
-	copy(bk.cnt[bestJ:bk.n], bk.cnt[bestJ+1:bk.n])
-	bk.n--
-	f.encode(bestPos, bk)
 	f.n--
 	return nil
 }
@@ -599,10 +599,21 @@ func (f *Filter) ContainsString(key string) bool {
 
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(dg hashing.Digest) bool {
-	b, rr, z := f.fingerprint(dg)
-	for i := 0; i < f.d; i++ {
-		pos, rho := f.locate(i, b, rr, z)
-		if f.scan(pos, rho, nil) {
+	var pos, rho [MaxSubtables]uint64
+	f.places(dg, &pos, &rho)
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		var found bool
+		switch f.cfg.Variant {
+		case Static:
+			_, found = f.findStatic(pos[i], rho[i])
+		case Dynamic:
+			j, _, _, _ := f.findDynamic(pos[i], rho[i], -1)
+			found = j >= 0
+		default:
+			j, _, _, _ := f.findTwo(pos[i], rho[i], -1)
+			found = j >= 0
+		}
+		if found {
 			return true
 		}
 	}

@@ -1,0 +1,322 @@
+package dlcbf
+
+// The hot paths' view of a bucket: Add, Remove and Contains read the cells
+// where they lie, without decoding the bucket, and edit a counter in
+// place; only a new cell or a freed one (dynamic variants) goes through
+// decode and encode, for the one bucket it changes. They answer exactly as
+// the decode-everything reference (ref_test.go, TestFastPathsAgree): the
+// layouts are those of bucket.go.
+
+import "github.com/bloomlab/bloomlab/hashing"
+
+// places stores the key's bucket (its first bit) and full remainder in
+// each subtable. Computing the d permutations before any bucket is read
+// lets their independent multiply chains overlap.
+func (f *Filter) places(dg hashing.Digest, pos, rho *[MaxSubtables]uint64) {
+	b, rr, z := f.fingerprint(dg)
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		pos[i], rho[i] = f.locate(i, b, rr, z)
+	}
+}
+
+// cell returns the cw-bit field at bit p (cw ≤ 64, lm = 2^cw − 1): one
+// unaligned load when it fits the window (every static cell, most dynamic
+// ones), getBits otherwise. It inlines.
+func cell(w []uint64, p uint64, cw uint, lm uint64) uint64 {
+	if cw <= windowBits {
+		return window(w, p) & lm
+	}
+	i, o := p>>6, uint(p&63)
+	return (w[i]>>o | w[i+1]<<(64-o)) & lm
+}
+
+// probe is what Add needs of one of the key's buckets.
+type probe struct {
+	load int // cells in use
+	// hitW > 0: the first cell matching the key whose counter has room is
+	// the hitW-bit field at bit hit.
+	hit  uint64
+	hitW uint
+	free int  // Static: the first empty cell (−1: none)
+	same bool // a cell holds the key's minimal remainder
+}
+
+// probeStatic reads the static bucket at pos for remainder x.
+func (f *Filter) probeStatic(pos, x uint64) (pr probe) {
+	w, c := f.words, f.c
+	cw := f.r + c
+	cm, lm := lowMask(c), lowMask(cw)
+	want := (x & lowMask(f.r)) << c
+	pr.free = -1
+	p := pos
+	for j := 0; j < f.h; j++ {
+		v := window(w, p) & lm
+		p += uint64(cw)
+		if v&cm == 0 {
+			if pr.free < 0 {
+				pr.free = j
+			}
+			continue
+		}
+		pr.load++
+		if v&^cm == want {
+			if v&cm != cm { // count < 2^c − 1
+				pr.hit, pr.hitW = p-uint64(cw), cw
+				return pr
+			}
+			pr.same = true
+		}
+	}
+	return pr
+}
+
+// probeDynamic reads the Dynamic bucket at pos for remainder x: only the
+// semi-sorted half of the cells whose implicit first bit is x's can match.
+func (f *Filter) probeDynamic(pos, x uint64) (pr probe) {
+	w, c := f.words, f.c
+	hd := window(w, pos)
+	pr.load = int(hd & 15)
+	if pr.load == 0 {
+		return pr
+	}
+	m, z := hd>>4&15, int(hd>>8&15)
+	cw := uint(f.width[m])
+	lm := lowMask(cw)
+	lo, hi := 0, z
+	if x&1 != 0 {
+		lo, hi = z, pr.load
+	}
+	cm := lowMask(c)
+	want := ((x >> 1) & lowMask(cw-c)) << c
+	sm := lowMask(f.r-1) << c // the minimal remainder less its first bit
+	ws := want & sm
+	p := pos + dynHeader + uint64(lo)*uint64(cw)
+	for j := lo; j < hi; j++ {
+		v := cell(w, p, cw, lm)
+		if v&^cm == want && v&cm != cm { // count − 1 < 2^c − 1
+			pr.hit, pr.hitW = p, cw
+			return pr
+		}
+		pr.same = pr.same || v&sm == ws
+		p += uint64(cw)
+	}
+	return pr
+}
+
+// probeTwo reads the TwoSizes bucket at pos for remainder x.
+func (f *Filter) probeTwo(pos, x uint64) (pr probe) {
+	w, c := f.words, f.c
+	hd := window(w, pos)
+	a, b := int(hd&15), int(hd>>4&15)
+	s, t := uint(hd>>8&127), uint(hd>>15&127)
+	ls, lt := lowMask(s), lowMask(t)
+	pr.load = a + b
+	cm := lowMask(c)
+	sm := lowMask(f.r) << c
+	ws := (x << c) & sm
+	p := pos + twoHeader
+	if a > 0 {
+		want := (x & lowMask(s-c)) << c
+		for j := 0; j < a; j++ {
+			v := cell(w, p, s, ls)
+			if v&^cm == want && v&cm != cm {
+				pr.hit, pr.hitW = p, s
+				return pr
+			}
+			pr.same = pr.same || v&sm == ws
+			p += uint64(s)
+		}
+	}
+	want := (x & lowMask(t-c)) << c
+	for j := 0; j < b; j++ {
+		v := cell(w, p, t, lt)
+		if v&^cm == want && v&cm != cm {
+			pr.hit, pr.hitW = p, t
+			return pr
+		}
+		pr.same = pr.same || v&sm == ws
+		p += uint64(t)
+	}
+	return pr
+}
+
+// findStatic returns the first cell of the static bucket at pos matching
+// remainder x (its bit); ok false: none.
+func (f *Filter) findStatic(pos, x uint64) (p uint64, ok bool) {
+	w, c := f.words, f.c
+	cw := f.r + c
+	cm, lm := lowMask(c), lowMask(cw)
+	want := (x & lowMask(f.r)) << c
+	p = pos
+	for j := 0; j < f.h; j++ {
+		v := window(w, p) & lm
+		if v&^cm == want && v&cm != 0 {
+			return p, true
+		}
+		p += uint64(cw)
+	}
+	return 0, false
+}
+
+// findDynamic returns the first cell of the Dynamic bucket at pos matching
+// remainder x (its index, bit and width) provided the bucket's remainder
+// length exceeds longer; j < 0: none.
+func (f *Filter) findDynamic(pos, x uint64, longer int) (j int, p uint64, cw uint, ln int) {
+	w, c := f.words, f.c
+	hd := window(w, pos)
+	load := int(hd & 15)
+	m, z := hd>>4&15, int(hd>>8&15)
+	cw = uint(f.width[m])
+	lm := lowMask(cw)
+	ln = int(cw) - int(c) + 1
+	if load == 0 || ln <= longer {
+		return -1, 0, 0, 0
+	}
+	lo, hi := 0, z
+	if x&1 != 0 {
+		lo, hi = z, load
+	}
+	cm := lowMask(c)
+	want := ((x >> 1) & lowMask(cw-c)) << c
+	p = pos + dynHeader + uint64(lo)*uint64(cw)
+	for j := lo; j < hi; j++ {
+		if cell(w, p, cw, lm)&^cm == want {
+			return j, p, cw, ln
+		}
+		p += uint64(cw)
+	}
+	return -1, 0, 0, 0
+}
+
+// findTwo returns the longest cell of the TwoSizes bucket at pos matching
+// remainder x, the first of its length, provided its remainder is longer
+// than longer bits; j < 0: none.
+func (f *Filter) findTwo(pos, x uint64, longer int) (j int, p uint64, cw uint, ln int) {
+	w, c := f.words, f.c
+	hd := window(w, pos)
+	a, b := int(hd&15), int(hd>>4&15)
+	s, t := uint(hd>>8&127), uint(hd>>15&127)
+	ls, lt := lowMask(s), lowMask(t)
+	cm := lowMask(c)
+	// The long cells first: they follow the a short ones.
+	if b > 0 && int(t)-int(c) > longer {
+		want := (x & lowMask(t-c)) << c
+		p = pos + twoHeader + uint64(a)*uint64(s)
+		for j := a; j < a+b; j++ {
+			if cell(w, p, t, lt)&^cm == want {
+				return j, p, t, int(t) - int(c)
+			}
+			p += uint64(t)
+		}
+	}
+	if a > 0 && int(s)-int(c) > longer {
+		want := (x & lowMask(s-c)) << c
+		p = pos + twoHeader
+		for j := 0; j < a; j++ {
+			if cell(w, p, s, ls)&^cm == want {
+				return j, p, s, int(s) - int(c)
+			}
+			p += uint64(s)
+		}
+	}
+	return -1, 0, 0, 0
+}
+
+// moveBits copies the n bits at src to dst (the ranges may overlap).
+func moveBits(w []uint64, dst, src, n uint64) {
+	if dst < src { // down: low chunks first
+		for n > 0 {
+			k := min(n, 64)
+			setBits(w, dst, uint(k), getBits(w, src, uint(k)))
+			dst, src, n = dst+k, src+k, n-k
+		}
+		return
+	}
+	for n > 0 { // up: high chunks first
+		k := min(n, 64)
+		n -= k
+		setBits(w, dst+n, uint(k), getBits(w, src+n, uint(k)))
+	}
+}
+
+// addCell puts a new cell for remainder x into the dynamic or two-size
+// bucket at pos, which has room: in place when the cells already there
+// keep their widths (the Dynamic bucket's largest load does not grow; the
+// two-size rule gives the new cell the long width or a longer one), by
+// decode, insert and encode otherwise.
+func (f *Filter) addCell(pos, x uint64) {
+	w, c := f.words, f.c
+	hd := window(w, pos)
+	if f.cfg.Variant == Dynamic {
+		load, m, z := hd&15, hd>>4&15, hd>>8&15
+		if load < m {
+			cw := uint(f.width[m])
+			at := load // the cell goes last in its semi-sorted half
+			if x&1 == 0 {
+				at = z
+				z++
+			}
+			p := pos + dynHeader + at*uint64(cw)
+			moveBits(w, p+uint64(cw), p, (load-at)*uint64(cw))
+			setBits(w, p, cw, (x>>1)<<c)
+			setBits(w, pos, dynHeader, load+1|m<<4|z<<8)
+			return
+		}
+	} else {
+		a, b, s, t := hd&15, hd>>4&15, hd>>8&127, hd>>15&127
+		used := a*s + b*t
+		free := uint64(f.area) - used
+		if free >= t { // insertTwo's first two cases
+			nw := t
+			if a == 0 {
+				nw = min(free, maxWidth)
+			}
+			setBits(w, pos+twoHeader+used, uint(nw), x<<c)
+			if nw == t || b == 0 {
+				b, t = b+1, nw
+			} else { // one width so far, the new cell is longer
+				a, b, s, t = b, 1, t, nw
+			}
+			setBits(w, pos, twoHeader, a|b<<4|s<<8|t<<15)
+			return
+		}
+	}
+	var bk bucket
+	f.decode(pos, &bk)
+	f.insert(&bk, x)
+	f.encode(pos, &bk)
+}
+
+// freeCell deletes cell j, the cw-bit field at bit p, of the dynamic or
+// two-size bucket at pos: the cells after it move down, the others keep
+// their widths.
+func (f *Filter) freeCell(pos uint64, j int, p uint64, cw uint) {
+	w := f.words
+	hd := window(w, pos)
+	var end uint64
+	if f.cfg.Variant == Dynamic {
+		load, m, z := hd&15, hd>>4&15, hd>>8&15
+		end = pos + dynHeader + load*uint64(cw)
+		if uint64(j) < z {
+			z--
+		}
+		setBits(w, pos, dynHeader, (load-1)|m<<4|z<<8)
+	} else {
+		a, b, s, t := hd&15, hd>>4&15, hd>>8&127, hd>>15&127
+		end = pos + twoHeader + a*s + b*t
+		if uint64(j) < a {
+			a--
+		} else {
+			b--
+		}
+		if a == 0 {
+			s = 0
+		}
+		if b == 0 { // the short cells, if any, are the only width left
+			a, b, s, t = 0, a, 0, s
+		}
+		setBits(w, pos, twoHeader, a|b<<4|s<<8|t<<15)
+	}
+	moveBits(w, p, p+uint64(cw), end-p-uint64(cw))
+	setBits(w, end-uint64(cw), cw, 0)
+}
