@@ -216,12 +216,15 @@ func (pt churnPoint) row() (rowSpec, error) {
 	// The table and the slots of the present keys.
 	bytes := buckets*f.BucketBits()/8 + 8*uint64(pt.N)
 	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms, Bytes: bytes}
-	spec.Setup = func() (any, error) { return dlcbf.New(pt.Cfg) }
 	n, churn, q := pt.N, pt.Churn, pt.Queries
+	spec.Setup = func() (any, error) {
+		f, err := dlcbf.New(pt.Cfg)
+		return &churnState{f: f, ids: make([]int, n)}, err
+	}
 	spec.Trial = func(state any, seed uint64, out []float64) error {
-		f := state.(*dlcbf.Filter)
+		st := state.(*churnState)
+		f, ids := st.f, st.ids // every slot of ids is set before it is read
 		f.Clear()
-		ids := make([]int, n) // key index in each slot; −1: empty (refused)
 		refused, inserts := 0, 0
 		add := func(j int) int {
 			inserts++
@@ -265,6 +268,14 @@ func (pt churnPoint) row() (rowSpec, error) {
 		return nil
 	}
 	return spec, nil
+}
+
+// churnState is a dlcbf/churn worker's: the filter and the key index in
+// each of the n slots of present keys (−1: empty, the insert was refused),
+// reused by every trial the worker runs.
+type churnState struct {
+	f   *dlcbf.Filter
+	ids []int
 }
 
 // churnStream separates the churn's slot choices from the key stream.
