@@ -7,14 +7,34 @@ package dlcbf
 // the decode-everything reference (ref_test.go, TestFastPathsAgree): the
 // layouts are those of bucket.go.
 
-import "github.com/bloomlab/bloomlab/hashing"
+import (
+	"math/bits"
+
+	"github.com/bloomlab/bloomlab/hashing"
+)
 
 // places stores the key's bucket (its first bit) and full remainder in
-// each subtable. Computing the d permutations before any bucket is read
-// lets their independent multiply chains overlap.
+// each subtable, as locate does. It computes the d permutations before any
+// bucket is read, two at a time, so that their independent multiply
+// chains overlap.
 func (f *Filter) places(dg hashing.Digest, pos, rho *[MaxSubtables]uint64) {
 	b, rr, z := f.fingerprint(dg)
-	for i := 0; i < f.d && i < MaxSubtables; i++ {
+	mask, nb, bb, zr := lowMask(f.r), f.nb, f.bbits, z<<f.r
+	d := min(f.d, MaxSubtables)
+	i := 0
+	for ; i+1 < d; i += 2 { // locate for subtables i and i+1
+		k, l := &f.keys[i], &f.keys[i+1]
+		r1 := rr ^ mix(b, k[0])&mask
+		r2 := rr ^ mix(b, l[0])&mask
+		h1, _ := bits.Mul64(mix(r1, k[1]), nb)
+		h2, _ := bits.Mul64(mix(r2, l[1]), nb)
+		b1 := hashing.AddMod(b, h1, nb)
+		b2 := hashing.AddMod(b, h2, nb)
+		rho[i] = r1 ^ mix(b1, k[2])&mask | zr
+		rho[i+1] = r2 ^ mix(b2, l[2])&mask | zr
+		pos[i], pos[i+1] = (uint64(i)*nb+b1)*bb, (uint64(i+1)*nb+b2)*bb
+	}
+	if i < d {
 		pos[i], rho[i] = f.locate(i, b, rr, z)
 	}
 }
@@ -28,6 +48,14 @@ func cell(w []uint64, p uint64, cw uint, lm uint64) uint64 {
 	}
 	i, o := p>>6, uint(p&63)
 	return (w[i]>>o | w[i+1]<<(64-o)) & lm
+}
+
+// halves returns the cells [lo, hi) of a semi-sorted bucket of load cells,
+// z of them with first bit 0, that can match remainder x: those with x's
+// first bit. It does not branch on x (the bit is a coin flip).
+func halves(z, load int, x uint64) (lo, hi int) {
+	odd := -int(x & 1) // all ones if x's first bit is 1
+	return z & odd, z + (load-z)&odd
 }
 
 // probe is what Add needs of one of the key's buckets.
@@ -82,10 +110,7 @@ func (f *Filter) probeDynamic(pos, x uint64) (pr probe) {
 	m, z := hd>>4&15, int(hd>>8&15)
 	cw := uint(f.width[m])
 	lm := lowMask(cw)
-	lo, hi := 0, z
-	if x&1 != 0 {
-		lo, hi = z, pr.load
-	}
+	lo, hi := halves(z, pr.load, x)
 	cm := lowMask(c)
 	want := ((x >> 1) & lowMask(cw-c)) << c
 	sm := lowMask(f.r-1) << c // the minimal remainder less its first bit
@@ -172,10 +197,7 @@ func (f *Filter) findDynamic(pos, x uint64, longer int) (j int, p uint64, cw uin
 	if load == 0 || ln <= longer {
 		return -1, 0, 0, 0
 	}
-	lo, hi := 0, z
-	if x&1 != 0 {
-		lo, hi = z, load
-	}
+	lo, hi := halves(z, load, x)
 	cm := lowMask(c)
 	want := ((x >> 1) & lowMask(cw-c)) << c
 	p = pos + dynHeader + uint64(lo)*uint64(cw)
