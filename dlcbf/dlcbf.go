@@ -242,6 +242,8 @@ type Filter struct {
 	// width[M] is the cell width of a Dynamic bucket whose largest load
 	// so far is M (1 ≤ M ≤ h).
 	width [MaxCells + 1]uint8
+	cmask uint64                  // 2^c − 1
+	rmask uint64                  // 2^r − 1
 	keys  [MaxSubtables][3]uint64 // permutation keys
 }
 
@@ -370,6 +372,7 @@ func shell(cfg Config) *Filter {
 		cfg: cfg, d: cfg.Subtables, nb: cfg.Buckets, h: cfg.Cells, bbits: bucketBits(cfg),
 		r: uint(cfg.RemainderBits), c: uint(max(cfg.CounterBits, 0)), area: uint(cfg.BucketBits),
 	}
+	f.cmask, f.rmask = lowMask(f.c), lowMask(f.r)
 	switch cfg.Variant {
 	case Static:
 		f.cmax = 1<<f.c - 1
@@ -599,25 +602,15 @@ func (f *Filter) ContainsString(key string) bool {
 
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(dg hashing.Digest) bool {
-	var pos, rho [MaxSubtables]uint64
-	f.places(dg, &pos, &rho)
-	for i := 0; i < f.d && i < MaxSubtables; i++ {
-		var found bool
-		switch f.cfg.Variant {
-		case Static:
-			_, found = f.findStatic(pos[i], rho[i])
-		case Dynamic:
-			j, _, _, _ := f.findDynamic(pos[i], rho[i], -1)
-			found = j >= 0
-		default:
-			j, _, _, _ := f.findTwo(pos[i], rho[i], -1)
-			found = j >= 0
-		}
-		if found {
-			return true
-		}
+	var pl placement
+	f.places(dg, &pl.pos, &pl.rho)
+	switch f.cfg.Variant {
+	case Static:
+		return f.containsStatic(&pl)
+	case Dynamic:
+		return f.containsDynamic(&pl)
 	}
-	return false
+	return f.containsTwo(&pl) // false for the zero Filter: d = 0
 }
 
 // scan looks for cells of the bucket at pos matching remainder x. With

@@ -13,6 +13,12 @@ import (
 	"github.com/bloomlab/bloomlab/hashing"
 )
 
+// placement is where a key lies: its bucket (the bucket's first bit) and
+// its full remainder in each subtable.
+type placement struct {
+	pos, rho [MaxSubtables]uint64
+}
+
 // places stores the key's bucket (its first bit) and full remainder in
 // each subtable, as locate does. It computes the d permutations before any
 // bucket is read, two at a time, so that their independent multiply
@@ -39,9 +45,19 @@ func (f *Filter) places(dg hashing.Digest, pos, rho *[MaxSubtables]uint64) {
 	}
 }
 
+// fieldMasks[w] is 2^w − 1, the mask of a w-bit field (w ≤ 64; the
+// entries above 64, which no valid bucket uses, are all ones). A lookup
+// instead of lowMask's shift, whose count the compiler cannot bound.
+var fieldMasks = func() (t [128]uint64) {
+	for w := range t {
+		t[w] = lowMask(uint(min(w, 64)))
+	}
+	return t
+}()
+
 // cell returns the cw-bit field at bit p (cw ≤ 64, lm = 2^cw − 1): one
 // unaligned load when it fits the window (every static cell, most dynamic
-// ones), getBits otherwise. It inlines.
+// ones), two aligned ones otherwise. It inlines.
 func cell(w []uint64, p uint64, cw uint, lm uint64) uint64 {
 	if cw <= windowBits {
 		return window(w, p) & lm
@@ -58,6 +74,13 @@ func halves(z, load int, x uint64) (lo, hi int) {
 	return z & odd, z + (load-z)&odd
 }
 
+// The scans below test each cell v with one comparison,
+// (v ^ want) & sm == 0, and look further only at a cell that passes it:
+// want is the cell a match holds (the key's remainder in the remainder
+// field, counter bits zero) and sm covers bits every match agrees on (for
+// Add, the minimal remainder, which every full match also holds;
+// otherwise the whole remainder field).
+
 // probe is what Add needs of one of the key's buckets.
 type probe struct {
 	load int // cells in use
@@ -71,29 +94,29 @@ type probe struct {
 
 // probeStatic reads the static bucket at pos for remainder x.
 func (f *Filter) probeStatic(pos, x uint64) (pr probe) {
-	w, c := f.words, f.c
+	w, c := f.words, f.c&63
 	cw := f.r + c
-	cm, lm := lowMask(c), lowMask(cw)
-	want := (x & lowMask(f.r)) << c
+	cm, lm := f.cmask, fieldMasks[cw&127]
+	want := (x & f.rmask) << c
 	pr.free = -1
 	p := pos
 	for j := 0; j < f.h; j++ {
 		v := window(w, p) & lm
-		p += uint64(cw)
 		if v&cm == 0 {
 			if pr.free < 0 {
 				pr.free = j
 			}
-			continue
-		}
-		pr.load++
-		if v&^cm == want {
-			if v&cm != cm { // count < 2^c − 1
-				pr.hit, pr.hitW = p-uint64(cw), cw
-				return pr
+		} else {
+			pr.load++
+			if v&^cm == want {
+				if v&cm != cm { // count < 2^c − 1
+					pr.hit, pr.hitW = p, cw
+					return pr
+				}
+				pr.same = true
 			}
-			pr.same = true
 		}
+		p += uint64(cw)
 	}
 	return pr
 }
@@ -101,28 +124,25 @@ func (f *Filter) probeStatic(pos, x uint64) (pr probe) {
 // probeDynamic reads the Dynamic bucket at pos for remainder x: only the
 // semi-sorted half of the cells whose implicit first bit is x's can match.
 func (f *Filter) probeDynamic(pos, x uint64) (pr probe) {
-	w, c := f.words, f.c
+	w, c := f.words, f.c&63
 	hd := window(w, pos)
-	pr.load = int(hd & 15)
-	if pr.load == 0 {
-		return pr
-	}
 	m, z := hd>>4&15, int(hd>>8&15)
+	pr.load = int(hd & 15)
 	cw := uint(f.width[m])
-	lm := lowMask(cw)
+	lm, cm := fieldMasks[cw&127], f.cmask
+	want := x >> 1 << c & lm // the remainder less its first bit
+	sm := f.rmask >> 1 << c
 	lo, hi := halves(z, pr.load, x)
-	cm := lowMask(c)
-	want := ((x >> 1) & lowMask(cw-c)) << c
-	sm := lowMask(f.r-1) << c // the minimal remainder less its first bit
-	ws := want & sm
 	p := pos + dynHeader + uint64(lo)*uint64(cw)
 	for j := lo; j < hi; j++ {
 		v := cell(w, p, cw, lm)
-		if v&^cm == want && v&cm != cm { // count − 1 < 2^c − 1
-			pr.hit, pr.hitW = p, cw
-			return pr
+		if (v^want)&sm == 0 {
+			if v&^cm == want && v&cm != cm { // count − 1 < 2^c − 1
+				pr.hit, pr.hitW = p, cw
+				return pr
+			}
+			pr.same = true
 		}
-		pr.same = pr.same || v&sm == ws
 		p += uint64(cw)
 	}
 	return pr
@@ -130,52 +150,105 @@ func (f *Filter) probeDynamic(pos, x uint64) (pr probe) {
 
 // probeTwo reads the TwoSizes bucket at pos for remainder x.
 func (f *Filter) probeTwo(pos, x uint64) (pr probe) {
-	w, c := f.words, f.c
+	w, c := f.words, f.c&63
 	hd := window(w, pos)
 	a, b := int(hd&15), int(hd>>4&15)
-	s, t := uint(hd>>8&127), uint(hd>>15&127)
-	ls, lt := lowMask(s), lowMask(t)
 	pr.load = a + b
-	cm := lowMask(c)
-	sm := lowMask(f.r) << c
-	ws := (x << c) & sm
+	cm, sm := f.cmask, f.rmask<<c
 	p := pos + twoHeader
-	if a > 0 {
-		want := (x & lowMask(s-c)) << c
-		for j := 0; j < a; j++ {
-			v := cell(w, p, s, ls)
+	s := uint(hd >> 8 & 127)
+	lm := fieldMasks[s]
+	want := x << c & lm
+	for j := 0; j < a; j++ { // the short cells
+		v := cell(w, p, s, lm)
+		if (v^want)&sm == 0 {
 			if v&^cm == want && v&cm != cm {
 				pr.hit, pr.hitW = p, s
 				return pr
 			}
-			pr.same = pr.same || v&sm == ws
-			p += uint64(s)
+			pr.same = true
 		}
+		p += uint64(s)
 	}
-	want := (x & lowMask(t-c)) << c
-	for j := 0; j < b; j++ {
-		v := cell(w, p, t, lt)
-		if v&^cm == want && v&cm != cm {
-			pr.hit, pr.hitW = p, t
-			return pr
+	t := uint(hd >> 15 & 127)
+	lm = fieldMasks[t]
+	want = x << c & lm
+	for j := 0; j < b; j++ { // the long cells
+		v := cell(w, p, t, lm)
+		if (v^want)&sm == 0 {
+			if v&^cm == want && v&cm != cm {
+				pr.hit, pr.hitW = p, t
+				return pr
+			}
+			pr.same = true
 		}
-		pr.same = pr.same || v&sm == ws
 		p += uint64(t)
 	}
 	return pr
 }
 
+// containsStatic reports whether one of the static buckets pl names holds
+// a cell matching the key.
+func (f *Filter) containsStatic(pl *placement) bool {
+	w, c := f.words, f.c&63
+	cw := f.r + c
+	cm, lm := f.cmask, fieldMasks[cw&127]
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		want := (pl.rho[i] & f.rmask) << c
+		p := pl.pos[i]
+		for j := 0; j < f.h; j++ {
+			if v := window(w, p) & lm; v&^cm == want && v&cm != 0 {
+				return true
+			}
+			p += uint64(cw)
+		}
+	}
+	return false
+}
+
+// containsDynamic is containsStatic for Dynamic buckets.
+func (f *Filter) containsDynamic(pl *placement) bool {
+	w, c := f.words, f.c&63
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		x, pos := pl.rho[i], pl.pos[i]
+		hd := window(w, pos)
+		m, z, load := hd>>4&15, int(hd>>8&15), int(hd&15)
+		cw := uint(f.width[m])
+		lm := fieldMasks[cw&127]
+		rm := lm &^ f.cmask
+		want := x >> 1 << c & lm
+		lo, hi := halves(z, load, x)
+		p := pos + dynHeader + uint64(lo)*uint64(cw)
+		for j := lo; j < hi; j++ {
+			if cell(w, p, cw, lm)&rm == want {
+				return true
+			}
+			p += uint64(cw)
+		}
+	}
+	return false
+}
+
+// containsTwo is containsStatic for TwoSizes buckets.
+func (f *Filter) containsTwo(pl *placement) bool {
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		if j, _, _, _ := f.findTwo(pl.pos[i], pl.rho[i], -1); j >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // findStatic returns the first cell of the static bucket at pos matching
 // remainder x (its bit); ok false: none.
 func (f *Filter) findStatic(pos, x uint64) (p uint64, ok bool) {
-	w, c := f.words, f.c
+	w, c := f.words, f.c&63
 	cw := f.r + c
-	cm, lm := lowMask(c), lowMask(cw)
-	want := (x & lowMask(f.r)) << c
+	cm, lm := f.cmask, fieldMasks[cw&127]
+	want := (x & f.rmask) << c
 	p = pos
 	for j := 0; j < f.h; j++ {
-		v := window(w, p) & lm
-		if v&^cm == want && v&cm != 0 {
+		if v := window(w, p) & lm; v&^cm == want && v&cm != 0 {
 			return p, true
 		}
 		p += uint64(cw)
@@ -187,22 +260,21 @@ func (f *Filter) findStatic(pos, x uint64) (p uint64, ok bool) {
 // remainder x (its index, bit and width) provided the bucket's remainder
 // length exceeds longer; j < 0: none.
 func (f *Filter) findDynamic(pos, x uint64, longer int) (j int, p uint64, cw uint, ln int) {
-	w, c := f.words, f.c
+	w, c := f.words, f.c&63
 	hd := window(w, pos)
-	load := int(hd & 15)
-	m, z := hd>>4&15, int(hd>>8&15)
+	m, z, load := hd>>4&15, int(hd>>8&15), int(hd&15)
 	cw = uint(f.width[m])
-	lm := lowMask(cw)
 	ln = int(cw) - int(c) + 1
-	if load == 0 || ln <= longer {
+	if ln <= longer {
 		return -1, 0, 0, 0
 	}
+	lm := fieldMasks[cw&127]
+	rm := lm &^ f.cmask
+	want := x >> 1 << c & lm
 	lo, hi := halves(z, load, x)
-	cm := lowMask(c)
-	want := ((x >> 1) & lowMask(cw-c)) << c
 	p = pos + dynHeader + uint64(lo)*uint64(cw)
 	for j := lo; j < hi; j++ {
-		if cell(w, p, cw, lm)&^cm == want {
+		if cell(w, p, cw, lm)&rm == want {
 			return j, p, cw, ln
 		}
 		p += uint64(cw)
@@ -214,29 +286,29 @@ func (f *Filter) findDynamic(pos, x uint64, longer int) (j int, p uint64, cw uin
 // remainder x, the first of its length, provided its remainder is longer
 // than longer bits; j < 0: none.
 func (f *Filter) findTwo(pos, x uint64, longer int) (j int, p uint64, cw uint, ln int) {
-	w, c := f.words, f.c
+	w, c := f.words, f.c&63
 	hd := window(w, pos)
 	a, b := int(hd&15), int(hd>>4&15)
 	s, t := uint(hd>>8&127), uint(hd>>15&127)
-	ls, lt := lowMask(s), lowMask(t)
-	cm := lowMask(c)
 	// The long cells first: they follow the a short ones.
-	if b > 0 && int(t)-int(c) > longer {
-		want := (x & lowMask(t-c)) << c
+	if ln := int(t) - int(c); ln > longer {
+		lm := fieldMasks[t]
+		rm, want := lm&^f.cmask, x<<c&lm
 		p = pos + twoHeader + uint64(a)*uint64(s)
 		for j := a; j < a+b; j++ {
-			if cell(w, p, t, lt)&^cm == want {
-				return j, p, t, int(t) - int(c)
+			if cell(w, p, t, lm)&rm == want {
+				return j, p, t, ln
 			}
 			p += uint64(t)
 		}
 	}
-	if a > 0 && int(s)-int(c) > longer {
-		want := (x & lowMask(s-c)) << c
+	if ln := int(s) - int(c); ln > longer {
+		lm := fieldMasks[s]
+		rm, want := lm&^f.cmask, x<<c&lm
 		p = pos + twoHeader
 		for j := 0; j < a; j++ {
-			if cell(w, p, s, ls)&^cm == want {
-				return j, p, s, int(s) - int(c)
+			if cell(w, p, s, lm)&rm == want {
+				return j, p, s, ln
 			}
 			p += uint64(s)
 		}
