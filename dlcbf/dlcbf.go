@@ -239,12 +239,15 @@ type Filter struct {
 	words    []uint64 // packed buckets + 1 padding word
 	n        uint64   // Add calls minus successful Remove calls
 	cmax     uint64   // largest count a cell holds
+	cmask    uint64   // 2^c − 1
+	rmask    uint64   // 2^r − 1
 	// width[M] is the cell width of a Dynamic bucket whose largest load
 	// so far is M (1 ≤ M ≤ h).
 	width [MaxCells + 1]uint8
-	cmask uint64                  // 2^c − 1
-	rmask uint64                  // 2^r − 1
 	keys  [MaxSubtables][3]uint64 // permutation keys
+	// sw cuts a Static bucket into windows of cells for a word-parallel
+	// comparison (probe.go).
+	sw staticLanes
 }
 
 // Capacity limits of the default static design point.
@@ -376,6 +379,7 @@ func shell(cfg Config) *Filter {
 	switch cfg.Variant {
 	case Static:
 		f.cmax = 1<<f.c - 1
+		f.sw = newStaticLanes(f.h, f.r, f.c)
 	case Dynamic:
 		f.cmax = 1 << f.c
 		for m := 1; m <= f.h; m++ {

@@ -74,6 +74,37 @@ func halves(z, load int, x uint64) (lo, hi int) {
 	return z & odd, z + (load-z)&odd
 }
 
+// staticLanes cuts a Static bucket of h cells of cw = r + c ≤ 40 bits
+// into nwin windows of g cells (g·cw ≤ windowBits bits, one window read
+// each), every cell a lane of the window: a word-parallel (SWAR) scan
+// compares the g cells of a window at once. A lane of x is zero exactly
+// when its top bit is clear in ((x & low) + low) | x, low being each
+// lane's bits below its top bit: the sum never carries out of a lane.
+type staticLanes struct {
+	nwin int
+	g    int
+	step uint64 // g·cw, the bits of a window
+	// rep has bit 0 of every lane set, top its top bit; last the top bits
+	// of the lanes of the last window that are cells of the bucket.
+	rep, top, low, last uint64
+	rem, cnt            uint64 // the remainder and the counter bits of every lane
+}
+
+func newStaticLanes(h int, r, c uint) (l staticLanes) {
+	cw := int(r + c)
+	l.g = windowBits / cw
+	l.nwin = (h + l.g - 1) / l.g
+	l.step = uint64(l.g * cw)
+	for k := 0; k < l.g; k++ {
+		l.rep |= 1 << (k * cw)
+	}
+	l.top = l.rep << (cw - 1)
+	l.low = l.top - l.rep
+	l.last = l.top & lowMask(uint((h-(l.nwin-1)*l.g)*cw))
+	l.rem, l.cnt = lowMask(r)<<c*l.rep, lowMask(c)*l.rep
+	return l
+}
+
 // The scans below test each cell v with one comparison,
 // (v ^ want) & sm == 0, and look further only at a cell that passes it:
 // want is the cell a match holds (the key's remainder in the remainder
@@ -92,8 +123,39 @@ type probe struct {
 	same bool // a cell holds the key's minimal remainder
 }
 
-// probeStatic reads the static bucket at pos for remainder x.
+// probeStatic reads the static bucket at pos for remainder x, a window
+// of cells at a time (staticLanes).
 func (f *Filter) probeStatic(pos, x uint64) (pr probe) {
+	w, l := f.words, &f.sw
+	wantRep := (x & f.rmask) << (f.c & 63) * l.rep
+	rem, cnt, low, top, step := l.rem, l.cnt, l.low, l.top, l.step
+	valid, last := top, l.nwin-1
+	free := -1
+	p := pos
+	for k := 0; k <= last; k++ {
+		if k == last {
+			valid = l.last
+		}
+		v := window(w, p)
+		y := v & cnt
+		used := (y&low + low | y) & valid // top bits of the cells in use
+		d := (v ^ wantRep) & rem
+		if ^(d&low+low|d)&used != 0 {
+			// A cell in use holds the key's remainder: look closer.
+			return f.probeStaticCells(pos, x)
+		}
+		if e := valid &^ used; e != 0 && free < 0 {
+			free = k*l.g + bits.OnesCount64((e&-e-1)&top)
+		}
+		pr.load += bits.OnesCount64(used)
+		p += step
+	}
+	pr.free = free
+	return pr
+}
+
+// probeStaticCells is probeStatic one cell at a time.
+func (f *Filter) probeStaticCells(pos, x uint64) (pr probe) {
 	w, c := f.words, f.c&63
 	cw := f.r + c
 	cm, lm := f.cmask, fieldMasks[cw&127]
@@ -190,17 +252,9 @@ func (f *Filter) probeTwo(pos, x uint64) (pr probe) {
 // containsStatic reports whether one of the static buckets pl names holds
 // a cell matching the key.
 func (f *Filter) containsStatic(pl *placement) bool {
-	w, c := f.words, f.c&63
-	cw := f.r + c
-	cm, lm := f.cmask, fieldMasks[cw&127]
 	for i := 0; i < f.d && i < MaxSubtables; i++ {
-		want := (pl.rho[i] & f.rmask) << c
-		p := pl.pos[i]
-		for j := 0; j < f.h; j++ {
-			if v := window(w, p) & lm; v&^cm == want && v&cm != 0 {
-				return true
-			}
-			p += uint64(cw)
+		if _, ok := f.findStatic(pl.pos[i], pl.rho[i]); ok {
+			return true
 		}
 	}
 	return false
@@ -240,18 +294,31 @@ func (f *Filter) containsTwo(pl *placement) bool {
 }
 
 // findStatic returns the first cell of the static bucket at pos matching
-// remainder x (its bit); ok false: none.
+// remainder x (its bit); ok false: none. It compares a window of cells at
+// a time (staticLanes).
 func (f *Filter) findStatic(pos, x uint64) (p uint64, ok bool) {
-	w, c := f.words, f.c&63
-	cw := f.r + c
-	cm, lm := f.cmask, fieldMasks[cw&127]
-	want := (x & f.rmask) << c
+	w, l := f.words, &f.sw
+	c := f.c & 63
+	wantRep := (x & f.rmask) << c * l.rep
+	rem, low, top, step := l.rem, l.low, l.top, l.step
+	valid, last := top, l.nwin-1
 	p = pos
-	for j := 0; j < f.h; j++ {
-		if v := window(w, p) & lm; v&^cm == want && v&cm != 0 {
-			return p, true
+	for k := 0; k <= last; k++ {
+		if k == last {
+			valid = l.last
 		}
-		p += uint64(cw)
+		d := (window(w, p) ^ wantRep) & rem
+		if z := ^(d&low + low | d) & valid; z != 0 {
+			// The cells holding the remainder: a match's counter is not
+			// 0 (an empty cell is all zeros, remainder 0 included).
+			for ; z != 0; z &= z - 1 {
+				q := p + uint64(bits.OnesCount64((z&-z-1)&top))*uint64(f.r+c)
+				if window(w, q)&f.cmask != 0 {
+					return q, true
+				}
+			}
+		}
+		p += step
 	}
 	return 0, false
 }
