@@ -97,6 +97,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -509,6 +510,16 @@ func (f *Filter) AddHash(dg hashing.Digest) error {
 		// (002 §III-A); otherwise the least loaded, leftmost on ties
 		// (TieHash: the t-th tied bucket replaces the choice with
 		// probability 1/t, drawn from the digest).
+		if !pr.same && f.cfg.Ties == TieLeft {
+			// The usual case: take the bucket if it is less loaded. The
+			// comparison is a coin flip, so it is made with a mask (all
+			// ones if pr.load < bestLoad) rather than a branch.
+			lt := (pr.load - bestLoad) >> (bits.UintSize - 1)
+			best ^= (best ^ i) & lt
+			bestFree ^= (bestFree ^ pr.free) & lt
+			bestLoad ^= (bestLoad ^ pr.load) & lt
+			continue
+		}
 		take := pr.load < f.h && (pr.same && bestLoad >= 0 || pr.load < bestLoad)
 		if pr.load < bestLoad {
 			ties = 1
