@@ -401,14 +401,13 @@ func moveBits(w []uint64, dst, src, n uint64) {
 }
 
 // addCell puts a new cell for remainder x into the dynamic or two-size
-// bucket at pos, which has room: in place when the cells already there
-// keep their widths (the Dynamic bucket's largest load does not grow; the
-// two-size rule gives the new cell the long width or a longer one), by
-// decode, insert and encode otherwise.
+// bucket at pos, which has room: in place when a Dynamic bucket's largest
+// load does not grow (the cells keep their widths) and for every two-size
+// insert (addTwo), by decode, insert and encode otherwise.
 func (f *Filter) addCell(pos, x uint64) {
 	w, c := f.words, f.c
-	hd := window(w, pos)
 	if f.cfg.Variant == Dynamic {
+		hd := window(w, pos)
 		load, m, z := hd&15, hd>>4&15, hd>>8&15
 		if load < m {
 			cw := uint(f.width[m])
@@ -423,29 +422,87 @@ func (f *Filter) addCell(pos, x uint64) {
 			setBits(w, pos, dynHeader, load+1|m<<4|z<<8)
 			return
 		}
-	} else {
-		a, b, s, t := hd&15, hd>>4&15, hd>>8&127, hd>>15&127
-		used := a*s + b*t
-		free := uint64(f.area) - used
-		if free >= t { // insertTwo's first two cases
-			nw := t
-			if a == 0 {
-				nw = min(free, maxWidth)
-			}
-			setBits(w, pos+twoHeader+used, uint(nw), x<<c)
-			if nw == t || b == 0 {
-				b, t = b+1, nw
-			} else { // one width so far, the new cell is longer
-				a, b, s, t = b, 1, t, nw
-			}
-			setBits(w, pos, twoHeader, a|b<<4|s<<8|t<<15)
-			return
-		}
+	} else if f.addTwo(pos, x) {
+		return
 	}
 	var bk bucket
 	f.decode(pos, &bk)
 	f.insert(&bk, x)
 	f.encode(pos, &bk)
+}
+
+// addTwo puts a new cell for remainder x into the two-size bucket at pos,
+// which has room, in place, with the widths insertTwo (002 §III-B) gives
+// the cells: the a short cells (s bits) become s2 bits, the b long ones
+// (t bits) t2 bits, keeping the low bits of their fields (the counter and
+// the start of the remainder), and the new cell, last, gets nw bits. It
+// returns false, changing nothing, if the result is not cells ordered by
+// width with at most two widths (which insertTwo's rule never gives).
+func (f *Filter) addTwo(pos, x uint64) bool {
+	w := f.words
+	hd := window(w, pos)
+	a, b, s, t := int(hd&15), int(hd>>4&15), uint(hd>>8&127), uint(hd>>15&127)
+	R := int(f.area)
+	free := R - a*int(s) - b*int(t)
+	s2, t2 := s, t
+	var nw uint
+	switch {
+	case free >= int(t) && a == 0: // one width so far: the new cell may be longer
+		nw = uint(min(free, maxWidth))
+	case free >= int(t): // the new cell joins the long ones
+		nw = t
+	case a > 0 && (R-a*int(s))/(b+1) >= int(s):
+		// The long cells shrink (never below the short ones) to share
+		// what the short cells leave with the new one.
+		t2 = uint((R - a*int(s)) / (b + 1))
+		nw = t2
+	default: // every cell to at most ⌊R/n⌋, the new one takes the rest
+		fair := uint(R / (a + b + 1))
+		s2, t2 = min(s, fair), min(t, fair)
+		nw = uint(min(R-a*int(s2)-b*int(t2), maxWidth))
+	}
+	// The header: the widths in order, a of s2, b of t2 and nw, must
+	// make at most two runs, the shorter first (a canonical bucket with
+	// short cells has long ones: b = 0 implies a = 0).
+	sa, sb := a, b // the header's counts of short and long cells
+	if a > 0 && s2 == t2 {
+		sa, sb = 0, a+b
+	}
+	var nhd uint64
+	switch {
+	case sb == 0: // an empty bucket
+		nhd = 1<<4 | uint64(nw)<<15
+	case sa == 0 && nw == t2:
+		nhd = uint64(sb+1)<<4 | uint64(t2)<<15
+	case sa == 0 && nw > t2:
+		nhd = uint64(sb) | 1<<4 | uint64(t2)<<8 | uint64(nw)<<15
+	case sa > 0 && nw == t2 && s2 < t2:
+		nhd = uint64(sa) | uint64(sb+1)<<4 | uint64(s2)<<8 | uint64(t2)<<15
+	default:
+		return false
+	}
+	// Shorten the cells in place, front to back (a cell is never written
+	// past where the next one is read), then append the new one.
+	p, q := pos+twoHeader, pos+twoHeader // read, write
+	if s2 != s || t2 != t {
+		for j := 0; j < a+b; j++ {
+			from, to := s, s2
+			if j >= a {
+				from, to = t, t2
+			}
+			setBits(w, q, to, cell(w, p, from, fieldMasks[from&127]))
+			p, q = p+uint64(from), q+uint64(to)
+		}
+	} else {
+		p = pos + twoHeader + uint64(a)*uint64(s) + uint64(b)*uint64(t)
+		q = p
+	}
+	setBits(w, q, nw, x<<(f.c&63))
+	if q+uint64(nw) < p {
+		clearBits(w, q+uint64(nw), p)
+	}
+	setBits(w, pos, twoHeader, nhd)
+	return true
 }
 
 // freeCell deletes cell j, the cw-bit field at bit p, of the dynamic or
