@@ -84,7 +84,10 @@
 //
 // Add, Remove, Contains and Count hash the key once (xxh3-128), compute d
 // permutations (a few multiplications each) and scan d buckets of at most
-// 15 cells; they allocate nothing and do no division. Memory is
+// 15 cells where they lie (a static bucket several cells per word
+// operation); Add and Remove change one bucket. They allocate nothing and
+// divide only when a two-size insert shares a bucket's bits among its
+// cells. Memory is
 // ⌈d·B·bucketBits/64⌉ + 1 words (Bits reports d·B·bucketBits).
 //
 // Concurrency: the read methods (Contains*, Count*, EstimatedFPR, the
@@ -486,19 +489,19 @@ func (f *Filter) AddHash(dg hashing.Digest) error {
 	if f.words == nil {
 		return errZero("Add")
 	}
-	var pos, rho [MaxSubtables]uint64
-	f.places(dg, &pos, &rho)
+	var pl placement
+	f.places(dg, &pl)
 	best, bestFree := 0, 0
 	bestLoad, ties := f.h, 0
 	for i := 0; i < f.d && i < MaxSubtables; i++ {
 		var pr probe
 		switch f.cfg.Variant {
 		case Static:
-			pr = f.probeStatic(pos[i], rho[i])
+			pr = f.probeStatic(pl.pos[i], pl.rho[i])
 		case Dynamic:
-			pr = f.probeDynamic(pos[i], rho[i])
+			pr = f.probeDynamic(pl.pos[i], pl.rho[i])
 		default:
-			pr = f.probeTwo(pos[i], rho[i])
+			pr = f.probeTwo(pl.pos[i], pl.rho[i])
 		}
 		// A cell matching the key with room in its counter takes it.
 		if pr.hitW > 0 {
@@ -539,9 +542,9 @@ func (f *Filter) AddHash(dg hashing.Digest) error {
 	}
 	if f.cfg.Variant == Static {
 		cw := f.r + f.c
-		setBits(f.words, pos[best]+uint64(bestFree)*uint64(cw), cw, (rho[best]&lowMask(f.r))<<f.c|1)
+		setBits(f.words, pl.pos[best]+uint64(bestFree)*uint64(cw), cw, (pl.rho[best]&lowMask(f.r))<<f.c|1)
 	} else {
-		f.addCell(pos[best], rho[best])
+		f.addCell(pl.pos[best], pl.rho[best])
 	}
 	f.n++
 	return nil
@@ -564,8 +567,8 @@ func (f *Filter) RemoveHash(dg hashing.Digest) error {
 	if f.words == nil {
 		return errZero("Remove")
 	}
-	var pos, rho [MaxSubtables]uint64
-	f.places(dg, &pos, &rho)
+	var pl placement
+	f.places(dg, &pl)
 	// The longest matching cell, the first of its length.
 	best, bestJ, bestLn := -1, 0, -1
 	var bestP uint64
@@ -574,16 +577,16 @@ subtables:
 	for i := 0; i < f.d && i < MaxSubtables; i++ {
 		switch f.cfg.Variant {
 		case Static: // every cell has r bits: the first match is the one
-			if p, ok := f.findStatic(pos[i], rho[i]); ok {
+			if p, ok := f.findStatic(pl.pos[i], pl.rho[i]); ok {
 				best, bestP, bestW = i, p, f.r+f.c
 				break subtables
 			}
 		case Dynamic:
-			if j, p, cw, ln := f.findDynamic(pos[i], rho[i], bestLn); j >= 0 {
+			if j, p, cw, ln := f.findDynamic(pl.pos[i], pl.rho[i], bestLn); j >= 0 {
 				best, bestJ, bestP, bestW, bestLn = i, j, p, cw, ln
 			}
 		default:
-			if j, p, cw, ln := f.findTwo(pos[i], rho[i], bestLn); j >= 0 {
+			if j, p, cw, ln := f.findTwo(pl.pos[i], pl.rho[i], bestLn); j >= 0 {
 				best, bestJ, bestP, bestW, bestLn = i, j, p, cw, ln
 			}
 		}
@@ -600,7 +603,7 @@ subtables:
 	case f.cfg.Variant == Static || v&cm != 0: // count − 1 > 0
 		setBits(w, bestP, bestW, v-1)
 	default: // the dynamic cell's last copy
-		f.freeCell(pos[best], bestJ, bestP, bestW)
+		f.freeCell(pl.pos[best], bestJ, bestP, bestW)
 	}
 	f.n--
 	return nil
@@ -618,7 +621,7 @@ func (f *Filter) ContainsString(key string) bool {
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(dg hashing.Digest) bool {
 	var pl placement
-	f.places(dg, &pl.pos, &pl.rho)
+	f.places(dg, &pl)
 	switch f.cfg.Variant {
 	case Static:
 		return f.containsStatic(&pl)

@@ -1,10 +1,11 @@
 package dlcbf
 
 // The hot paths' view of a bucket: Add, Remove and Contains read the cells
-// where they lie, without decoding the bucket, and edit a counter in
-// place; only a new cell or a freed one (dynamic variants) goes through
-// decode and encode, for the one bucket it changes. They answer exactly as
-// the decode-everything reference (ref_test.go, TestFastPathsAgree): the
+// where they lie, without decoding the bucket (a static bucket a window of
+// cells at a time), edit a counter in place, and insert or delete a cell
+// by moving the cells after it; only a Dynamic bucket whose largest load
+// grows is decoded and re-encoded. They answer and write exactly as the
+// decode-everything reference (ref_test.go, TestFastPathsAgree): the
 // layouts are those of bucket.go.
 
 import (
@@ -13,17 +14,17 @@ import (
 	"github.com/bloomlab/bloomlab/hashing"
 )
 
-// placement is where a key lies: its bucket (the bucket's first bit) and
-// its full remainder in each subtable.
+// placement is where a key lies: in each subtable its bucket (the
+// bucket's first bit) and its full remainder.
 type placement struct {
 	pos, rho [MaxSubtables]uint64
 }
 
-// places stores the key's bucket (its first bit) and full remainder in
-// each subtable, as locate does. It computes the d permutations before any
-// bucket is read, two at a time, so that their independent multiply
-// chains overlap.
-func (f *Filter) places(dg hashing.Digest, pos, rho *[MaxSubtables]uint64) {
+// places fills pl for the key with digest dg, as locate does. It computes
+// the d permutations before any bucket is read, two at a time, so that
+// their independent multiply chains overlap.
+func (f *Filter) places(dg hashing.Digest, pl *placement) {
+	pos, rho := &pl.pos, &pl.rho
 	b, rr, z := f.fingerprint(dg)
 	mask, nb, bb, zr := lowMask(f.r), f.nb, f.bbits, z<<f.r
 	d := min(f.d, MaxSubtables)
