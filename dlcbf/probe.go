@@ -286,9 +286,29 @@ func (f *Filter) containsDynamic(pl *placement) bool {
 
 // containsTwo is containsStatic for TwoSizes buckets.
 func (f *Filter) containsTwo(pl *placement) bool {
+	w, c := f.words, f.c&63
 	for i := 0; i < f.d && i < MaxSubtables; i++ {
-		if j, _, _, _ := f.findTwo(pl.pos[i], pl.rho[i], -1); j >= 0 {
-			return true
+		x, pos := pl.rho[i], pl.pos[i]
+		hd := window(w, pos)
+		a, b := int(hd&15), int(hd>>4&15)
+		p := pos + twoHeader
+		s := uint(hd >> 8 & 127)
+		lm := fieldMasks[s]
+		rm, want := lm&^f.cmask, x<<c&lm
+		for j := 0; j < a; j++ { // the short cells
+			if cell(w, p, s, lm)&rm == want {
+				return true
+			}
+			p += uint64(s)
+		}
+		t := uint(hd >> 15 & 127)
+		lm = fieldMasks[t]
+		rm, want = lm&^f.cmask, x<<c&lm
+		for j := 0; j < b; j++ { // the long cells
+			if cell(w, p, t, lm)&rm == want {
+				return true
+			}
+			p += uint64(t)
 		}
 	}
 	return false
