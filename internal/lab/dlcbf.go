@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/dlcbf"
@@ -414,14 +416,29 @@ func dlcbfSmallest(target float64) (spacePoint, error) {
 	const d, c = 4, 2
 	best := spacePoint{bpk: math.Inf(1)}
 	spaceLoadsOnce.Do(func() {
-		for l4 := 2; l4 <= 4*14; l4++ {
-			q, err := theory.LoadsDleft(d, float64(l4)/4)
+		// The integrations (about 3 s in all) are independent: spread
+		// them over the cores; each result is the one a serial loop gets.
+		loads := make([][][]float64, 4*14-1) // average loads 2/4 … 14
+		errs := make([]error, len(loads))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), len(loads)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for x := int(next.Add(1) - 1); x < len(loads); x = int(next.Add(1) - 1) {
+					loads[x], errs[x] = theory.LoadsDleft(d, float64(x+2)/4)
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
 			if err != nil {
 				spaceLoadsErr = err
 				return
 			}
-			spaceLoads = append(spaceLoads, q)
 		}
+		spaceLoads = loads
 	})
 	if spaceLoadsErr != nil {
 		return best, spaceLoadsErr
