@@ -84,17 +84,6 @@ type bucket struct {
 	maxLoad int
 }
 
-// store writes cell j of bk back: in place for Static, the whole bucket
-// otherwise.
-func (f *Filter) store(pos uint64, bk *bucket, j int) {
-	if f.cfg.Variant != Static {
-		f.encode(pos, bk)
-		return
-	}
-	cw := f.r + f.c
-	setBits(f.words, pos+uint64(bk.slot[j])*uint64(cw), cw, bk.rho[j]<<f.c|bk.cnt[j])
-}
-
 // decode reads the bucket at pos.
 func (f *Filter) decode(pos uint64, bk *bucket) {
 	w, c := f.words, f.c

@@ -84,7 +84,10 @@
 //
 // Add, Remove, Contains and Count hash the key once (xxh3-128), compute d
 // permutations (a few multiplications each) and scan d buckets of at most
-// 15 cells; they allocate nothing and do no division. Memory is
+// 15 cells where they lie (a static bucket several cells per word
+// operation); Add and Remove change one bucket. They allocate nothing and
+// divide only when a two-size insert shares a bucket's bits among its
+// cells. Memory is
 // ⌈d·B·bucketBits/64⌉ + 1 words (Bits reports d·B·bucketBits).
 //
 // Concurrency: the read methods (Contains*, Count*, EstimatedFPR, the
@@ -97,6 +100,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -239,10 +243,15 @@ type Filter struct {
 	words    []uint64 // packed buckets + 1 padding word
 	n        uint64   // Add calls minus successful Remove calls
 	cmax     uint64   // largest count a cell holds
+	cmask    uint64   // 2^c − 1
+	rmask    uint64   // 2^r − 1
 	// width[M] is the cell width of a Dynamic bucket whose largest load
 	// so far is M (1 ≤ M ≤ h).
 	width [MaxCells + 1]uint8
 	keys  [MaxSubtables][3]uint64 // permutation keys
+	// sw cuts a Static bucket into windows of cells for a word-parallel
+	// comparison (probe.go).
+	sw staticLanes
 }
 
 // Capacity limits of the default static design point.
@@ -370,9 +379,11 @@ func shell(cfg Config) *Filter {
 		cfg: cfg, d: cfg.Subtables, nb: cfg.Buckets, h: cfg.Cells, bbits: bucketBits(cfg),
 		r: uint(cfg.RemainderBits), c: uint(max(cfg.CounterBits, 0)), area: uint(cfg.BucketBits),
 	}
+	f.cmask, f.rmask = lowMask(f.c), lowMask(f.r)
 	switch cfg.Variant {
 	case Static:
 		f.cmax = 1<<f.c - 1
+		f.sw = newStaticLanes(f.h, f.r, f.c)
 	case Dynamic:
 		f.cmax = 1 << f.c
 		for m := 1; m <= f.h; m++ {
@@ -478,38 +489,50 @@ func (f *Filter) AddHash(dg hashing.Digest) error {
 	if f.words == nil {
 		return errZero("Add")
 	}
-	b, rr, z := f.fingerprint(dg)
-	var cur, least bucket
-	var leastPos, leastRho uint64
+	var pl placement
+	f.places(dg, &pl)
+	best, bestFree := 0, 0
 	bestLoad, ties := f.h, 0
-	for i := 0; i < f.d; i++ {
-		pos, rho := f.locate(i, b, rr, z)
-		f.decode(pos, &cur)
-		sameMin := false
-		for j := 0; j < cur.n; j++ {
-			if matches(cur.rho[j], cur.ln[j], rho) && cur.cnt[j] < f.cmax {
-				cur.cnt[j]++
-				f.store(pos, &cur, j)
-				f.n++
-				return nil
-			}
-			sameMin = sameMin || matches(cur.rho[j], uint8(f.r), rho)
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		var pr probe
+		switch f.cfg.Variant {
+		case Static:
+			pr = f.probeStatic(pl.pos[i], pl.rho[i])
+		case Dynamic:
+			pr = f.probeDynamic(pl.pos[i], pl.rho[i])
+		default:
+			pr = f.probeTwo(pl.pos[i], pl.rho[i])
+		}
+		// A cell matching the key with room in its counter takes it.
+		if pr.hitW > 0 {
+			setBits(f.words, pr.hit, pr.hitW, cell(f.words, pr.hit, pr.hitW, lowMask(pr.hitW))+1)
+			f.n++
+			return nil
 		}
 		// A bucket already holding the key's minimal remainder takes it
 		// (002 §III-A); otherwise the least loaded, leftmost on ties
 		// (TieHash: the t-th tied bucket replaces the choice with
 		// probability 1/t, drawn from the digest).
-		take := cur.n < f.h && (sameMin && bestLoad >= 0 || cur.n < bestLoad)
-		if cur.n < bestLoad {
+		if !pr.same && f.cfg.Ties == TieLeft {
+			// The usual case: take the bucket if it is less loaded. The
+			// comparison is a coin flip, so it is made with a mask (all
+			// ones if pr.load < bestLoad) rather than a branch.
+			lt := (pr.load - bestLoad) >> (bits.UintSize - 1)
+			best ^= (best ^ i) & lt
+			bestFree ^= (bestFree ^ pr.free) & lt
+			bestLoad ^= (bestLoad ^ pr.load) & lt
+			continue
+		}
+		take := pr.load < f.h && (pr.same && bestLoad >= 0 || pr.load < bestLoad)
+		if pr.load < bestLoad {
 			ties = 1
-		} else if cur.n == bestLoad && cur.n < f.h && f.cfg.Ties == TieHash && !take {
+		} else if pr.load == bestLoad && pr.load < f.h && f.cfg.Ties == TieHash && !take {
 			ties++
 			take = hashing.Reduce(mix(dg.H1^dg.H2, uint64(ties)), uint64(ties)) == 0
 		}
 		if take {
-			least, leastPos, leastRho = cur, pos, rho
-			bestLoad = cur.n
-			if sameMin {
+			best, bestFree, bestLoad = i, pr.free, pr.load
+			if pr.same {
 				bestLoad = -1 // keep it
 			}
 		}
@@ -518,12 +541,10 @@ func (f *Filter) AddHash(dg hashing.Digest) error {
 		return fmt.Errorf("dlcbf: all %d buckets of the key hold %d cells: %w", f.d, f.h, ErrFull)
 	}
 	if f.cfg.Variant == Static {
-		j := least.n
-		least.rho[j], least.cnt[j], least.slot[j] = leastRho&lowMask(f.r), 1, int8(least.free)
-		f.store(leastPos, &least, j)
+		cw := f.r + f.c
+		setBits(f.words, pl.pos[best]+uint64(bestFree)*uint64(cw), cw, (pl.rho[best]&lowMask(f.r))<<f.c|1)
 	} else {
-		f.insert(&least, leastRho)
-		f.encode(leastPos, &least)
+		f.addCell(pl.pos[best], pl.rho[best])
 	}
 	f.n++
 	return nil
@@ -546,44 +567,44 @@ func (f *Filter) RemoveHash(dg hashing.Digest) error {
 	if f.words == nil {
 		return errZero("Remove")
 	}
-	b, rr, z := f.fingerprint(dg)
-	var cur, best bucket
-	bestJ, bestLn := -1, -1
-	var bestPos uint64
-	for i := 0; i < f.d; i++ {
-		pos, rho := f.locate(i, b, rr, z)
-		if !f.scan(pos, rho, nil) {
-			continue
-		}
-		f.decode(pos, &cur)
-		found := false
-		for j := 0; j < cur.n; j++ {
-			if int(cur.ln[j]) > bestLn && matches(cur.rho[j], cur.ln[j], rho) {
-				bestJ, bestLn, bestPos, found = j, int(cur.ln[j]), pos, true
+	var pl placement
+	f.places(dg, &pl)
+	// The longest matching cell, the first of its length.
+	best, bestJ, bestLn := -1, 0, -1
+	var bestP uint64
+	var bestW uint
+subtables:
+	for i := 0; i < f.d && i < MaxSubtables; i++ {
+		switch f.cfg.Variant {
+		case Static: // every cell has r bits: the first match is the one
+			if p, ok := f.findStatic(pl.pos[i], pl.rho[i]); ok {
+				best, bestP, bestW = i, p, f.r+f.c
+				break subtables
+			}
+		case Dynamic:
+			if j, p, cw, ln := f.findDynamic(pl.pos[i], pl.rho[i], bestLn); j >= 0 {
+				best, bestJ, bestP, bestW, bestLn = i, j, p, cw, ln
+			}
+		default:
+			if j, p, cw, ln := f.findTwo(pl.pos[i], pl.rho[i], bestLn); j >= 0 {
+				best, bestJ, bestP, bestW, bestLn = i, j, p, cw, ln
 			}
 		}
-		if found {
-			best = cur
-		}
 	}
-	if bestJ < 0 {
+	if best < 0 {
 		return ErrNotPresent
 	}
-	bk := &best
-	if bk.cnt[bestJ] > 1 || f.cfg.Variant == Static {
-		bk.cnt[bestJ]-- // Static: counter 0 frees the cell
-		if f.cfg.Variant == Static && bk.cnt[bestJ] == 0 {
-			bk.rho[bestJ] = 0
-		}
-		f.store(bestPos, bk, bestJ)
-		f.n--
-		return nil
+	w := f.words
+	v := cell(w, bestP, bestW, lowMask(bestW))
+	cm := lowMask(f.c)
+	switch {
+	case f.cfg.Variant == Static && v&cm == 1: // counter 0 frees the cell
+		setBits(w, bestP, bestW, 0)
+	case f.cfg.Variant == Static || v&cm != 0: // count − 1 > 0
+		setBits(w, bestP, bestW, v-1)
+	default: // the dynamic cell's last copy
+		f.freeCell(pl.pos[best], bestJ, bestP, bestW)
 	}
-	copy(bk.rho[bestJ:bk.n], bk.rho[bestJ+1:bk.n])
-	copy(bk.ln[bestJ:bk.n], bk.ln[bestJ+1:bk.n])
-	copy(bk.cnt[bestJ:bk.n], bk.cnt[bestJ+1:bk.n])
-	bk.n--
-	f.encode(bestPos, bk)
 	f.n--
 	return nil
 }
@@ -599,14 +620,15 @@ func (f *Filter) ContainsString(key string) bool {
 
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(dg hashing.Digest) bool {
-	b, rr, z := f.fingerprint(dg)
-	for i := 0; i < f.d; i++ {
-		pos, rho := f.locate(i, b, rr, z)
-		if f.scan(pos, rho, nil) {
-			return true
-		}
+	var pl placement
+	f.places(dg, &pl)
+	switch f.cfg.Variant {
+	case Static:
+		return f.containsStatic(&pl)
+	case Dynamic:
+		return f.containsDynamic(&pl)
 	}
-	return false
+	return f.containsTwo(&pl) // false for the zero Filter: d = 0
 }
 
 // scan looks for cells of the bucket at pos matching remainder x. With

@@ -322,6 +322,32 @@ func TestHotPathsAllocateNothing(t *testing.T) {
 	}
 }
 
+// TestChurnAllocatesNothing: the in-place paths a loaded filter takes
+// (addCell, addTwo, freeCell, the static windows) allocate nothing either.
+func TestChurnAllocatesNothing(t *testing.T) {
+	for _, v := range variants {
+		f, err := New(paperConfig(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 49152
+		for j := range n {
+			if err := f.AddHash(digest(13, j)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		j := 0
+		if a := testing.AllocsPerRun(2000, func() {
+			_ = f.RemoveHash(digest(13, j))
+			_ = f.AddHash(digest(13, j+n))
+			_ = f.ContainsHash(digest(14, j))
+			j++
+		}); a != 0 {
+			t.Errorf("%v: %v allocations per run", v, a)
+		}
+	}
+}
+
 func TestStringAndBytesAgree(t *testing.T) {
 	f, _ := New(Config{Buckets: 64, Seed: 5})
 	if err := f.AddString("x"); err != nil {

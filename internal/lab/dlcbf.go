@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/counting"
 	"github.com/bloomlab/bloomlab/dlcbf"
@@ -216,12 +218,15 @@ func (pt churnPoint) row() (rowSpec, error) {
 	// The table and the slots of the present keys.
 	bytes := buckets*f.BucketBits()/8 + 8*uint64(pt.N)
 	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms, Bytes: bytes}
-	spec.Setup = func() (any, error) { return dlcbf.New(pt.Cfg) }
 	n, churn, q := pt.N, pt.Churn, pt.Queries
+	spec.Setup = func() (any, error) {
+		f, err := dlcbf.New(pt.Cfg)
+		return &churnState{f: f, ids: make([]int, n)}, err
+	}
 	spec.Trial = func(state any, seed uint64, out []float64) error {
-		f := state.(*dlcbf.Filter)
+		st := state.(*churnState)
+		f, ids := st.f, st.ids // every slot of ids is set before it is read
 		f.Clear()
-		ids := make([]int, n) // key index in each slot; −1: empty (refused)
 		refused, inserts := 0, 0
 		add := func(j int) int {
 			inserts++
@@ -265,6 +270,14 @@ func (pt churnPoint) row() (rowSpec, error) {
 		return nil
 	}
 	return spec, nil
+}
+
+// churnState is a dlcbf/churn worker's: the filter and the key index in
+// each of the n slots of present keys (−1: empty, the insert was refused),
+// reused by every trial the worker runs.
+type churnState struct {
+	f   *dlcbf.Filter
+	ids []int
 }
 
 // churnStream separates the churn's slot choices from the key stream.
@@ -403,14 +416,29 @@ func dlcbfSmallest(target float64) (spacePoint, error) {
 	const d, c = 4, 2
 	best := spacePoint{bpk: math.Inf(1)}
 	spaceLoadsOnce.Do(func() {
-		for l4 := 2; l4 <= 4*14; l4++ {
-			q, err := theory.LoadsDleft(d, float64(l4)/4)
+		// The integrations (about 3 s in all) are independent: spread
+		// them over the cores; each result is the one a serial loop gets.
+		loads := make([][][]float64, 4*14-1) // average loads 2/4 … 14
+		errs := make([]error, len(loads))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), len(loads)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for x := int(next.Add(1) - 1); x < len(loads); x = int(next.Add(1) - 1) {
+					loads[x], errs[x] = theory.LoadsDleft(d, float64(x+2)/4)
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
 			if err != nil {
 				spaceLoadsErr = err
 				return
 			}
-			spaceLoads = append(spaceLoads, q)
 		}
+		spaceLoads = loads
 	})
 	if spaceLoadsErr != nil {
 		return best, spaceLoadsErr
