@@ -134,15 +134,13 @@ func ddlPaperQ8(a ddlAccounting) float64 {
 // 1 − (1 − S/(d·B))^d for S the sum over all cells. It returns an error if
 // f's lengths do not identify M.
 func accountingRates(f *dlcbf.Filter, as []ddlAccounting, out []float64) error {
+	if len(as) == 0 {
+		return nil
+	}
 	cfg := f.Config()
-	c := max(cfg.CounterBits, 0)
-	mOf := map[int]int{}
-	for M := 1; M <= cfg.Cells; M++ {
-		l := min(cfg.BucketBits/M, 64, 64+c-1) - c + 1
-		if _, dup := mOf[l]; dup {
-			return fmt.Errorf("lab: dlcbf: lengths of layout R = %d, c = %d do not identify the largest load", cfg.BucketBits, c)
-		}
-		mOf[l] = M
+	mOf, err := lengthLoads(cfg)
+	if err != nil {
+		return err
 	}
 	h := f.RemainderHistogram()
 	buckets := float64(cfg.Subtables) * float64(cfg.Buckets)
@@ -161,6 +159,23 @@ func accountingRates(f *dlcbf.Filter, as []ddlAccounting, out []float64) error {
 		out[j] = 1 - math.Pow(1-s/buckets, float64(cfg.Subtables))
 	}
 	return nil
+}
+
+// lengthLoads maps the remainder length of a dynamic layout's cells to
+// the largest load M that gives it, or fails when two loads give the same
+// length (the cells then do not say their bucket's M, and the accountings
+// cannot be computed).
+func lengthLoads(cfg dlcbf.Config) (map[int]int, error) {
+	c := max(cfg.CounterBits, 0)
+	mOf := map[int]int{}
+	for M := 1; M <= cfg.Cells; M++ {
+		l := min(cfg.BucketBits/M, 64, 64+c-1) - c + 1
+		if _, dup := mOf[l]; dup {
+			return nil, fmt.Errorf("lab: dlcbf: the cells of layout R = %d, c = %d have one length for several largest loads, so the bit accountings cannot tell their bucket's load: %w", cfg.BucketBits, c, ErrParam)
+		}
+		mOf[l] = M
+	}
+	return mOf, nil
 }
 
 // dlcbfMaxLoads are the maximum loads reported for Dynamic rows.
@@ -211,6 +226,11 @@ func (pt churnPoint) row() (rowSpec, error) {
 	accts := pt.Accountings
 	if !dynamic {
 		accts = nil
+	}
+	if len(accts) > 0 {
+		if _, err := lengthLoads(cfg); err != nil {
+			return rowSpec{}, err
+		}
 	}
 	for _, a := range accts {
 		ms = append(ms, metricSpec{Name: "fpr_" + a.Name, Method: methodState})

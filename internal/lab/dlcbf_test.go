@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -170,4 +171,23 @@ func TestDdlAccountingMeasured(t *testing.T) {
 	within("2^20 pairs: fpr_stated", get(0, "fpr_stated"), 3.2e-4, 0.05)
 	within("2^18 pairs: maxload_8", get(1, "maxload_8"), 0.087, 0.2)
 	within("2^18 pairs: fpr_no-semisort", get(1, "fpr_no-semisort"), ddlPaperRate, 0.04)
+}
+
+// A dynamic layout whose cell lengths do not identify the bucket's largest
+// load runs without accountings, and is refused before running with them.
+func TestDlcbfAmbiguousLayout(t *testing.T) {
+	c := churnConfig(dlcbf.Dynamic)
+	c.Buckets, c.BucketBits = 64, 700 // lengths capped at 64 bits for M = 1 … 10
+	pt := churnPoint{Cfg: c, N: 500, Churn: 1000, Queries: 1000, Trials: 2}
+	s, err := pt.row()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runRows(context.Background(), Config{Seed: 1}, "test", []rowSpec{s}); err != nil {
+		t.Fatalf("without accountings: %v", err)
+	}
+	pt.Accountings = ddlAccountings
+	if _, err := pt.row(); !errors.Is(err, ErrParam) {
+		t.Fatalf("with accountings: %v, want ErrParam before running", err)
+	}
 }
