@@ -220,6 +220,7 @@ type Filter struct {
 	fprBits  int  // fingerprint bits per bucket (F)
 	states   []state
 	index    map[stateKey]uint16
+	first    []uint16 // first[a]: the counter value of load a's first state
 	maxLoad  int
 	fb       [][]int // fb[a][A]: fingerprint length, -1 if not allowed
 	fast     bool    // 64-bit buckets, Group 1: single-word lookup
@@ -254,6 +255,7 @@ func (f *Filter) init() {
 	f.gshift = log2(c.Group)
 	f.fprBits = c.BucketBits - int(f.cbits)
 	f.states, f.index, f.maxLoad = buildStates(c.BucketBits, c.Semisort)
+	f.first = firstStates(f.states, f.maxLoad)
 	// A bucket cannot hold more fingerprints than fit at MinFingerprintBits
 	// with all of its group's bits.
 	lim := c.Group * f.fprBits / max(1, c.MinFingerprintBits-2)
@@ -381,12 +383,27 @@ func (f *Filter) ContainsString(key string) bool {
 
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
-	h := mix(d, fpIndex)
+	var cand [8]uint64
+	f.bucketsOf(d, &cand)
+	return f.lookup(&cand, mix(d, fpIndex))
+}
+
+// bucketsOf writes the key's bucket in each subtable i to cand[i], i < D.
+func (f *Filter) bucketsOf(d hashing.Digest, cand *[8]uint64) {
+	B := f.cfg.Buckets
+	for i := 0; i < f.cfg.D; i++ {
+		cand[i] = hashing.Reduce(mix(d, i), B)
+	}
+}
+
+// lookup reports whether fingerprint h matches in the buckets cand (from
+// bucketsOf) or in the stash.
+func (f *Filter) lookup(cand *[8]uint64, h uint64) bool {
 	if f.fast {
-		if f.contains64(d, h) {
+		if f.contains64(cand, h) {
 			return true
 		}
-	} else if f.containsGroup(d, h) {
+	} else if f.containsGroup(cand, h) {
 		return true
 	}
 	if len(f.stash) != 0 {
@@ -400,12 +417,12 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 // one word, one table entry and a SWAR comparison of all fingerprints of
 // the query's prefix at once (a field is zero after XOR with the
 // broadcast query iff it matches).
-func (f *Filter) contains64(d hashing.Digest, h uint64) bool {
+func (f *Filter) contains64(cand *[8]uint64, h uint64) bool {
 	B := f.cfg.Buckets
 	words := f.words
 	base := uint64(0)
 	for i := 0; i < f.cfg.D; i++ {
-		w := words[base+hashing.Reduce(mix(d, i), B)]
+		w := words[base+cand[i]]
 		base += B
 		e := &f.f64[w&15]
 		pre := h >> (64 - uint(e.pre)) & 3
@@ -417,15 +434,19 @@ func (f *Filter) contains64(d hashing.Digest, h uint64) bool {
 	return false
 }
 
-// containsGroup is the general lookup (128-bit buckets, grouping).
-func (f *Filter) containsGroup(d hashing.Digest, h uint64) bool {
-	B := f.cfg.Buckets
+// containsGroup is the general lookup (128-bit buckets, grouping). The
+// first word of every group, which holds its counters, is loaded before
+// any group is examined, so that their cache misses overlap.
+func (f *Filter) containsGroup(cand *[8]uint64, h uint64) bool {
 	gm := uint64(f.cfg.Group - 1)
+	wpg := uint64(f.wpg)
+	var at, w0 [8]uint64
 	for i := 0; i < f.cfg.D; i++ {
-		b := hashing.Reduce(mix(d, i), B)
-		g := uint64(i)*f.groups + b>>f.gshift
-		ws := f.words[g*uint64(f.wpg) : (g+1)*uint64(f.wpg)]
-		if f.matchInGroup(ws, int(b&gm), h) {
+		at[i] = (uint64(i)*f.groups + cand[i]>>f.gshift) * wpg
+		w0[i] = f.words[at[i]]
+	}
+	for i := 0; i < f.cfg.D; i++ {
+		if f.matchInGroup(f.words[at[i]:at[i]+wpg], w0[i], int(cand[i]&gm), h) {
 			return true
 		}
 	}
@@ -441,8 +462,9 @@ func (f *Filter) groupTotal(w0 uint64) int {
 	return A
 }
 
-func (f *Filter) matchInGroup(ws []uint64, j int, h uint64) bool {
-	w0 := ws[0]
+// matchInGroup reports whether fingerprint h matches in bucket j of the
+// group ws, whose first word is w0.
+func (f *Filter) matchInGroup(ws []uint64, w0 uint64, j int, h uint64) bool {
 	A := f.groupTotal(w0)
 	off := uint(f.cfg.Group) * f.cbits
 	for k := 0; k < j; k++ {
@@ -483,14 +505,12 @@ func (f *Filter) AddHash(d hashing.Digest) error {
 	if f.words == nil {
 		return errZero("Add")
 	}
-	if f.ContainsHash(d) {
-		f.n++
-		return nil
-	}
 	h := mix(d, fpIndex)
 	var cand [8]uint64
-	for i := 0; i < f.cfg.D; i++ {
-		cand[i] = hashing.Reduce(mix(d, i), f.cfg.Buckets)
+	f.bucketsOf(d, &cand)
+	if f.lookup(&cand, h) { // already reported present: nothing to store
+		f.n++
+		return nil
 	}
 	// Least loaded first, leftmost on ties; a bucket that cannot take the
 	// fingerprint (grouping can make a less loaded bucket full) yields to
@@ -635,9 +655,23 @@ func (f *Filter) encodeGroup(ws []uint64, A int) {
 				off += w
 			}
 		}
-		si := f.index[stateKey{uint8(a), cnt}]
+		si := f.stateOf(a, p, cnt)
 		ws[0] |= uint64(si) << (uint(k) * f.cbits)
 	}
+}
+
+// stateOf returns the counter value of a bucket of load a, p prefix bits
+// and prefix counts cnt: f.index's entry, computed without the map lookup
+// where the order of buildStates makes that simple (one state per load
+// without semi-sorting; the 0-count in order with one prefix bit).
+func (f *Filter) stateOf(a int, p uint, cnt [4]uint8) uint16 {
+	switch p {
+	case 0:
+		return f.first[a]
+	case 1:
+		return f.first[a] + uint16(cnt[0])
+	}
+	return f.index[stateKey{uint8(a), cnt}]
 }
 
 // modeOf returns the prefix bits of load a.

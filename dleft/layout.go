@@ -130,6 +130,18 @@ outer:
 	return states, index, maxLoad
 }
 
+// firstStates returns, for every load a ≤ maxLoad, the counter value of
+// the first state of load a in the order of buildStates.
+func firstStates(states []state, maxLoad int) []uint16 {
+	first := make([]uint16, maxLoad+1)
+	for i := len(states) - 1; i >= 0; i-- {
+		if s := states[i]; s.valid && int(s.load) <= maxLoad {
+			first[s.load] = uint16(i)
+		}
+	}
+	return first
+}
+
 // fpTable returns bits[a][A]: the length f of every fingerprint in a
 // bucket of load a whose group holds A fingerprints in all (A = a without
 // grouping), or -1 if the bucket cannot be in that state (over the
