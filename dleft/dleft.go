@@ -225,6 +225,7 @@ type Filter struct {
 	fb       [][]int // fb[a][A]: fingerprint length, -1 if not allowed
 	fast     bool    // 64-bit buckets, Group 1: single-word lookup
 	f64      [16]fast64
+	f128     []fast128 // 128-bit buckets, Group 1: by load (nil otherwise)
 	stash    map[uint64]struct{}
 	n        uint64 // Add calls (repeats included) and Build keys
 	stored   uint64 // fingerprints in buckets
@@ -271,6 +272,9 @@ func (f *Filter) init() {
 	f.fast = c.BucketBits == 64 && c.Group == 1
 	if f.fast {
 		f.f64 = buildFast64(f.states, f.fb)
+	}
+	if c.BucketBits == 128 && c.Group == 1 {
+		f.f128 = buildFast128(f.states, f.fb, f.maxLoad)
 	}
 	for j := 0; j < c.Group; j++ {
 		f.scratch[j] = make([]uint64, 0, f.maxLoad+1)
@@ -384,8 +388,10 @@ func (f *Filter) ContainsString(key string) bool {
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
 	var cand [8]uint64
-	f.bucketsOf(d, &cand)
-	return f.lookup(&cand, mix(d, fpIndex))
+	if !f.fast { // contains64 computes each bucket as it goes
+		f.bucketsOf(d, &cand)
+	}
+	return f.lookup(d, &cand, mix(d, fpIndex))
 }
 
 // bucketsOf writes the key's bucket in each subtable i to cand[i], i < D.
@@ -396,15 +402,22 @@ func (f *Filter) bucketsOf(d hashing.Digest, cand *[8]uint64) {
 	}
 }
 
-// lookup reports whether fingerprint h matches in the buckets cand (from
-// bucketsOf) or in the stash.
-func (f *Filter) lookup(cand *[8]uint64, h uint64) bool {
-	if f.fast {
-		if f.contains64(cand, h) {
+// lookup reports whether the fingerprint h of digest d matches in its
+// buckets or in the stash. cand holds the buckets (bucketsOf) unless f.fast.
+func (f *Filter) lookup(d hashing.Digest, cand *[8]uint64, h uint64) bool {
+	switch {
+	case f.fast:
+		if f.contains64(d, h) {
 			return true
 		}
-	} else if f.containsGroup(cand, h) {
-		return true
+	case f.f128 != nil:
+		if f.contains128(cand, h) {
+			return true
+		}
+	default:
+		if f.containsGroup(cand, h) {
+			return true
+		}
 	}
 	if len(f.stash) != 0 {
 		_, ok := f.stash[h]
@@ -417,12 +430,12 @@ func (f *Filter) lookup(cand *[8]uint64, h uint64) bool {
 // one word, one table entry and a SWAR comparison of all fingerprints of
 // the query's prefix at once (a field is zero after XOR with the
 // broadcast query iff it matches).
-func (f *Filter) contains64(cand *[8]uint64, h uint64) bool {
+func (f *Filter) contains64(d hashing.Digest, h uint64) bool {
 	B := f.cfg.Buckets
 	words := f.words
 	base := uint64(0)
 	for i := 0; i < f.cfg.D; i++ {
-		w := words[base+cand[i]]
+		w := words[base+hashing.Reduce(mix(d, i), B)]
 		base += B
 		e := &f.f64[w&15]
 		pre := h >> (64 - uint(e.pre)) & 3
@@ -432,6 +445,55 @@ func (f *Filter) contains64(cand *[8]uint64, h uint64) bool {
 		}
 	}
 	return false
+}
+
+// contains128 is the lookup for 128-bit buckets without grouping: the
+// bucket's 120 fingerprint bits as one 128-bit value, compared with the
+// broadcast query in all fields at once as contains64 does (the field sum
+// carried from the low word to the high one), restricted to the slots of
+// the query's prefix. The first words of the d buckets are loaded before
+// any is examined, so that their cache misses overlap.
+func (f *Filter) contains128(cand *[8]uint64, h uint64) bool {
+	B := f.cfg.Buckets
+	words := f.words
+	var at, w0s [8]uint64
+	for i := 0; i < f.cfg.D; i++ {
+		at[i] = (uint64(i)*B + cand[i]) * 2
+		w0s[i] = words[at[i]]
+	}
+	for i := 0; i < f.cfg.D; i++ {
+		w0 := w0s[i]
+		s := &f.states[w0&0xff]
+		if s.load == 0 {
+			continue
+		}
+		e := &f.f128[s.load]
+		w1 := words[at[i]+1]
+		lo, hi := w0>>8|w1<<56, w1>>8 // the fingerprint field, slot k at bit k·w
+		p := uint(e.pre)
+		pre := h >> (64 - p) & 3
+		q := (h << p) >> e.shift
+		qhi, qlo := bits.Mul64(q, e.ones[0])
+		xlo, xhi := lo^qlo, hi^(qhi+q*e.ones[1])
+		slo, carry := bits.Add64(xlo&^e.hi[0], e.low[0], 0)
+		shi, _ := bits.Add64(xhi&^e.hi[1], e.low[1], carry)
+		// The top bit of slot k is set in z iff slot k equals the query.
+		zlo, zhi := ^(slo|xlo)&e.hi[0], ^(shi|xhi)&e.hi[1]
+		// Slots start[pre] … start[pre+1] − 1 hold the query's prefix.
+		from, to := uint(s.start[pre])*uint(e.w), uint(s.start[pre+1])*uint(e.w)
+		tlo, thi := lowBits128(to)
+		flo, fhi := lowBits128(from)
+		if zlo&(tlo&^flo)|zhi&(thi&^fhi) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// lowBits128 returns the 128-bit mask of bits 0 … n − 1 (n ≤ 128) as its
+// low and high words.
+func lowBits128(n uint) (lo, hi uint64) {
+	return ^uint64(0) >> (64 - min(n, 64)), ^uint64(0) >> (128 - max(n, 64))
 }
 
 // containsGroup is the general lookup (128-bit buckets, grouping). The
@@ -508,7 +570,7 @@ func (f *Filter) AddHash(d hashing.Digest) error {
 	h := mix(d, fpIndex)
 	var cand [8]uint64
 	f.bucketsOf(d, &cand)
-	if f.lookup(&cand, h) { // already reported present: nothing to store
+	if f.lookup(d, &cand, h) { // already reported present: nothing to store
 		f.n++
 		return nil
 	}
