@@ -231,7 +231,6 @@ type Filter struct {
 	stored   uint64 // fingerprints in buckets
 	capacity uint64
 	scratch  [8][]uint64 // Add: fingerprints of a group, per bucket
-	tmp      []uint64
 }
 
 // New returns an empty filter for cfg.
@@ -279,7 +278,6 @@ func (f *Filter) init() {
 	for j := 0; j < c.Group; j++ {
 		f.scratch[j] = make([]uint64, 0, f.maxLoad+1)
 	}
-	f.tmp = make([]uint64, 0, f.maxLoad+1)
 }
 
 // Config returns the filter's configuration, defaults filled in.
@@ -680,7 +678,7 @@ func (f *Filter) decodeGroup(ws []uint64, A int) {
 // encodeGroup writes f.scratch into ws as a group of A fingerprints in
 // all: each truncated to its new length and semi-sorted by prefix (a
 // stable order, so fingerprints keep their relative order within a
-// prefix).
+// prefix: fingerprint i of prefix v goes to slot Σ_{u<v} cnt[u] + i).
 func (f *Filter) encodeGroup(ws []uint64, A int) {
 	clear(ws)
 	off := uint(f.cfg.Group) * f.cbits
@@ -692,29 +690,27 @@ func (f *Filter) encodeGroup(ws []uint64, A int) {
 		if a > 0 {
 			// the mode of load a: any valid state of that load says it
 			p = uint(f.modeOf(a))
-			for _, fp := range fps {
-				if p > 0 {
-					cnt[fp>>(64-p)]++
-				} else {
-					cnt[0]++
-				}
-			}
-			if p > 0 { // stable counting sort by prefix
-				tmp := f.tmp[:0]
-				for v := uint64(0); v < 1<<p; v++ {
-					for _, fp := range fps {
-						if fp>>(64-p) == v {
-							tmp = append(tmp, fp)
-						}
-					}
-				}
-				copy(fps, tmp)
-				f.tmp = tmp
-			}
 			w := uint(f.fb[a][A]) - p
-			for _, fp := range fps {
-				putBits(ws, off, w, (fp<<p)>>(64-w))
-				off += w
+			if p == 0 {
+				cnt[0] = uint8(a)
+				for _, fp := range fps {
+					putBits(ws, off, w, fp>>(64-w))
+					off += w
+				}
+			} else {
+				for _, fp := range fps {
+					cnt[fp>>(64-p)]++
+				}
+				var slot [4]uint // the next slot of each prefix
+				for v := 1; v < 4; v++ {
+					slot[v] = slot[v-1] + uint(cnt[v-1])
+				}
+				for _, fp := range fps {
+					v := fp >> (64 - p)
+					putBits(ws, off+slot[v]*w, w, (fp<<p)>>(64-w))
+					slot[v]++
+				}
+				off += uint(a) * w
 			}
 		}
 		si := f.stateOf(a, p, cnt)

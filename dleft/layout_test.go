@@ -1,6 +1,9 @@
 package dleft
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestStateOf: stateOf gives the counter value of every valid state of
 // every encoding, as the index of buildStates does.
@@ -75,5 +78,99 @@ func TestContains128(t *testing.T) {
 	}
 	if total < 1000 {
 		t.Errorf("only %d false positives in all: the test compares few matches", total)
+	}
+}
+
+// refEncode is encodeGroup as first written: each bucket's fingerprints
+// sorted by prefix into a new slice (stable, one pass per prefix value),
+// then written in that order.
+func refEncode(f *Filter, ws []uint64, A int) {
+	clear(ws)
+	off := uint(f.cfg.Group) * f.cbits
+	for k := 0; k < f.cfg.Group; k++ {
+		fps := f.scratch[k]
+		a := len(fps)
+		p := uint(0)
+		var cnt [4]uint8
+		if a > 0 {
+			p = uint(f.modeOf(a))
+			var sorted []uint64
+			for v := uint64(0); v < 1<<p; v++ {
+				for _, fp := range fps {
+					if p == 0 || fp>>(64-p) == v {
+						sorted = append(sorted, fp)
+					}
+				}
+				cnt[v] = uint8(len(sorted) - int(sum(cnt[:v])))
+			}
+			w := uint(f.fb[a][A]) - p
+			for _, fp := range sorted {
+				putBits(ws, off, w, (fp<<p)>>(64-w))
+				off += w
+			}
+		}
+		ws[0] |= uint64(f.index[stateKey{uint8(a), cnt}]) << (uint(k) * f.cbits)
+	}
+}
+
+func sum(xs []uint8) (s uint8) {
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// TestEncodeGroup: encodeGroup writes the same words as refEncode for
+// random fingerprints at every load of every encoding, grouped or not.
+func TestEncodeGroup(t *testing.T) {
+	x := uint64(1)
+	next := func() uint64 { x = x*6364136223846793005 + 1442695040888963407; return x ^ x>>29 }
+	for _, c := range []Config{
+		{BucketBits: 64, Semisort: SemisortNone}, {BucketBits: 64, Semisort: Semisort1},
+		{BucketBits: 128, Semisort: SemisortNone, MinFingerprintBits: 4}, {BucketBits: 128, Semisort: Semisort1},
+		{BucketBits: 128, Semisort: Semisort2}, {BucketBits: 64, Semisort: Semisort1, Group: 4},
+		{BucketBits: 128, Semisort: Semisort2, Group: 4}, {BucketBits: 64, Semisort: SemisortNone, Group: 8, MinFingerprintBits: 4},
+	} {
+		c.Buckets = 8
+		f := must(New(c))
+		G := f.cfg.Group
+		got, want := make([]uint64, f.wpg), make([]uint64, f.wpg)
+		tested := 0
+		for range 3000 {
+			// Random loads whose group total the table allows.
+			A := 0
+			for k := range G {
+				a := int(next() % uint64(f.maxLoad+1))
+				f.scratch[k] = f.scratch[k][:0]
+				for range a {
+					f.scratch[k] = append(f.scratch[k], next())
+				}
+				A += a
+			}
+			ok := A < len(f.fb[0])
+			for k := 0; ok && k < G; k++ {
+				a := len(f.scratch[k])
+				ok = f.fb[a][A] >= 0 && modeFor(f.cfg.BucketBits, f.cfg.Semisort, a) >= 0
+			}
+			if !ok {
+				continue
+			}
+			saved := make([][]uint64, G)
+			for k := range G {
+				saved[k] = append([]uint64(nil), f.scratch[k]...)
+			}
+			refEncode(f, want, A)
+			for k := range G {
+				f.scratch[k] = append(f.scratch[k][:0], saved[k]...)
+			}
+			f.encodeGroup(got, A)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%+v: loads %v: encodeGroup %x, reference %x", c, saved, got, want)
+			}
+			tested++
+		}
+		if tested < 100 {
+			t.Errorf("%+v: only %d groups encoded", c, tested)
+		}
 	}
 }
