@@ -294,6 +294,12 @@ func GroupDigest(d hashing.Digest, g int) hashing.Digest {
 	if g == 0 {
 		return d
 	}
+	return groupDigest(d, g)
+}
+
+// groupDigest is GroupDigest for g ≥ 1, out of line so that GroupDigest
+// inlines and group 0 costs nothing.
+func groupDigest(d hashing.Digest, g int) hashing.Digest {
 	return hashing.Digest{H1: groupMix(d, uint64(2*g)), H2: groupMix(d, uint64(2*g+1))}
 }
 
