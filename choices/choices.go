@@ -163,12 +163,12 @@ type Filter struct {
 	rounds   uint32
 	capacity uint64
 	rng      uint64 // tie-breaking generator state (SplitMix64)
-	// zeros and pos are add's scratch: the distinct zero positions of the
+	// zeroPos and pos are add's scratch: the distinct zero positions of the
 	// group being counted and of the best group so far, and a group's
 	// positions (KeyedFilter). Fields rather than locals, so that no array
 	// is zeroed per key.
-	zeros [2][hashing.MaxK]uint64
-	pos   [hashing.MaxK]uint64
+	zeroPos [2][hashing.MaxK]uint64
+	pos     [hashing.MaxK]uint64
 }
 
 // New returns an empty filter for cfg. Errors wrap ErrParam and name the
@@ -362,7 +362,7 @@ func (f *Filter) AddHash(d hashing.Digest) {
 //
 // Each group's probes are walked inline (no buffer of positions to fill
 // and zero per key), and the distinct zero positions of the group being
-// counted go to one of f.zeros' two rows, the best group's staying in the
+// counted go to one of f.zeroPos' two rows, the best group's staying in the
 // other. Setting the best group's bits is setting those zero positions:
 // its other bits are already one. A group that already needs more new ones
 // than the best so far can be neither chosen nor tied, so its count stops
@@ -380,9 +380,9 @@ func (f *Filter) add(d hashing.Digest, atomicSet bool) {
 		return
 	}
 	bestNew, ties := f.k+1, uint64(0)
-	cur := 0 // f.zeros[cur] is the scratch row, f.zeros[cur^1] the best group's
+	cur := 0 // f.zeroPos[cur] is the scratch row, f.zeroPos[cur^1] the best group's
 	for g := 0; g < f.c; g++ {
-		zs := &f.zeros[cur]
+		zs := &f.zeroPos[cur]
 		var nw int
 		if atomicSet {
 			nw = f.newOnesShared(GroupDigest(d, g), zs, bestNew)
@@ -405,7 +405,7 @@ func (f *Filter) add(d hashing.Digest, atomicSet bool) {
 			}
 		}
 	}
-	zs := f.zeros[cur^1][:bestNew]
+	zs := f.zeroPos[cur^1][:bestNew]
 	if atomicSet {
 		for _, x := range zs {
 			f.bits.SetAtomic(x)
