@@ -452,3 +452,42 @@ func TestBatchAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestAddHashPositions: AddHash's inline incremental walk sets exactly the
+// positions hashing.Indexer.Positions gives, for every scheme, odd and
+// even m and k up to MaxK (the bits are the file format's meaning).
+func TestAddHashPositions(t *testing.T) {
+	var buf [hashing.MaxK]uint64
+	for _, s := range hashing.Schemes() {
+		for _, m := range []uint64{1, 2, 3, 64, 65, 3001, 1<<20 + 7} {
+			for _, k := range []int{1, 2, 7, 31, hashing.MaxK} {
+				mm := hashing.PartitionSize(s, m, k)
+				f, err := New(mm, k, WithScheme(s))
+				if err != nil {
+					continue // a prime partition may not exist for tiny m
+				}
+				ix, err := hashing.NewIndexer(s, f.M(), k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, key := range keyset(10, m^uint64(k)) {
+					d := hashing.Sum(key, f.Seed())
+					f.Clear()
+					f.AddHash(d)
+					want := make(map[uint64]bool)
+					for _, p := range ix.Positions(d, buf[:]) {
+						want[p] = true
+					}
+					if got := f.Ones(); got != uint64(len(want)) {
+						t.Fatalf("%v m=%d k=%d key %d: %d bits set, want %d", s, f.M(), k, i, got, len(want))
+					}
+					for p := range want {
+						if !f.bits.Has(p) {
+							t.Fatalf("%v m=%d k=%d key %d: position %d not set", s, f.M(), k, i, p)
+						}
+					}
+				}
+			}
+		}
+	}
+}

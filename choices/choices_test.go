@@ -436,3 +436,90 @@ func TestKeyedCancel(t *testing.T) {
 		t.Fatal("false negative")
 	}
 }
+
+// BuildEach publishes at each round count exactly the filter Build with
+// that count gives: the same bits, N, Rounds and tie-breaking generator
+// (checked by adding the same keys online afterwards, which draws from
+// it), for both position widths.
+func TestBuildEach(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		if wide {
+			old := pos32Limit
+			pos32Limit = 0
+			t.Cleanup(func() { pos32Limit = old })
+		}
+		for _, s := range []hashing.Scheme{hashing.Independent, hashing.Double} {
+			cfg := Config{M: 4000, K: 5, C: 3, Scheme: s, TieSeed: 9}
+			keys, more := digests(500, 1), digests(200, 2)
+			counts := []int{1, 2, 7, 10}
+			var b Builder
+			f := must(New(cfg))
+			seen := 0
+			err := b.BuildEach(f, keys, counts, func(r int) error {
+				if r != counts[seen] {
+					t.Fatalf("each(%d), want %d", r, counts[seen])
+				}
+				seen++
+				g := must(BuildHash(cfg, keys, r))
+				if !f.Equal(g) || f.N() != g.N() || f.Rounds() != g.Rounds() {
+					t.Errorf("wide %v %v: after %d rounds BuildEach differs from Build", wide, s, r)
+				}
+				// The generator: identical online adds stay identical.
+				fc, gc := f.Clone(), g.Clone()
+				for _, d := range more {
+					fc.AddHash(d)
+					gc.AddHash(d)
+				}
+				if !fc.Equal(gc) {
+					t.Errorf("wide %v %v: after %d rounds the tie-breaking generators differ", wide, s, r)
+				}
+				for _, d := range keys {
+					if !f.ContainsHash(d) {
+						t.Fatalf("false negative after %d rounds", r)
+					}
+				}
+				return nil
+			})
+			if err != nil || seen != len(counts) {
+				t.Fatalf("BuildEach: %v, %d of %d counts", err, seen, len(counts))
+			}
+		}
+	}
+}
+
+// BuildEach refuses bad round lists before touching f, and stops at the
+// first error of each with f holding that round count's filter.
+func TestBuildEachErrors(t *testing.T) {
+	cfg := Config{M: 2000, K: 4, C: 2}
+	keys := digests(200, 3)
+	var b Builder
+	for _, rs := range [][]int{nil, {}, {0}, {3, 3}, {4, 2}, {1, MaxRounds + 1}} {
+		f := must(New(cfg))
+		if err := b.BuildEach(f, keys, rs, nil); !errors.Is(err, ErrParam) {
+			t.Errorf("rounds %v: %v, want ErrParam", rs, err)
+		}
+		if f.N() != 0 || f.Ones() != 0 {
+			t.Errorf("rounds %v: f changed by a refused build", rs)
+		}
+	}
+	stop := errors.New("stop")
+	f := must(New(cfg))
+	err := b.BuildEach(f, keys, []int{2, 5, 9}, func(r int) error {
+		if r == 5 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("BuildEach: %v, want the callback's error", err)
+	}
+	if g := must(BuildHash(cfg, keys, 5)); !f.Equal(g) || f.Rounds() != 5 {
+		t.Error("after a stop at round 5, f is not the 5-round filter")
+	}
+	// A reused Builder allocates nothing.
+	each := func(int) error { return nil }
+	rs := []int{1, 3}
+	if a := testing.AllocsPerRun(5, func() { _ = b.BuildEach(f, keys, rs, each) }); a != 0 {
+		t.Errorf("Builder.BuildEach: %v allocs", a)
+	}
+}

@@ -157,7 +157,7 @@ func (kf *KeyedFilter) Reoptimize(ctx context.Context) (bool, error) {
 	}
 	nf.capacity = capacity
 	if len(keys) > 0 {
-		if err := kf.b.build(nf, keys, kf.rounds, ctx.Err); err != nil {
+		if err := kf.b.build(nf, keys, []int{kf.rounds}, nil, ctx.Err); err != nil {
 			return false, fmt.Errorf("choices: reoptimize: %w", err)
 		}
 	}

@@ -88,17 +88,43 @@ type Builder struct {
 // negatives (a counter reaching 255 sticks there). On error f is
 // unchanged; a nil or zero f is an error wrapping ErrParam.
 func (b *Builder) Build(f *Filter, keys []hashing.Digest, rounds int) error {
-	return b.build(f, keys, rounds, nil)
+	one := [1]int{rounds}
+	return b.build(f, keys, one[:], nil, nil)
 }
 
-// build is Build with an optional cancel function, polled once per round;
-// when it returns true the build stops with an error and f is unchanged.
-func (b *Builder) build(f *Filter, keys []hashing.Digest, rounds int, cancel func() error) error {
+// BuildEach builds offline as Build does, stopping at several round counts
+// on the way: rounds must increase strictly, each in 1 … MaxRounds. After
+// round rounds[i] it publishes to f exactly the filter Build(f, keys,
+// rounds[i]) would leave (bits, N, Rounds and the tie-breaking generator's
+// state) and calls each(rounds[i]), which may read f but must not change
+// it. A build in 10 rounds is the first 10 rounds of a build in 15, so
+// BuildEach(f, keys, []int{10, 15}, each) costs what Build(f, keys, 15)
+// costs, where two Builds cost 25 rounds.
+//
+// An error from each stops the build and is returned; f then holds the
+// filter of the round count each was called with. A parameter error
+// leaves f unchanged.
+func (b *Builder) BuildEach(f *Filter, keys []hashing.Digest, rounds []int, each func(rounds int) error) error {
+	if len(rounds) == 0 {
+		return fmt.Errorf("choices: BuildEach without round counts: %w", ErrParam)
+	}
+	return b.build(f, keys, rounds, each, nil)
+}
+
+// build is BuildEach with an optional cancel function, polled once per
+// round; when it returns an error the build stops with it and f is
+// unchanged since the last round count published.
+func (b *Builder) build(f *Filter, keys []hashing.Digest, rounds []int, each func(int) error, cancel func() error) error {
 	if f == nil || f.ix == nil {
 		return zeroFilter.Err("Builder.Build")
 	}
-	if rounds < 1 || rounds > MaxRounds {
-		return fmt.Errorf("choices: rounds = %d out of range [1, %d]: %w", rounds, MaxRounds, ErrParam)
+	for i, r := range rounds {
+		if r < 1 || r > MaxRounds {
+			return fmt.Errorf("choices: rounds = %d out of range [1, %d]: %w", r, MaxRounds, ErrParam)
+		}
+		if i > 0 && r <= rounds[i-1] {
+			return fmt.Errorf("choices: round counts %d, %d do not increase: %w", rounds[i-1], r, ErrParam)
+		}
 	}
 	n, c, k := len(keys), f.c, f.k
 	if uint64(n)*uint64(c*k) > maxPositions {
@@ -121,26 +147,43 @@ func (b *Builder) build(f *Filter, keys []hashing.Digest, rounds int, cancel fun
 	}
 	grp := b.grp[:n]
 	rng := f.rng
-	var err error
+	// run continues the build from round from to round to.
+	var run func(from, to int) error
 	if m < pos32Limit {
 		if cap(b.pos32) < n*c*k {
 			b.pos32 = make([]uint32, n*c*k)
 		}
 		pos := b.pos32[:n*c*k]
 		fillPositions(f, keys, pos)
-		err = offline(cnt, pos, grp, c, k, rounds, &rng, cancel)
+		run = func(from, to int) error { return offline(cnt, pos, grp, c, k, from, to, &rng, cancel) }
 	} else {
 		if cap(b.pos64) < n*c*k {
 			b.pos64 = make([]uint64, n*c*k)
 		}
 		pos := b.pos64[:n*c*k]
 		fillPositions(f, keys, pos)
-		err = offline(cnt, pos, grp, c, k, rounds, &rng, cancel)
+		run = func(from, to int) error { return offline(cnt, pos, grp, c, k, from, to, &rng, cancel) }
 	}
-	if err != nil {
-		return err
+	done := 0
+	for _, r := range rounds {
+		if err := run(done, r); err != nil {
+			return err
+		}
+		done = r
+		publish(f, cnt, n, r, rng)
+		if each != nil {
+			if err := each(r); err != nil {
+				return err
+			}
+		}
 	}
-	// Publish: the bits are the nonzero counters.
+	return nil
+}
+
+// publish makes f the filter of the nonzero counters cnt[:f.m] after the
+// given rounds over n keys, with tie-breaking generator state rng.
+func publish(f *Filter, cnt []uint8, n, rounds int, rng uint64) {
+	m := f.m
 	w := f.bits
 	for i := range w {
 		var x uint64
@@ -156,7 +199,6 @@ func (b *Builder) build(f *Filter, keys []hashing.Digest, rounds int, cancel fun
 	f.rng = rng
 	f.n = uint64(n)
 	f.rounds = uint32(rounds)
-	return nil
 }
 
 // fillPositions writes the c·k positions of every key to pos (key i, group
@@ -221,13 +263,14 @@ func splitmixNext(state *uint64, t uint64) uint64 {
 	return hashing.Reduce(x^(x>>31), t)
 }
 
-// offline runs the rounds over the position table; grp receives each key's
-// final group.
-func offline[P uint32 | uint64](cnt []uint8, pos []P, grp []uint8, c, k, rounds int, rng *uint64, cancel func() error) error {
+// offline runs rounds from+1 … to over the position table (from = 0: the
+// build's start); grp holds each key's group, and receives its group after
+// round to.
+func offline[P uint32 | uint64](cnt []uint8, pos []P, grp []uint8, c, k, from, to int, rng *uint64, cancel func() error) error {
 	ck := c * k
 	n := len(grp)
 	// Round 1: online greedy, exactly as Filter.add.
-	for i := 0; i < n; i++ {
+	for i := 0; from == 0 && i < n; i++ {
 		ps := pos[i*ck : (i+1)*ck]
 		best, bestZ, ties := 0, k+1, uint64(0)
 		for g := 0; g < c; g++ {
@@ -248,7 +291,7 @@ func offline[P uint32 | uint64](cnt []uint8, pos []P, grp []uint8, c, k, rounds 
 		grp[i] = uint8(best)
 	}
 	// Rounds 2…: remove each key, re-insert it greedily.
-	for r := 1; r < rounds; r++ {
+	for r := max(from, 1); r < to; r++ {
 		if cancel != nil {
 			if err := cancel(); err != nil {
 				return err

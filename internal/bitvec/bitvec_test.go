@@ -281,3 +281,30 @@ func TestCompatible(t *testing.T) {
 		}
 	}
 }
+
+// TestSetKeyIncremental: SetKey's incremental walk (additions modulo m)
+// sets exactly the positions ModSmall gives (Indexer.Positions) for every
+// double-hashing scheme, odd and even m from 1 up, and k up to MaxK.
+func TestSetKeyIncremental(t *testing.T) {
+	var buf [hashing.MaxK]uint64
+	for _, s := range []hashing.Scheme{hashing.Double, hashing.Enhanced, hashing.ExtendedSquare, hashing.ExtendedCube} {
+		for _, m := range []uint64{1, 2, 3, 5, 64, 65, 3001, 1<<20 + 7} {
+			for _, k := range []int{1, 2, 7, 31, hashing.MaxK} {
+				ix, err := hashing.NewIndexer(s, m, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range digests(20, m^uint64(k)) {
+					got, want := New(m), New(m)
+					got.SetKey(ix, d)
+					for _, p := range ix.Positions(d, buf[:]) {
+						want.Set(p)
+					}
+					if !got.Equal(want) {
+						t.Fatalf("%v m=%d k=%d: SetKey and Positions differ", s, m, k)
+					}
+				}
+			}
+		}
+	}
+}

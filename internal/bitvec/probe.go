@@ -68,13 +68,27 @@ func ScaledOffsets(ix *hashing.Indexer, w uint64) ([]uint64, uint64) {
 
 // SetKey sets the k positions ix gives d. It must not run concurrently with
 // anything else.
+//
+// For the double-hashing schemes it walks the positions incrementally:
+// x_{i+1} = x_i + b mod m by one branch-free AddMod, plus the offset f(i)
+// mod m by another, which is ModSmall(a + i·b + f(i)) exactly, without its
+// two multiplications. A query wants independent positions (its loads
+// wait; see Probe); an insert's stores do not wait, so the short chain of
+// additions costs it nothing.
 func (v Vec) SetKey(ix *hashing.Indexer, d hashing.Digest) {
 	if off := ix.Offsets(); off != nil {
-		p := NewProbe(ix, d)
+		x, step, m, _ := ix.DoubleProbe(d)
+		if ix.Scheme() == hashing.Double {
+			for range off {
+				v[x>>6] |= 1 << (x & 63)
+				x = hashing.AddMod(x, step, m)
+			}
+			return
+		}
 		for _, o := range off {
-			x := p.At(o)
-			v[x>>6] |= 1 << (x & 63)
-			p = p.Next()
+			p := hashing.AddMod(x, o, m)
+			v[p>>6] |= 1 << (p & 63)
+			x = hashing.AddMod(x, step, m)
 		}
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/bloomlab/bloomlab/choices"
@@ -34,6 +35,40 @@ type choicesPoint struct {
 	// Paper values and their roundings (nil: the paper prints none).
 	PaperFP, PaperOnes, PaperODE          *float64
 	PaperFPTol, PaperOnesTol, PaperODETol float64
+	// Stages are further offline points that differ from this one only in
+	// Rounds (increasing) and paper values. A trial builds once and
+	// measures after each round count (choices.Builder.BuildEach: a build
+	// in 10 rounds is the start of one in 15), so the rows share their
+	// trials and the shorter builds cost nothing extra. Set by
+	// mergeStages.
+	Stages []choicesPoint
+}
+
+// mergeStages merges each run of consecutive offline points that differ
+// only in their (increasing) Rounds and paper values into the first one's
+// Stages.
+func mergeStages(pts []choicesPoint) []choicesPoint {
+	var out []choicesPoint
+	for _, pt := range pts {
+		if i := len(out) - 1; i >= 0 && sameBuild(out[i], pt) {
+			out[i].Stages = append(out[i].Stages, pt)
+			continue
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
+// sameBuild reports whether the offline build of b continues that of a
+// (and of a's stages).
+func sameBuild(a, b choicesPoint) bool {
+	last := a.Rounds
+	if len(a.Stages) > 0 {
+		last = a.Stages[len(a.Stages)-1].Rounds
+	}
+	return a.Rounds > 0 && b.Rounds > last && len(b.Stages) == 0 &&
+		slices.Equal(a.Pre, b.Pre) && a.N == b.N && a.M == b.M && a.C == b.C && a.K == b.K &&
+		a.Scheme == b.Scheme && a.Queries == b.Queries && a.Trials == b.Trials && a.FP == b.FP && a.ODE == b.ODE
 }
 
 // paperSci returns a value the paper prints with four significant digits,
@@ -59,6 +94,17 @@ func (pt choicesPoint) row() (rowSpec, error) {
 	case uint64(pt.N)*uint64(pt.C*pt.K) > 1<<31:
 		return rowSpec{}, fmt.Errorf("lab: choices: n·c·k = %d exceeds 2^31 positions per trial: %w", uint64(pt.N)*uint64(pt.C*pt.K), ErrParam)
 	}
+	for i, st := range pt.Stages {
+		prev := pt.Rounds
+		if i > 0 {
+			prev = pt.Stages[i-1].Rounds
+		}
+		base := pt
+		base.Stages, base.Rounds = nil, prev
+		if !sameBuild(base, st) || st.Rounds > choices.MaxRounds {
+			return rowSpec{}, fmt.Errorf("lab: choices: stage %d (rounds %d) does not continue the build of rounds %d: %w", i, st.Rounds, prev, ErrParam)
+		}
+	}
 	cfg := choices.Config{M: pt.M, K: pt.K, C: pt.C, Scheme: pt.Scheme}
 	// Validate the rest of cfg on a filter of at most 64 bits: a full-size
 	// one would be allocated before runRows checks the memory.
@@ -73,19 +119,7 @@ func (pt choicesPoint) row() (rowSpec, error) {
 		n := uint64(pt.N)
 		bytes += 16*n + pt.M + 1 + n + 8*n*uint64(pt.C*pt.K)
 	}
-	b := float64(pt.M) / float64(pt.N)
-	// The ODE predicts the online algorithm only (000 §3.2: "the
-	// differential equations approach does not apply" offline).
-	var predFill, predFP *float64
-	z := theory.FillChoices(b, pt.K, pt.C)
-	if pt.Rounds <= 1 || pt.C == 1 {
-		// With double hashing in the groups, each group's rate z^k with
-		// the pair floor of the n keys (theory.FPPairs, as
-		// theory.FPChoicesScheme); for independent groups the ODE's own
-		// 1 − (1 − z^k)^c.
-		r := theory.FPPairs(pt.Scheme, pt.M, float64(pt.N), pt.K, z, math.Pow(z, float64(pt.K)))
-		predFill, predFP = fptr(z), fptr(-math.Expm1(float64(pt.C)*math.Log1p(-r)))
-	}
+	z := theory.FillChoices(float64(pt.M)/float64(pt.N), pt.K, pt.C)
 	q := pt.Queries
 	if q < 0 {
 		// ⌈10/p⌉ at the online rate, an upper bound on the offline one.
@@ -94,6 +128,86 @@ func (pt choicesPoint) row() (rowSpec, error) {
 		if p > 0 && 10/p <= maxChoicesQueries {
 			q = int(math.Ceil(10 / p))
 		}
+	}
+	params, ms := pt.measures(z, q)
+	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms, Bytes: bytes}
+	rounds := []int{pt.Rounds}
+	if len(pt.Stages) > 0 {
+		spec.Split = []rowPart{{params, len(ms)}}
+		for _, st := range pt.Stages {
+			p, m := st.measures(z, q)
+			spec.Metrics = append(spec.Metrics, m...)
+			spec.Split = append(spec.Split, rowPart{p, len(m)})
+			rounds = append(rounds, st.Rounds)
+		}
+	}
+	type state struct {
+		f    *choices.Filter
+		b    choices.Builder
+		keys []hashing.Digest
+	}
+	spec.Setup = func() (any, error) {
+		f, err := choices.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &state{f: f}, nil
+	}
+	n, fp, ode, per := pt.N, pt.FP, pt.ODE, len(ms)
+	// measure fills one stage's metrics from f.
+	measure := func(f *choices.Filter, seed uint64, out []float64) {
+		i := 0
+		if fp {
+			measureFPR(f, seed, n, q, out)
+			i = 2
+		}
+		out[i] = f.FillRatio()
+		if ode {
+			out[i+1] = z
+		}
+	}
+	spec.Trial = func(st any, seed uint64, out []float64) error {
+		s := st.(*state)
+		f := s.f
+		f.Clear()
+		f.SetTieSeed(splitMix64(seed ^ 0x7469652d62726b73))
+		if rounds[0] == 0 {
+			for j := 0; j < n; j++ {
+				f.AddHash(keyDigest(seed, j))
+			}
+			measure(f, seed, out)
+			return nil
+		}
+		if cap(s.keys) < n {
+			s.keys = make([]hashing.Digest, n)
+		}
+		keys := s.keys[:n]
+		for j := range keys {
+			keys[j] = keyDigest(seed, j)
+		}
+		stage := 0
+		return s.b.BuildEach(f, keys, rounds, func(int) error {
+			measure(f, seed, out[stage*per:(stage+1)*per])
+			stage++
+			return nil
+		})
+	}
+	return spec, nil
+}
+
+// measures returns the parameters and metrics of pt's row, given the
+// ODE's fill z for its m/n, c and k and the queries per trial.
+func (pt choicesPoint) measures(z float64, q int) (paramList, []metricSpec) {
+	// The ODE predicts the online algorithm only (000 §3.2: "the
+	// differential equations approach does not apply" offline).
+	var predFill, predFP *float64
+	if pt.Rounds <= 1 || pt.C == 1 {
+		// With double hashing in the groups, each group's rate z^k with
+		// the pair floor of the n keys (theory.FPPairs, as
+		// theory.FPChoicesScheme); for independent groups the ODE's own
+		// 1 − (1 − z^k)^c.
+		r := theory.FPPairs(pt.Scheme, pt.M, float64(pt.N), pt.K, z, math.Pow(z, float64(pt.K)))
+		predFill, predFP = fptr(z), fptr(-math.Expm1(float64(pt.C)*math.Log1p(-r)))
 	}
 	params := append(append(paramList{}, pt.Pre...),
 		param{"n", pt.N}, param{"m", pt.M}, param{"c", pt.C}, param{"k", pt.K})
@@ -120,53 +234,7 @@ func (pt choicesPoint) row() (rowSpec, error) {
 	if pt.ODE {
 		ms = append(ms, metricSpec{Name: "ones_ode", Paper: pt.PaperODE, PaperTol: pt.PaperODETol, Method: methodExact})
 	}
-	spec := rowSpec{Params: params, Trials: pt.Trials, Metrics: ms, Bytes: bytes}
-	type state struct {
-		f    *choices.Filter
-		b    choices.Builder
-		keys []hashing.Digest
-	}
-	spec.Setup = func() (any, error) {
-		f, err := choices.New(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &state{f: f}, nil
-	}
-	n, rr, fp, ode := pt.N, pt.Rounds, pt.FP, pt.ODE
-	spec.Trial = func(st any, seed uint64, out []float64) error {
-		s := st.(*state)
-		f := s.f
-		f.Clear()
-		f.SetTieSeed(splitMix64(seed ^ 0x7469652d62726b73))
-		if rr == 0 {
-			for j := 0; j < n; j++ {
-				f.AddHash(keyDigest(seed, j))
-			}
-		} else {
-			if cap(s.keys) < n {
-				s.keys = make([]hashing.Digest, n)
-			}
-			keys := s.keys[:n]
-			for j := range keys {
-				keys[j] = keyDigest(seed, j)
-			}
-			if err := s.b.Build(f, keys, rr); err != nil {
-				return err
-			}
-		}
-		i := 0
-		if fp {
-			measureFPR(f, seed, n, q, out)
-			i = 2
-		}
-		out[i] = f.FillRatio()
-		if ode {
-			out[i+1] = z
-		}
-		return nil
-	}
-	return spec, nil
+	return params, ms
 }
 
 // choicesSimulator is `bloomlab simulate choices`.
@@ -232,8 +300,8 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 						kk = []int{max(k, 1)}
 					}
 					for _, k := range kk {
-						for _, r := range rs.ints() {
-							for _, s := range sl {
+						for _, s := range sl {
+							for _, r := range rs.ints() {
 								pts = append(pts, choicesPoint{Pre: paramList{{"m/n", float64(m) / float64(n)}},
 									N: n, M: m, C: c, K: k, Rounds: r, Scheme: s,
 									Queries: q, Trials: trials, FP: true})
@@ -243,7 +311,9 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 				}
 			}
 		}
-		specs, err := specsOf(pts)
+		// Increasing offline round counts of one configuration share
+		// their trials: one build, measured after each count.
+		specs, err := specsOf(mergeStages(pts))
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +337,11 @@ var paperSpread = []struct {
 // beside which the text table's min and max columns of fpr_state stand.
 func spreadNotes(pts []choicesPoint) []string {
 	var notes []string
+	var all []choicesPoint
 	for _, pt := range pts {
+		all = append(append(all, pt), pt.Stages...)
+	}
+	for _, pt := range all {
 		for _, s := range paperSpread {
 			if pt.M == uint64(s.bpk)*uint64(pt.N) && pt.C == s.c && pt.K == s.k && pt.Rounds == s.rounds && pt.FP {
 				rounds := "online"

@@ -46,6 +46,18 @@ type rowSpec struct {
 	// what one trial allocates. runRows refuses a run whose workers
 	// together need more than the machine has.
 	Bytes uint64
+	// Split, if not empty, reports the row as several result rows that
+	// share its trials, for a trial that measures one process at several
+	// stages (an offline build after 10 and after 15 rounds): result row i
+	// has the parameters Split[i].Params and the next Split[i].Metrics of
+	// Metrics, in order. The counts must add up to len(Metrics).
+	Split []rowPart
+}
+
+// rowPart is one result row of a split rowSpec.
+type rowPart struct {
+	Params  paramList
+	Metrics int
 }
 
 // rowMaker is a parameter point that builds its rowSpec.
@@ -154,6 +166,17 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 			return nil, fmt.Errorf("lab: %s: %d trial values to keep exceed %d: %w", name, stored, maxStored, ErrParam)
 		}
 		starts[r+1] = starts[r] + s.Trials
+		sum := 0
+		for _, p := range s.Split {
+			if p.Metrics < 0 {
+				sum = -1
+				break
+			}
+			sum += p.Metrics
+		}
+		if len(s.Split) > 0 && sum != len(s.Metrics) {
+			return nil, fmt.Errorf("lab: %s: row %d splits %d metrics into parts of %v: %w", name, r, len(s.Metrics), s.Split, ErrParam)
+		}
 	}
 	if err := checkMemory(cfg, name, workers, specs, stored); err != nil {
 		return nil, err
@@ -220,25 +243,33 @@ func runRows(ctx context.Context, cfg Config, name string, specs []rowSpec) (*Re
 	}
 	res := &Result{experiment: name, seed: cfg.Seed}
 	for r, s := range specs {
-		row := resultRow{Params: s.Params, Trials: s.Trials}
+		parts := s.Split
+		if len(parts) == 0 {
+			parts = []rowPart{{s.Params, len(s.Metrics)}}
+		}
 		nm := len(s.Metrics)
 		xs := make([]float64, s.Trials)
-		for j, ms := range s.Metrics {
-			for i := range xs {
-				xs[i] = values[r][i*nm+j]
+		j := 0
+		for _, part := range parts {
+			row := resultRow{Params: part.Params, Trials: s.Trials}
+			for _, ms := range s.Metrics[j : j+part.Metrics] {
+				for i := range xs {
+					xs[i] = values[r][i*nm+j]
+				}
+				j++
+				mean, lo, hi := meanCI(xs, ms.Method)
+				m := metric{
+					Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
+					Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
+					Explanation: ms.Explanation,
+				}
+				if ms.Spread {
+					m.Spread, m.Min, m.Max = true, slices.Min(xs), slices.Max(xs)
+				}
+				row.Metrics = append(row.Metrics, m)
 			}
-			mean, lo, hi := meanCI(xs, ms.Method)
-			m := metric{
-				Name: ms.Name, Paper: ms.Paper, PaperTol: ms.PaperTol, Predicted: ms.Predicted,
-				Measured: mean, CI95: [2]float64{lo, hi}, Method: ms.Method,
-				Explanation: ms.Explanation,
-			}
-			if ms.Spread {
-				m.Spread, m.Min, m.Max = true, slices.Min(xs), slices.Max(xs)
-			}
-			row.Metrics = append(row.Metrics, m)
+			res.rows = append(res.rows, row)
 		}
-		res.rows = append(res.rows, row)
 	}
 	return res, nil
 }

@@ -132,7 +132,7 @@ func runChoicesTable3(ctx context.Context, cfg Config) (*Result, error) {
 		pt.Rounds, pt.FP, pt.PaperFP, pt.PaperFPTol = r.rounds, true, p, tol
 		pts = append(pts, pt)
 	}
-	return runChoices(ctx, cfg, "two-choices/table3", pts, []string{
+	return runChoices(ctx, cfg, "two-choices/table3", mergeStages(pts), []string{
 		"000 Table 3: the offline greedy algorithm (§3.2) through choices.Builder: round 1 inserts every key greedily into a counting filter, each later round removes and greedily re-inserts every key in turn, random tie-breaks; the bits are the nonzero counters.",
 		"rounds counts the insertions of each key, as the paper defines it (\"the number of times each element is inserted\"): rounds = 10 is the online pass and 9 remove/re-insert passes. The c = 1 rows (rounds n/a) are standard filters.",
 		"the ODE does not describe the offline algorithm, so these rows have no prediction; queries are sized from the online rate, which bounds the offline one from above.",
@@ -187,6 +187,12 @@ func runChoices(ctx context.Context, cfg Config, name string, pts []choicesPoint
 		return nil, err
 	}
 	res.notes = append(append(notes, spreadNotes(pts)...), choicesNotes...)
+	for _, pt := range pts {
+		if len(pt.Stages) > 0 {
+			res.notes = append(res.notes, "rows of one m/n, c and k that differ only in rounds share their trials: each trial builds once and measures after each round count (choices.Builder.BuildEach; a build in 10 rounds is exactly the first 10 rounds of one in 15), so every row is what its own build gives and the rows' difference is paired.")
+			break
+		}
+	}
 	// 000 averages 1000 trials of the procedure we run.
 	explainSampling(res, 1000)
 	explain(res, choicesWritten[name]...)

@@ -27,7 +27,7 @@ func runChoicesTable3Double(ctx context.Context, cfg Config) (*Result, error) {
 		pt.Rounds, pt.FP = r.rounds, true
 		pts = append(pts, pt)
 	}
-	return runChoices(ctx, cfg, "two-choices/table3-double", pts, []string{
+	return runChoices(ctx, cfg, "two-choices/table3-double", mergeStages(pts), []string{
 		"000 Table 3's rows (m/n, c, k, rounds) with the offline greedy algorithm of two-choices/table3 (choices.Builder), but each group's k positions are h_i(x) = α1(x) + (i − 1)·α2(x) mod m from the group's digest choices.GroupDigest(d, g) (scheme double, α2 odd as m is even), as two-choices/double-hashing does online.",
 		"paper: none. 000 §3.1 reports double hashing for the online algorithm only; compare fpr_state with two-choices/table3 (independent hashing, the paper's Table 3): the difference is double hashing's floor — queries whose progression repeats or shifts a key's chosen group (fpr_state includes it, theory.FPPairs per group) — negligible at m/n = 8, about 1.3e-5 at 16 and most of the rate at 32 (2.5e-6 against 000's 6e-8 for c = 2, n = 10,000). predicted: the c = 1 rows (standard filters) and no other (the ODE does not describe the offline algorithm).",
 	})

@@ -222,3 +222,63 @@ func toU64(v any) uint64 {
 	}
 	return 0
 }
+
+// Offline rows merged into stages share their trials and give each stage
+// exactly what its own build gives: a point with stages 3 and 5 rounds,
+// run as row 0, reports for 5 rounds the very values of a 5-round point
+// run as row 0 (same trial seeds), and for 3 rounds those of a 3-round
+// point.
+func TestChoicesStages(t *testing.T) {
+	base := tablePoint(16, 2, 8, hashing.Independent, 6)
+	base.N, base.M, base.FP = 500, 8000, true
+	pts := make([]choicesPoint, 3)
+	for i, r := range []int{3, 5, 9} {
+		pts[i] = base
+		pts[i].Rounds = r
+	}
+	merged := mergeStages(pts)
+	if len(merged) != 1 || len(merged[0].Stages) != 2 {
+		t.Fatalf("mergeStages: %d points", len(merged))
+	}
+	run := func(pt choicesPoint) *Result {
+		specs, err := specsOf([]choicesPoint{pt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := runRows(context.Background(), Config{Seed: 7}, "t", specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	got := run(merged[0])
+	if len(got.rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(got.rows))
+	}
+	for i, pt := range pts {
+		want := run(pt).rows[0]
+		if g := got.rows[i]; g.Params.String() != want.Params.String() || g.Trials != want.Trials {
+			t.Errorf("stage %d: params %v, want %v", i, g.Params, want.Params)
+		}
+		for j, m := range want.Metrics {
+			g := got.rows[i].Metrics[j]
+			if g.Name != m.Name || g.Measured != m.Measured || g.CI95 != m.CI95 {
+				t.Errorf("stage %d %s: %v %v, want %v %v", i, m.Name, g.Measured, g.CI95, m.Measured, m.CI95)
+			}
+		}
+	}
+	// Points that differ in more than rounds, or go backwards, stay apart.
+	other := pts[1]
+	other.K = 9
+	for _, ps := range [][]choicesPoint{{pts[1], pts[0]}, {pts[0], other}, {base, pts[0]}} {
+		if got := mergeStages(ps); len(got) != 2 {
+			t.Errorf("mergeStages merged %v/%v", ps[0].Rounds, ps[1].Rounds)
+		}
+	}
+	// A stage that does not continue the build is refused.
+	bad := merged[0]
+	bad.Stages = []choicesPoint{other}
+	if _, err := bad.row(); err == nil {
+		t.Error("row of a stage with another k: no error")
+	}
+}
