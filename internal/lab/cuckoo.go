@@ -168,7 +168,7 @@ func (pt budgetPoint) spec(r budgetRow) rowSpec {
 				return fmt.Errorf("%s at %d bits per key: insert %d of %d: %w", pt.structure, pt.B, j, n, err)
 			}
 		}
-		measureFPR(s.f, seed, n, q, out)
+		measureFPRStatic(s.f, seed, n, q, out)
 		out[2] = bpk
 		out[3] = math.Log2(1/out[1]) / bpk
 		return nil
