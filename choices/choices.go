@@ -366,8 +366,9 @@ func (f *Filter) AddHash(d hashing.Digest) {
 // other. Setting the best group's bits is setting those zero positions:
 // its other bits are already one. A group that already needs more new ones
 // than the best so far can be neither chosen nor tied, so its count stops
-// there; the tie-breaking draws are those of a full count. With one group
-// there is nothing to count: its k bits are set.
+// there; the tie-breaking draws are those of a full count. The last group
+// counted keeps the bits newOnes set if it wins. With one group there is
+// nothing to count: its k bits are set.
 func (f *Filter) add(d hashing.Digest, atomicSet bool) {
 	if f.c == 1 { // one group, no choice and no draw: a standard insert
 		if atomicSet {
@@ -383,17 +384,19 @@ func (f *Filter) add(d hashing.Digest, atomicSet bool) {
 	cur := 0 // f.zeroPos[cur] is the scratch row, f.zeroPos[cur^1] the best group's
 	for g := 0; g < f.c; g++ {
 		zs := &f.zeroPos[cur]
+		last := g == f.c-1
 		var nw int
 		if atomicSet {
 			nw = f.newOnesShared(GroupDigest(d, g), zs, bestNew)
 		} else {
 			nw = f.newOnes(GroupDigest(d, g), zs, bestNew)
-			for _, x := range zs[:nw] { // back to the filter's state
-				f.bits[x>>6] &^= 1 << (x & 63)
+			if !last { // back to the filter's state for the next group
+				f.restore(zs[:nw])
 			}
 		}
+		won := false
 		if nw < bestNew {
-			bestNew, ties = nw, 1
+			bestNew, ties, won = nw, 1, true
 			cur ^= 1
 			if nw == 0 {
 				break
@@ -401,8 +404,16 @@ func (f *Filter) add(d hashing.Digest, atomicSet bool) {
 		} else if nw == bestNew {
 			ties++
 			if f.randBelow(ties) == 0 {
+				won = true
 				cur ^= 1
 			}
+		}
+		if last && !atomicSet {
+			if won { // newOnes has set its bits already
+				f.n++
+				return
+			}
+			f.restore(zs[:nw])
 		}
 	}
 	zs := f.zeroPos[cur^1][:bestNew]
@@ -416,6 +427,13 @@ func (f *Filter) add(d hashing.Digest, atomicSet bool) {
 			f.bits.Set(x)
 		}
 		f.n++
+	}
+}
+
+// restore clears the bits at zs, which newOnes set.
+func (f *Filter) restore(zs []uint64) {
+	for _, x := range zs {
+		f.bits[x>>6] &^= 1 << (x & 63)
 	}
 }
 
