@@ -63,3 +63,49 @@ func BenchmarkBuild(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAddSmall measures AddHash into the filters of 000's tables (n =
+// 10,000 keys at 8, 16 and 32 bits per key, which fit in the caches): per
+// key, the filter cleared every 10,000 keys, as a lab trial does.
+func BenchmarkAddSmall(b *testing.B) {
+	const n = 10000
+	ds := digests(n, 5)
+	for _, tc := range []struct{ bpk, c, k int }{{8, 2, 7}, {16, 1, 11}, {16, 3, 13}, {32, 3, 25}} {
+		for _, s := range []hashing.Scheme{hashing.Independent, hashing.Double} {
+			f := must(New(Config{M: uint64(tc.bpk * n), K: tc.k, C: tc.c, Scheme: s}))
+			b.Run(fmt.Sprintf("m/n=%d/c=%d/k=%d/%v", tc.bpk, tc.c, tc.k, s), func(b *testing.B) {
+				b.ReportAllocs()
+				j := 0
+				for i := 0; i < b.N; i++ {
+					if j == n {
+						f.Clear()
+						j = 0
+					}
+					f.AddHash(ds[j])
+					j++
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkContainsSmall measures ContainsHash of absent keys in the full
+// filters of BenchmarkAddSmall: the queries of a lab trial's measured rate.
+func BenchmarkContainsSmall(b *testing.B) {
+	const n = 10000
+	ds, absent := digests(n, 5), digests(1<<16, 6)
+	for _, tc := range []struct{ bpk, c, k int }{{8, 2, 7}, {16, 2, 13}, {16, 3, 13}} {
+		for _, s := range []hashing.Scheme{hashing.Independent, hashing.Double} {
+			f := must(New(Config{M: uint64(tc.bpk * n), K: tc.k, C: tc.c, Scheme: s}))
+			for _, d := range ds {
+				f.AddHash(d)
+			}
+			b.Run(fmt.Sprintf("m/n=%d/c=%d/k=%d/%v", tc.bpk, tc.c, tc.k, s), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					sink = f.ContainsHash(absent[i&(1<<16-1)])
+				}
+			})
+		}
+	}
+}

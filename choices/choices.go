@@ -163,6 +163,12 @@ type Filter struct {
 	rounds   uint32
 	capacity uint64
 	rng      uint64 // tie-breaking generator state (SplitMix64)
+	// zeroPos and pos are add's scratch: the distinct zero positions of the
+	// group being counted and of the best group so far, and a group's
+	// positions (KeyedFilter). Fields rather than locals, so that no array
+	// is zeroed per key.
+	zeroPos [2][hashing.MaxK]uint64
+	pos     [hashing.MaxK]uint64
 }
 
 // New returns an empty filter for cfg. Errors wrap ErrParam and name the
@@ -288,6 +294,12 @@ func GroupDigest(d hashing.Digest, g int) hashing.Digest {
 	if g == 0 {
 		return d
 	}
+	return groupDigest(d, g)
+}
+
+// groupDigest is GroupDigest for g ≥ 1, out of line so that GroupDigest
+// inlines and group 0 costs nothing.
+func groupDigest(d hashing.Digest, g int) hashing.Digest {
 	return hashing.Digest{H1: groupMix(d, uint64(2*g)), H2: groupMix(d, uint64(2*g+1))}
 }
 
@@ -347,58 +359,145 @@ func (f *Filter) AddHash(d hashing.Digest) {
 
 // add is AddHash; atomic makes it set bits with atomic operations, so that
 // concurrent ContainsHash calls are race-free (KeyedFilter).
+//
+// Each group's probes are walked inline (no buffer of positions to fill
+// and zero per key), and the distinct zero positions of the group being
+// counted go to one of f.zeroPos' two rows, the best group's staying in the
+// other. Setting the best group's bits is setting those zero positions:
+// its other bits are already one. A group that already needs more new ones
+// than the best so far can be neither chosen nor tied, so its count stops
+// there; the tie-breaking draws are those of a full count. The last group
+// counted keeps the bits newOnes set if it wins. With one group there is
+// nothing to count: its k bits are set.
 func (f *Filter) add(d hashing.Digest, atomicSet bool) {
-	var buf [MaxC * hashing.MaxK]uint64
-	k := f.k
-	best, bestNew, ties := 0, k+1, uint64(0)
+	if f.c == 1 { // one group, no choice and no draw: a standard insert
+		if atomicSet {
+			f.bits.SetKeyAtomic(f.ix, d)
+			atomic.AddUint64(&f.n, 1)
+		} else {
+			f.bits.SetKey(f.ix, d)
+			f.n++
+		}
+		return
+	}
+	bestNew, ties := f.k+1, uint64(0)
+	cur := 0 // f.zeroPos[cur] is the scratch row, f.zeroPos[cur^1] the best group's
 	for g := 0; g < f.c; g++ {
-		pos := f.ix.Positions(GroupDigest(d, g), buf[g*k:])
-		nw := f.newOnes(pos)
+		zs := &f.zeroPos[cur]
+		last := g == f.c-1
+		var nw int
+		if atomicSet {
+			nw = f.newOnesShared(GroupDigest(d, g), zs, bestNew)
+		} else {
+			nw = f.newOnes(GroupDigest(d, g), zs, bestNew)
+			if !last { // back to the filter's state for the next group
+				f.restore(zs[:nw])
+			}
+		}
+		won := false
 		if nw < bestNew {
-			best, bestNew, ties = g, nw, 1
+			bestNew, ties, won = nw, 1, true
+			cur ^= 1
 			if nw == 0 {
 				break
 			}
 		} else if nw == bestNew {
 			ties++
 			if f.randBelow(ties) == 0 {
-				best = g
+				won = true
+				cur ^= 1
 			}
 		}
-	}
-	for _, p := range buf[best*k : best*k+k] {
-		if atomicSet {
-			f.bits.SetAtomic(p)
-		} else {
-			f.bits.Set(p)
+		if last && !atomicSet {
+			if won { // newOnes has set its bits already
+				f.n++
+				return
+			}
+			f.restore(zs[:nw])
 		}
 	}
+	zs := f.zeroPos[cur^1][:bestNew]
 	if atomicSet {
+		for _, x := range zs {
+			f.bits.SetAtomic(x)
+		}
 		atomic.AddUint64(&f.n, 1)
 	} else {
+		for _, x := range zs {
+			f.bits.Set(x)
+		}
 		f.n++
 	}
 }
 
-// newOnes returns the number of distinct positions in pos whose bit is
-// zero. Duplicate positions (two hash functions of a group agreeing) count
-// once: a 64-bit signature of the zero positions seen so far makes the
-// exact check rare.
-func (f *Filter) newOnes(pos []uint64) int {
-	var zs [hashing.MaxK]uint64
+// restore clears the bits at zs, which newOnes set.
+func (f *Filter) restore(zs []uint64) {
+	for _, x := range zs {
+		f.bits[x>>6] &^= 1 << (x & 63)
+	}
+}
+
+// newOnes returns the number of distinct positions among the k that f.ix
+// gives the group digest gd whose bit is zero, and writes them to zs. It
+// sets each zero bit as it finds it, so that a repeated position (two hash
+// functions of a group agreeing) reads one and counts once; the caller
+// clears zs[:n] again. Once the count exceeds limit it stops and returns
+// limit + 1. No branch depends on a bit: the test, a coin flip at half
+// fill, is folded into the count, and every position is stored at zs[n],
+// kept only if the count moves past it. It writes the bits, so it must
+// not run beside readers (newOnesShared does).
+func (f *Filter) newOnes(gd hashing.Digest, zs *[hashing.MaxK]uint64, limit int) int {
+	v := f.bits
+	nz := 0
+	if off := f.ix.Offsets(); off != nil {
+		p := bitvec.NewProbe(f.ix, gd)
+		for _, o := range off {
+			x := p.At(o)
+			p = p.Next()
+			w := &v[x>>6]
+			z := ^*w >> (x & 63) & 1 // 1: bit x is zero
+			*w |= 1 << (x & 63)
+			zs[nz&(hashing.MaxK-1)] = x
+			if nz += int(z); nz > limit {
+				break
+			}
+		}
+		return nz
+	}
+	m := f.ix.M() // Independent: the only other scheme a Filter takes
+	for i := range f.k {
+		x := hashing.Reduce(hashing.IndependentHash(gd, i), m)
+		w := &v[x>>6]
+		z := ^*w >> (x & 63) & 1
+		*w |= 1 << (x & 63)
+		zs[nz&(hashing.MaxK-1)] = x
+		if nz += int(z); nz > limit {
+			break
+		}
+	}
+	return nz
+}
+
+// newOnesShared is newOnes for a filter that readers may be reading
+// (KeyedFilter): it leaves the bits alone and finds repeated positions
+// with a 64-bit signature of the zero positions seen so far, which makes
+// the exact check rare.
+func (f *Filter) newOnesShared(gd hashing.Digest, zs *[hashing.MaxK]uint64, limit int) int {
 	var sig uint64
 	nz := 0
-	for _, p := range pos {
-		if f.bits.Has(p) {
+	for _, x := range f.ix.Positions(gd, f.pos[:]) {
+		if f.bits.Has(x) {
 			continue
 		}
-		h := uint64(1) << ((p ^ p>>6) & 63)
-		if sig&h != 0 && containsPos(zs[:nz], p) {
+		h := uint64(1) << ((x ^ x>>6) & 63)
+		if sig&h != 0 && containsPos(zs[:nz], x) {
 			continue
 		}
 		sig |= h
-		zs[nz&(hashing.MaxK-1)] = p
-		nz++
+		zs[nz&(hashing.MaxK-1)] = x
+		if nz++; nz > limit {
+			break
+		}
 	}
 	return nz
 }

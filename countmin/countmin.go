@@ -72,6 +72,7 @@ import (
 	"slices"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/theory"
 )
@@ -252,29 +253,82 @@ func (s *Sketch) AddHash(d hashing.Digest, count uint64) {
 	if s.ix == nil {
 		s.mustBeMade("Add")
 	}
-	var buf [MaxDepth]uint64
-	ps := s.ix.Positions(d, buf[:])
-	w, c := s.cfg.Width, s.cells
 	s.total = satAdd(s.total, count)
-	if !s.cfg.Conservative {
-		row := uint64(0)
-		for _, p := range ps {
-			c[row+p] = satAdd(c[row+p], count)
+	switch {
+	case !s.cfg.Conservative:
+		s.update(d, count, false)
+	case s.cfg.Depth <= smallDepth:
+		// One walk: the counters' indices kept for the second pass.
+		var js [smallDepth]uint64
+		s.cellsSmall(d, &js)
+		c := s.cells
+		est := uint64(math.MaxUint64)
+		for _, j := range js[:s.cfg.Depth] {
+			est = min(est, c[j])
+		}
+		v := satAdd(est, count)
+		for _, j := range js[:s.cfg.Depth] {
+			c[j] = max(c[j], v)
+		}
+	default:
+		s.update(d, satAdd(s.EstimateHash(d), count), true)
+	}
+}
+
+// smallDepth is the most rows whose counter indices a conservative update
+// keeps on the stack (64 bytes to zero, where MaxDepth would take 512).
+const smallDepth = 8
+
+// cellsSmall writes the index in s.cells of the key's counter in each row
+// to js[:d], d ≤ smallDepth, walking the rows as update does.
+func (s *Sketch) cellsSmall(d hashing.Digest, js *[smallDepth]uint64) {
+	w := s.cfg.Width
+	row := uint64(0)
+	if off := s.ix.Offsets(); off != nil {
+		p := bitvec.NewProbe(s.ix, d)
+		for i, o := range off {
+			js[i&(smallDepth-1)] = row + p.At(o)
+			p = p.Next()
 			row += w
 		}
 		return
 	}
-	est := uint64(math.MaxUint64)
-	row := uint64(0)
-	for _, p := range ps {
-		est = min(est, c[row+p])
+	for i := range s.cfg.Depth {
+		js[i&(smallDepth-1)] = row + hashing.Reduce(hashing.IndependentHash(d, i), w)
 		row += w
 	}
-	target := satAdd(est, count)
-	row = 0
-	for _, p := range ps {
-		c[row+p] = max(c[row+p], target)
+}
+
+// update adds v to each of the key's d counters (saturating) or, with
+// raise, lifts each to at least v. The row positions are computed inline
+// as hashing.Indexer.Positions computes them, without its buffer: a
+// [MaxDepth]uint64 is 512 bytes to zero per call, more than the work at
+// d = 5.
+func (s *Sketch) update(d hashing.Digest, v uint64, raise bool) {
+	w, c := s.cfg.Width, s.cells
+	row := uint64(0)
+	if off := s.ix.Offsets(); off != nil { // Double, Enhanced
+		p := bitvec.NewProbe(s.ix, d)
+		for _, o := range off {
+			j := row + p.At(o)
+			p = p.Next()
+			row += w
+			if raise {
+				c[j] = max(c[j], v)
+			} else {
+				c[j] = satAdd(c[j], v)
+			}
+		}
+		return
+	}
+	for i := range s.cfg.Depth { // Independent
+		j := row + hashing.Reduce(hashing.IndependentHash(d, i), w)
 		row += w
+		if raise {
+			c[j] = max(c[j], v)
+		} else {
+			c[j] = satAdd(c[j], v)
+		}
 	}
 }
 
@@ -294,13 +348,20 @@ func (s *Sketch) EstimateHash(d hashing.Digest) uint64 {
 	if s.ix == nil {
 		return 0 // the zero Sketch: empty
 	}
-	var buf [MaxDepth]uint64
-	ps := s.ix.Positions(d, buf[:])
 	w, c := s.cfg.Width, s.cells
 	est := uint64(math.MaxUint64)
 	row := uint64(0)
-	for _, p := range ps {
-		est = min(est, c[row+p])
+	if off := s.ix.Offsets(); off != nil { // as update walks the rows
+		p := bitvec.NewProbe(s.ix, d)
+		for _, o := range off {
+			est = min(est, c[row+p.At(o)])
+			p = p.Next()
+			row += w
+		}
+		return est
+	}
+	for i := range s.cfg.Depth {
+		est = min(est, c[row+hashing.Reduce(hashing.IndependentHash(d, i), w)])
 		row += w
 	}
 	return est

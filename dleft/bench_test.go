@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/bloomlab/bloomlab/hashing"
 )
 
 // Sink keeps benchmarked results alive.
@@ -61,4 +62,67 @@ func benchContains[F interface{ Contains([]byte) bool }](f F, keys [][]byte) fun
 		}
 		Sink = s
 	}
+}
+
+// labConfigs are the tables of the lab's 002 §II experiments: n keys into
+// 3 subtables (Table II; the FP rows at loads 4 and 6.4; grouping).
+var labConfigs = []struct {
+	name string
+	cfg  Config
+	n    int
+}{
+	{"table2/128-none", Config{Buckets: 65536, BucketBits: 128, Semisort: SemisortNone, MinFingerprintBits: 4}, 1258291},
+	{"fp/64-semi1", Config{Buckets: 4096, BucketBits: 64, Semisort: Semisort1}, 49152},
+	{"fp/128-semi2", Config{Buckets: 4096, BucketBits: 128, Semisort: Semisort2}, 78643},
+	{"grouping/64-semi1-g4", Config{Buckets: 4096, BucketBits: 64, Semisort: Semisort1, Group: 4}, 49152},
+	{"grouping/128-semi2-g4", Config{Buckets: 4096, BucketBits: 128, Semisort: Semisort2, Group: 4}, 78643},
+}
+
+// BenchmarkLab measures AddHash (per key, the filter cleared every n keys,
+// as a lab trial does) and ContainsHash of absent keys in a full filter,
+// for the tables of labConfigs.
+func BenchmarkLab(b *testing.B) {
+	for _, lc := range labConfigs {
+		f := must(New(lc.cfg))
+		b.Run(lc.name+"/add", func(b *testing.B) {
+			b.ReportAllocs()
+			j := 0
+			for i := 0; i < b.N; i++ {
+				if j == lc.n {
+					f.Clear()
+					j = 0
+				}
+				f.AddHash(benchDigest(3, j))
+				j++
+			}
+		})
+		f.Clear()
+		for j := range lc.n {
+			f.AddHash(benchDigest(3, j))
+		}
+		b.Run(lc.name+"/absent", func(b *testing.B) {
+			b.ReportAllocs()
+			s := 0
+			for i := 0; i < b.N; i++ {
+				if f.ContainsHash(benchDigest(4, i)) {
+					s++
+				}
+			}
+			Sink = s
+		})
+	}
+}
+
+// benchDigest is a random digest for key j of a stream (two SplitMix64
+// outputs, as the lab's trials draw them): cheaper than hashing a key.
+func benchDigest(seed uint64, j int) hashing.Digest {
+	x := seed + uint64(2*j)*0x9E3779B97F4A7C15
+	return hashing.Digest{H1: splitmix64(x), H2: splitmix64(x + 0x9E3779B97F4A7C15)}
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
 }

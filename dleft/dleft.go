@@ -220,16 +220,17 @@ type Filter struct {
 	fprBits  int  // fingerprint bits per bucket (F)
 	states   []state
 	index    map[stateKey]uint16
+	first    []uint16 // first[a]: the counter value of load a's first state
 	maxLoad  int
 	fb       [][]int // fb[a][A]: fingerprint length, -1 if not allowed
 	fast     bool    // 64-bit buckets, Group 1: single-word lookup
 	f64      [16]fast64
+	f128     []fast128 // 128-bit buckets, Group 1: by load (nil otherwise)
 	stash    map[uint64]struct{}
 	n        uint64 // Add calls (repeats included) and Build keys
 	stored   uint64 // fingerprints in buckets
 	capacity uint64
 	scratch  [8][]uint64 // Add: fingerprints of a group, per bucket
-	tmp      []uint64
 }
 
 // New returns an empty filter for cfg.
@@ -254,6 +255,7 @@ func (f *Filter) init() {
 	f.gshift = log2(c.Group)
 	f.fprBits = c.BucketBits - int(f.cbits)
 	f.states, f.index, f.maxLoad = buildStates(c.BucketBits, c.Semisort)
+	f.first = firstStates(f.states, f.maxLoad)
 	// A bucket cannot hold more fingerprints than fit at MinFingerprintBits
 	// with all of its group's bits.
 	lim := c.Group * f.fprBits / max(1, c.MinFingerprintBits-2)
@@ -270,10 +272,12 @@ func (f *Filter) init() {
 	if f.fast {
 		f.f64 = buildFast64(f.states, f.fb)
 	}
+	if c.BucketBits == 128 && c.Group == 1 {
+		f.f128 = buildFast128(f.states, f.fb, f.maxLoad)
+	}
 	for j := 0; j < c.Group; j++ {
 		f.scratch[j] = make([]uint64, 0, f.maxLoad+1)
 	}
-	f.tmp = make([]uint64, 0, f.maxLoad+1)
 }
 
 // Config returns the filter's configuration, defaults filled in.
@@ -381,13 +385,37 @@ func (f *Filter) ContainsString(key string) bool {
 
 // ContainsHash is Contains for a pre-hashed key.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
-	h := mix(d, fpIndex)
-	if f.fast {
+	var cand [8]uint64
+	if !f.fast { // contains64 computes each bucket as it goes
+		f.bucketsOf(d, &cand)
+	}
+	return f.lookup(d, &cand, mix(d, fpIndex))
+}
+
+// bucketsOf writes the key's bucket in each subtable i to cand[i], i < D.
+func (f *Filter) bucketsOf(d hashing.Digest, cand *[8]uint64) {
+	B := f.cfg.Buckets
+	for i := 0; i < f.cfg.D; i++ {
+		cand[i] = hashing.Reduce(mix(d, i), B)
+	}
+}
+
+// lookup reports whether the fingerprint h of digest d matches in its
+// buckets or in the stash. cand holds the buckets (bucketsOf) unless f.fast.
+func (f *Filter) lookup(d hashing.Digest, cand *[8]uint64, h uint64) bool {
+	switch {
+	case f.fast:
 		if f.contains64(d, h) {
 			return true
 		}
-	} else if f.containsGroup(d, h) {
-		return true
+	case f.f128 != nil:
+		if f.contains128(cand, h) {
+			return true
+		}
+	default:
+		if f.containsGroup(cand, h) {
+			return true
+		}
 	}
 	if len(f.stash) != 0 {
 		_, ok := f.stash[h]
@@ -417,15 +445,68 @@ func (f *Filter) contains64(d hashing.Digest, h uint64) bool {
 	return false
 }
 
-// containsGroup is the general lookup (128-bit buckets, grouping).
-func (f *Filter) containsGroup(d hashing.Digest, h uint64) bool {
+// contains128 is the lookup for 128-bit buckets without grouping: the
+// bucket's 120 fingerprint bits as one 128-bit value, compared with the
+// broadcast query in all fields at once as contains64 does (the field sum
+// carried from the low word to the high one), restricted to the slots of
+// the query's prefix. The first words of the d buckets are loaded before
+// any is examined, so that their cache misses overlap.
+func (f *Filter) contains128(cand *[8]uint64, h uint64) bool {
 	B := f.cfg.Buckets
-	gm := uint64(f.cfg.Group - 1)
+	words := f.words
+	var at, w0s [8]uint64
 	for i := 0; i < f.cfg.D; i++ {
-		b := hashing.Reduce(mix(d, i), B)
-		g := uint64(i)*f.groups + b>>f.gshift
-		ws := f.words[g*uint64(f.wpg) : (g+1)*uint64(f.wpg)]
-		if f.matchInGroup(ws, int(b&gm), h) {
+		at[i] = (uint64(i)*B + cand[i]) * 2
+		w0s[i] = words[at[i]]
+	}
+	for i := 0; i < f.cfg.D; i++ {
+		w0 := w0s[i]
+		s := &f.states[w0&0xff]
+		if s.load == 0 {
+			continue
+		}
+		e := &f.f128[s.load]
+		w1 := words[at[i]+1]
+		lo, hi := w0>>8|w1<<56, w1>>8 // the fingerprint field, slot k at bit k·w
+		p := uint(e.pre)
+		pre := h >> (64 - p) & 3
+		q := (h << p) >> e.shift
+		qhi, qlo := bits.Mul64(q, e.ones[0])
+		xlo, xhi := lo^qlo, hi^(qhi+q*e.ones[1])
+		slo, carry := bits.Add64(xlo&^e.hi[0], e.low[0], 0)
+		shi, _ := bits.Add64(xhi&^e.hi[1], e.low[1], carry)
+		// The top bit of slot k is set in z iff slot k equals the query.
+		zlo, zhi := ^(slo|xlo)&e.hi[0], ^(shi|xhi)&e.hi[1]
+		// Slots start[pre] … start[pre+1] − 1 hold the query's prefix.
+		from, to := uint(s.start[pre])*uint(e.w), uint(s.start[pre+1])*uint(e.w)
+		tlo, thi := lowBits128(to)
+		flo, fhi := lowBits128(from)
+		if zlo&(tlo&^flo)|zhi&(thi&^fhi) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// lowBits128 returns the 128-bit mask of bits 0 … n − 1 (n ≤ 128) as its
+// low and high words.
+func lowBits128(n uint) (lo, hi uint64) {
+	return ^uint64(0) >> (64 - min(n, 64)), ^uint64(0) >> (128 - max(n, 64))
+}
+
+// containsGroup is the general lookup (128-bit buckets, grouping). The
+// first word of every group, which holds its counters, is loaded before
+// any group is examined, so that their cache misses overlap.
+func (f *Filter) containsGroup(cand *[8]uint64, h uint64) bool {
+	gm := uint64(f.cfg.Group - 1)
+	wpg := uint64(f.wpg)
+	var at, w0 [8]uint64
+	for i := 0; i < f.cfg.D; i++ {
+		at[i] = (uint64(i)*f.groups + cand[i]>>f.gshift) * wpg
+		w0[i] = f.words[at[i]]
+	}
+	for i := 0; i < f.cfg.D; i++ {
+		if f.matchInGroup(f.words[at[i]:at[i]+wpg], w0[i], int(cand[i]&gm), h) {
 			return true
 		}
 	}
@@ -441,8 +522,9 @@ func (f *Filter) groupTotal(w0 uint64) int {
 	return A
 }
 
-func (f *Filter) matchInGroup(ws []uint64, j int, h uint64) bool {
-	w0 := ws[0]
+// matchInGroup reports whether fingerprint h matches in bucket j of the
+// group ws, whose first word is w0.
+func (f *Filter) matchInGroup(ws []uint64, w0 uint64, j int, h uint64) bool {
 	A := f.groupTotal(w0)
 	off := uint(f.cfg.Group) * f.cbits
 	for k := 0; k < j; k++ {
@@ -483,14 +565,12 @@ func (f *Filter) AddHash(d hashing.Digest) error {
 	if f.words == nil {
 		return errZero("Add")
 	}
-	if f.ContainsHash(d) {
-		f.n++
-		return nil
-	}
 	h := mix(d, fpIndex)
 	var cand [8]uint64
-	for i := 0; i < f.cfg.D; i++ {
-		cand[i] = hashing.Reduce(mix(d, i), f.cfg.Buckets)
+	f.bucketsOf(d, &cand)
+	if f.lookup(d, &cand, h) { // already reported present: nothing to store
+		f.n++
+		return nil
 	}
 	// Least loaded first, leftmost on ties; a bucket that cannot take the
 	// fingerprint (grouping can make a less loaded bucket full) yields to
@@ -598,7 +678,7 @@ func (f *Filter) decodeGroup(ws []uint64, A int) {
 // encodeGroup writes f.scratch into ws as a group of A fingerprints in
 // all: each truncated to its new length and semi-sorted by prefix (a
 // stable order, so fingerprints keep their relative order within a
-// prefix).
+// prefix: fingerprint i of prefix v goes to slot Σ_{u<v} cnt[u] + i).
 func (f *Filter) encodeGroup(ws []uint64, A int) {
 	clear(ws)
 	off := uint(f.cfg.Group) * f.cbits
@@ -610,34 +690,46 @@ func (f *Filter) encodeGroup(ws []uint64, A int) {
 		if a > 0 {
 			// the mode of load a: any valid state of that load says it
 			p = uint(f.modeOf(a))
-			for _, fp := range fps {
-				if p > 0 {
-					cnt[fp>>(64-p)]++
-				} else {
-					cnt[0]++
-				}
-			}
-			if p > 0 { // stable counting sort by prefix
-				tmp := f.tmp[:0]
-				for v := uint64(0); v < 1<<p; v++ {
-					for _, fp := range fps {
-						if fp>>(64-p) == v {
-							tmp = append(tmp, fp)
-						}
-					}
-				}
-				copy(fps, tmp)
-				f.tmp = tmp
-			}
 			w := uint(f.fb[a][A]) - p
-			for _, fp := range fps {
-				putBits(ws, off, w, (fp<<p)>>(64-w))
-				off += w
+			if p == 0 {
+				cnt[0] = uint8(a)
+				for _, fp := range fps {
+					putBits(ws, off, w, fp>>(64-w))
+					off += w
+				}
+			} else {
+				for _, fp := range fps {
+					cnt[fp>>(64-p)]++
+				}
+				var slot [4]uint // the next slot of each prefix
+				for v := 1; v < 4; v++ {
+					slot[v] = slot[v-1] + uint(cnt[v-1])
+				}
+				for _, fp := range fps {
+					v := fp >> (64 - p)
+					putBits(ws, off+slot[v]*w, w, (fp<<p)>>(64-w))
+					slot[v]++
+				}
+				off += uint(a) * w
 			}
 		}
-		si := f.index[stateKey{uint8(a), cnt}]
+		si := f.stateOf(a, p, cnt)
 		ws[0] |= uint64(si) << (uint(k) * f.cbits)
 	}
+}
+
+// stateOf returns the counter value of a bucket of load a, p prefix bits
+// and prefix counts cnt: f.index's entry, computed without the map lookup
+// where the order of buildStates makes that simple (one state per load
+// without semi-sorting; the 0-count in order with one prefix bit).
+func (f *Filter) stateOf(a int, p uint, cnt [4]uint8) uint16 {
+	switch p {
+	case 0:
+		return f.first[a]
+	case 1:
+		return f.first[a] + uint16(cnt[0])
+	}
+	return f.index[stateKey{uint8(a), cnt}]
 }
 
 // modeOf returns the prefix bits of load a.

@@ -130,6 +130,18 @@ outer:
 	return states, index, maxLoad
 }
 
+// firstStates returns, for every load a ≤ maxLoad, the counter value of
+// the first state of load a in the order of buildStates.
+func firstStates(states []state, maxLoad int) []uint16 {
+	first := make([]uint16, maxLoad+1)
+	for i := len(states) - 1; i >= 0; i-- {
+		if s := states[i]; s.valid && int(s.load) <= maxLoad {
+			first[s.load] = uint16(i)
+		}
+	}
+	return first
+}
+
 // fpTable returns bits[a][A]: the length f of every fingerprint in a
 // bucket of load a whose group holds A fingerprints in all (A = a without
 // grouping), or -1 if the bucket cannot be in that state (over the
@@ -234,6 +246,44 @@ func buildFast64(states []state, fb [][]int) [16]fast64 {
 			e.rng[0] = e.hi
 		}
 		out[i] = e
+	}
+	return out
+}
+
+// fast128 is the per-load record of the 128-bit lookup without grouping
+// (contains128): the a fingerprints of a bucket of load a are w-bit slots
+// of its 120-bit fingerprint field, slot k at bit k·w. Masks are 128 bits,
+// low word first.
+type fast128 struct {
+	pre   uint8     // implicit prefix bits p
+	w     uint8     // stored bits per fingerprint
+	shift uint8     // 64 − w: the query's stored part is (h << p) >> shift
+	ones  [2]uint64 // bit k·w set for k < a (broadcast multiplier)
+	hi    [2]uint64 // bit k·w + w − 1 set for k < a
+	low   [2]uint64 // the w − 1 low bits of every slot k < a
+}
+
+// buildFast128 returns the fast128 record of every load up to maxLoad (a
+// load whose length is -1 gets zero masks: it never matches, and no
+// bucket can hold it).
+func buildFast128(states []state, fb [][]int, maxLoad int) []fast128 {
+	out := make([]fast128, maxLoad+1)
+	for _, s := range states {
+		a := int(s.load)
+		if !s.valid || a == 0 || a > maxLoad || fb[a][a] < 0 {
+			continue
+		}
+		w := fb[a][a] - int(s.pre)
+		e := fast128{pre: s.pre, w: uint8(w), shift: uint8(64 - w)}
+		set := func(m *[2]uint64, bit int) { m[bit>>6] |= 1 << (bit & 63) }
+		for k := 0; k < a; k++ {
+			set(&e.ones, k*w)
+			set(&e.hi, k*w+w-1)
+			for b := 0; b < w-1; b++ {
+				set(&e.low, k*w+b)
+			}
+		}
+		out[a] = e
 	}
 	return out
 }

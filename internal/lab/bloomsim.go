@@ -104,7 +104,7 @@ func (pt bloomPoint) row() (rowSpec, error) {
 		for j := 0; j < n; j++ {
 			f.AddHash(keyDigest(seed, j))
 		}
-		measureFPR(f, seed, n, q, out)
+		measureFPRStatic(f, seed, n, q, out)
 		out[2] = f.FillRatio()
 		return nil
 	}

@@ -61,26 +61,32 @@ func (pt cmPoint) row() (rowSpec, error) {
 		// The sketches' counters and the true counts.
 		Bytes: uint64(len(cmSchemes))*uint64(w)*uint64(d)*8 + 8*uint64(pt.U),
 	}
+	// cmState is a worker's sketches and true counts, reused by its trials.
+	type cmState struct {
+		sk    []*countmin.Sketch
+		truth []uint64
+	}
 	spec.Setup = func() (any, error) {
-		var sk []*countmin.Sketch
+		st := &cmState{truth: make([]uint64, pt.U)}
 		for _, s := range cmSchemes {
 			c, err := countmin.New(countmin.Config{Width: w, Depth: d, Scheme: s, Conservative: pt.Conservative})
 			if err != nil {
 				return nil, err
 			}
-			sk = append(sk, c)
+			st.sk = append(st.sk, c)
 		}
-		return sk, nil
+		return st, nil
 	}
 	spec.Trial = func(state any, seed uint64, out []float64) error {
-		sk := state.([]*countmin.Sketch)
+		st := state.(*cmState)
+		sk, truth := st.sk, st.truth
 		for _, c := range sk {
 			c.Clear()
 		}
+		clear(truth)
 		// Item ranks are mapped to random keys (keyDigest), so heavy
 		// items land anywhere; every sketch sees the same stream.
 		z := rand.NewZipf(rand.New(rand.NewPCG(seed, seed^0x5eed)), pt.S, 1, uint64(pt.U-1))
-		truth := make([]uint64, pt.U)
 		for range pt.N {
 			i := z.Uint64()
 			truth[i]++

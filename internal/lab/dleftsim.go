@@ -150,7 +150,7 @@ func (pt dleftPoint) row() (rowSpec, error) {
 			}
 			return nil
 		}
-		measureFPR(f, seed, n, q, out)
+		measureFPRStatic(f, seed, n, q, out)
 		out[2] = float64(f.Overflows()) / (float64(cfg.D) * float64(cfg.Buckets))
 		return nil
 	}
