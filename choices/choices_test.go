@@ -295,8 +295,17 @@ func TestNewWithEstimates(t *testing.T) {
 
 func TestNoAllocs(t *testing.T) {
 	keys := keyset(64, 1)
+	type sc struct {
+		s hashing.Scheme
+		c int
+	}
+	var cases []sc
 	for _, s := range groupSchemes {
-		f := must(New(Config{M: 1 << 20, K: 13, C: 3, Scheme: s}))
+		cases = append(cases, sc{s, 1}, sc{s, 3}) // c = 1: add's standard-filter path
+	}
+	for _, cs := range cases {
+		s := cs.s
+		f := must(New(Config{M: 1 << 20, K: 13, C: cs.c, Scheme: s}))
 		d := f.Digest(keys[0])
 		for name, fn := range map[string]func(){
 			"Add":            func() { f.Add(keys[1]) },
@@ -307,7 +316,7 @@ func TestNoAllocs(t *testing.T) {
 			"ContainsHash":   func() { f.ContainsHash(d) },
 		} {
 			if a := testing.AllocsPerRun(50, fn); a != 0 {
-				t.Errorf("%v %s: %v allocs", s, name, a)
+				t.Errorf("%v c=%d %s: %v allocs", s, cs.c, name, a)
 			}
 		}
 	}

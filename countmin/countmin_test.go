@@ -179,16 +179,29 @@ func TestMergeScaled(t *testing.T) {
 	}
 }
 
+// TestAllocs covers every update and query path: plain and conservative
+// update, conservative with its counter indices on the stack (d ≤ 8) and
+// beyond, for each row scheme.
 func TestAllocs(t *testing.T) {
-	s, _ := New(Config{Width: 1000, Depth: 5, Conservative: true})
 	k := []byte("key")
-	if a := testing.AllocsPerRun(100, func() {
-		s.Add(k, 1)
-		_ = s.Estimate(k)
-		_ = s.Contains(k)
-		s.AddHash(key(1), 2)
-	}); a != 0 {
-		t.Fatalf("%v allocations", a)
+	for _, sc := range []hashing.Scheme{hashing.Double, hashing.Enhanced, hashing.Independent} {
+		for _, d := range []int{5, 8, 9, MaxDepth} {
+			for _, cons := range []bool{false, true} {
+				s, err := New(Config{Width: 1000, Depth: d, Scheme: sc, Conservative: cons})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a := testing.AllocsPerRun(100, func() {
+					s.Add(k, 1)
+					_ = s.Estimate(k)
+					_ = s.Contains(k)
+					s.AddHash(key(1), 2)
+					_ = s.EstimateHash(key(1))
+				}); a != 0 {
+					t.Errorf("%v d=%d conservative=%v: %v allocations", sc, d, cons, a)
+				}
+			}
+		}
 	}
 }
 
