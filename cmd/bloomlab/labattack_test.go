@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Regression tests for the defects a hostile review of reproduce and
+// simulate found (h18). Each failed before its fix.
+
+// An unusable -markdown or -plot destination is refused before the run,
+// with nothing printed to stdout: it used to be found only after the run
+// (19 minutes for reproduce all), whose results were then lost.
+func TestReproduceOutputsCheckedFirst(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("file", []byte("x"), 0o644)
+	os.Mkdir("dir", 0o755)
+	os.Symlink("dir", "dirlink")
+	os.Symlink("loop2", "loop1")
+	os.Symlink("loop1", "loop2")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-markdown", "missing/x.md"}, "missing/x.md"},
+		{[]string{"-markdown", "dir"}, "not a regular file"},
+		{[]string{"-markdown", "dirlink"}, "not a regular file"},
+		{[]string{"-markdown", "loop1"}, "symbolic links"},
+		{[]string{"-markdown", "file/x.md"}, "file/x.md"},
+		{[]string{"-plot", "file"}, "file"},
+		{[]string{"-plot", "file/sub"}, "file/sub"},
+	} {
+		args := append([]string{"reproduce", "notes/example"}, tc.args...)
+		o, e, code := invoke(args, "")
+		if code == 0 || o != "" || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q (want it to name %q)", tc.args, code, len(o), e, tc.want)
+		}
+	}
+	if ents, _ := os.ReadDir("dir"); len(ents) != 0 {
+		t.Errorf("the checks left files: %v", ents)
+	}
+	// A -plot directory that does not exist yet is fine (it is created).
+	if _, e, code := invoke([]string{"reproduce", "notes/example", "-plot", "new/plots", "-markdown", "new.md"}, ""); code != 0 {
+		t.Errorf("new -plot directory: exit %d: %s", code, e)
+	}
+}
+
+// The figures a -markdown document links exist, relative to the document,
+// whatever mix of relative and absolute paths names them; without -plot
+// there are no figures to link (it linked NAME.svg beside the document).
+func TestMarkdownFigureLinksResolve(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	link := regexp.MustCompile(`!\[[^]]*\]\(([^)]*)\)`)
+	for _, tc := range []struct{ md, plot string }{
+		{"a/r.md", filepath.Join(dir, "p1")},
+		{filepath.Join(dir, "b", "r.md"), "p2"},
+		{"c/r.md", "c/../p3"},
+		{"r.md", ""},
+	} {
+		os.MkdirAll(filepath.Dir(tc.md), 0o755)
+		args := []string{"reproduce", "dleft/underloaded", "-quick", "-trials", "1", "-markdown", tc.md}
+		if tc.plot != "" {
+			args = append(args, "-plot", tc.plot)
+		}
+		if _, e, code := invoke(args, ""); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e)
+		}
+		b, err := os.ReadFile(tc.md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		links := link.FindAllStringSubmatch(string(b), -1)
+		if tc.plot == "" {
+			if len(links) != 0 {
+				t.Errorf("no -plot: the document links %v", links)
+			}
+			continue
+		}
+		if len(links) == 0 {
+			t.Errorf("%s: no figure linked", tc.md)
+		}
+		for _, l := range links {
+			if filepath.IsAbs(l[1]) {
+				t.Errorf("%s: absolute link %s", tc.md, l[1])
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(tc.md), filepath.FromSlash(l[1]))); err != nil {
+				t.Errorf("%s -plot %s: link %s does not resolve: %v", tc.md, tc.plot, l[1], err)
+			}
+		}
+	}
+}
