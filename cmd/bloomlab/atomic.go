@@ -78,6 +78,21 @@ func interrupted() string {
 	return "nothing was being written"
 }
 
+// interruptNotice does what an interruption by sig must before the
+// process ends: it erases the progress lines on the terminal (the message
+// would otherwise continue one), removes the temporary files in flight
+// (interrupted) and returns the message and the conventional exit status
+// (128 + signal). Like interrupted, it returns with tmpMu held.
+func interruptNotice(sig os.Signal) (msg string, code int) {
+	eraseProgress()
+	what := interrupted()
+	code = 1
+	if s, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(s)
+	}
+	return fmt.Sprintf("bloomlab: interrupted by %v; %s", sig, what), code
+}
+
 // cleanupOnSignal makes SIGINT, SIGTERM and SIGHUP remove the temporary
 // files in flight before the process ends with the conventional status
 // (128 + signal). The target files are untouched: a write is complete
@@ -89,12 +104,8 @@ func cleanupOnSignal() (stop func()) {
 	go func() {
 		select {
 		case sig := <-ch:
-			what := interrupted()
-			code := 1
-			if s, ok := sig.(syscall.Signal); ok {
-				code = 128 + int(s)
-			}
-			fmt.Fprintf(os.Stderr, "bloomlab: interrupted by %v; %s\n", sig, what)
+			msg, code := interruptNotice(sig)
+			fmt.Fprintln(os.Stderr, msg)
 			os.Exit(code)
 		case <-done:
 		}

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/bloomlab/bloomlab/internal/lab"
 )
 
 // Regression tests for the defects a hostile review of reproduce and
@@ -91,5 +96,37 @@ func TestMarkdownFigureLinksResolve(t *testing.T) {
 				t.Errorf("%s -plot %s: link %s does not resolve: %v", tc.md, tc.plot, l[1], err)
 			}
 		}
+	}
+}
+
+// An interruption while a progress line is on the terminal erases it
+// before its message: "bloomlab: interrupted …" was appended to the
+// progress text on the same line.
+func TestInterruptErasesProgress(t *testing.T) {
+	defer func(w []string, f map[string]bool) { written, tmpFiles = w, f }(written, tmpFiles)
+	written, tmpFiles = nil, map[string]bool{}
+	var b bytes.Buffer
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	p := newProgressLine(&b, "x/y", clk.now)
+	clk.advance(progressInterval)
+	p.update(lab.RunProgress{Done: 1, Total: 2, Rows: 1})
+	if !strings.Contains(b.String(), "x/y 50%") {
+		t.Fatalf("no progress drawn: %q", b.String())
+	}
+	msg, code := interruptNotice(syscall.SIGINT)
+	tmpMu.Unlock()
+	if code != 130 || !strings.HasPrefix(msg, "bloomlab: interrupted by interrupt;") {
+		t.Errorf("notice %q, code %d", msg, code)
+	}
+	if !strings.HasSuffix(b.String(), "\r\033[K") {
+		t.Errorf("the progress line was not erased: %q", b.String())
+	}
+	// Drawn and cleared lines are forgotten: nothing more is written.
+	n := b.Len()
+	p.clear()
+	interruptNotice(syscall.SIGINT)
+	tmpMu.Unlock()
+	if b.Len() != n {
+		t.Errorf("wrote %q after the line was erased", b.String()[n:])
 	}
 }
