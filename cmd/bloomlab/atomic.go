@@ -231,7 +231,9 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 // writeTarget returns the file a write of path replaces: path itself, or
 // the target of a symbolic link, as a plain write would (renaming over the
 // link would replace the link and leave the target stale). It refuses a
-// link that does not resolve and an existing file that is not regular.
+// chain of links too long to follow, and an existing file that is not regular or
+// that this process may not write (chmod a-w protects a file from
+// bloomlab as from any plain write).
 func writeTarget(path string) (string, error) {
 	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		target, err := resolveLink(path)
@@ -240,8 +242,18 @@ func writeTarget(path string) (string, error) {
 		}
 		path = target
 	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return "", fmt.Errorf("write %s: not a regular file", path)
+	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			return "", fmt.Errorf("write %s: not a regular file", path)
+		}
+		// The rename needs only the directory's permission: ask the file's
+		// own, as a plain write would (opened without truncation, so
+		// unchanged).
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return "", fmt.Errorf("write %s: %w", path, unwrapPath(err))
+		}
+		f.Close()
 	}
 	return path, nil
 }

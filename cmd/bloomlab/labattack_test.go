@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -128,5 +129,28 @@ func TestInterruptErasesProgress(t *testing.T) {
 	tmpMu.Unlock()
 	if b.Len() != n {
 		t.Errorf("wrote %q after the line was erased", b.String()[n:])
+	}
+}
+
+// A read-only file is not replaced, as a plain write would not replace it
+// (the rename of the temporary file needs only the directory's
+// permission, so chmod a-w protected nothing); reproduce refuses it before
+// the run. Root writes anyway, as with a plain write.
+func TestReadOnlyFileNotReplaced(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write read-only files")
+	}
+	t.Chdir(t.TempDir())
+	os.WriteFile("keep.md", []byte("precious"), 0o444)
+	o, e, code := invoke([]string{"reproduce", "notes/example", "-markdown", "keep.md"}, "")
+	if code == 0 || o != "" || !strings.Contains(e, "keep.md: permission denied") {
+		t.Errorf("exit %d, stdout %d bytes, stderr %q", code, len(o), e)
+	}
+	err := writeFileAtomic("keep.md", func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err })
+	if err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("writeFileAtomic: %v", err)
+	}
+	if b, _ := os.ReadFile("keep.md"); string(b) != "precious" {
+		t.Errorf("the read-only file now holds %q", b)
 	}
 }
