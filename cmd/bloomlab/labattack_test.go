@@ -154,3 +154,32 @@ func TestReadOnlyFileNotReplaced(t *testing.T) {
 		t.Errorf("the read-only file now holds %q", b)
 	}
 }
+
+// Every figure docs/RESULTS.md links is a file under docs/results/, and
+// every SVG there is linked.
+func TestResultsDocFigures(t *testing.T) {
+	docs := filepath.Join("..", "..", "docs")
+	b, err := os.ReadFile(filepath.Join(docs, "RESULTS.md"))
+	if err != nil {
+		t.Skip(err)
+	}
+	linked := map[string]bool{}
+	for _, l := range regexp.MustCompile(`!\[[^]]*\]\(([^)]*)\)`).FindAllStringSubmatch(string(b), -1) {
+		if !strings.HasPrefix(l[1], "results/") {
+			t.Errorf("figure %s is not under docs/results/", l[1])
+		}
+		if _, err := os.Stat(filepath.Join(docs, filepath.FromSlash(l[1]))); err != nil {
+			t.Errorf("figure link %s: %v", l[1], err)
+		}
+		linked[l[1]] = true
+	}
+	svgs, _ := filepath.Glob(filepath.Join(docs, "results", "*.svg"))
+	for _, f := range svgs {
+		if rel := "results/" + filepath.Base(f); !linked[rel] {
+			t.Errorf("docs/%s is linked from nowhere in RESULTS.md", rel)
+		}
+	}
+	if len(linked) == 0 {
+		t.Error("RESULTS.md links no figure")
+	}
+}
