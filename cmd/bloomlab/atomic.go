@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -77,6 +78,21 @@ func interrupted() string {
 	return "nothing was being written"
 }
 
+// interruptNotice does what an interruption by sig must before the
+// process ends: it erases the progress lines on the terminal (the message
+// would otherwise continue one), removes the temporary files in flight
+// (interrupted) and returns the message and the conventional exit status
+// (128 + signal). Like interrupted, it returns with tmpMu held.
+func interruptNotice(sig os.Signal) (msg string, code int) {
+	eraseProgress()
+	what := interrupted()
+	code = 1
+	if s, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(s)
+	}
+	return fmt.Sprintf("bloomlab: interrupted by %v; %s", sig, what), code
+}
+
 // cleanupOnSignal makes SIGINT, SIGTERM and SIGHUP remove the temporary
 // files in flight before the process ends with the conventional status
 // (128 + signal). The target files are untouched: a write is complete
@@ -88,12 +104,8 @@ func cleanupOnSignal() (stop func()) {
 	go func() {
 		select {
 		case sig := <-ch:
-			what := interrupted()
-			code := 1
-			if s, ok := sig.(syscall.Signal); ok {
-				code = 128 + int(s)
-			}
-			fmt.Fprintf(os.Stderr, "bloomlab: interrupted by %v; %s\n", sig, what)
+			msg, code := interruptNotice(sig)
+			fmt.Fprintln(os.Stderr, msg)
 			os.Exit(code)
 		case <-done:
 		}
@@ -149,15 +161,9 @@ func globEscape(s string) string {
 // path, not the temporary file. A new file gets mode 0666 less the umask,
 // a replaced one keeps its mode.
 func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
-	// Write through a symbolic link to its target, as a plain write would:
-	// renaming over the link would replace the link and leave the target
-	// stale.
-	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
-		target, err := resolveLink(path)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		path = target
+	path, err = writeTarget(path)
+	if err != nil {
+		return err
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -165,9 +171,6 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	}
 	mode := os.FileMode(newFileMode()) // a new file: 0666 less the umask
 	if st, err := os.Stat(path); err == nil {
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("write %s: not a regular file", path)
-		}
 		mode = st.Mode().Perm()
 	}
 	sweepStale(path)
@@ -222,6 +225,94 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 		d.Sync()
 		d.Close()
 	}
+	return nil
+}
+
+// writeTarget returns the file a write of path replaces: path itself, or
+// the target of a symbolic link, as a plain write would (renaming over the
+// link would replace the link and leave the target stale). It refuses a
+// chain of links too long to follow, and an existing file that is not regular or
+// that this process may not write (chmod a-w protects a file from
+// bloomlab as from any plain write).
+func writeTarget(path string) (string, error) {
+	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		target, err := resolveLink(path)
+		if err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		path = target
+	}
+	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			return "", fmt.Errorf("write %s: not a regular file", path)
+		}
+		// The rename needs only the directory's permission: ask the file's
+		// own, as a plain write would (opened without truncation, so
+		// unchanged).
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return "", fmt.Errorf("write %s: %w", path, unwrapPath(err))
+		}
+		f.Close()
+	}
+	return path, nil
+}
+
+// checkWritable refuses, before any work is done, a path that
+// writeFileAtomic would refuse once the work is done: what writeTarget
+// refuses, and a directory that does not exist or cannot take a new file
+// (probed by creating and removing a temporary file there).
+func checkWritable(path string) error {
+	target, err := writeTarget(path)
+	if err != nil {
+		return err
+	}
+	if err := probeDir(filepath.Dir(target), filepath.Base(target)); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkDirWritable refuses, before any work is done, a directory that
+// os.MkdirAll and writeFileAtomic would refuse: an existing path that is
+// not a directory, or a nearest existing ancestor that is not one or
+// cannot take a new file. It creates nothing.
+func checkDirWritable(dir string) error {
+	at := filepath.Clean(dir)
+	for {
+		st, err := os.Stat(at)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("directory %s: %s is not a directory", dir, at)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("directory %s: %w", dir, err)
+		}
+		up := filepath.Dir(at)
+		if up == at {
+			return fmt.Errorf("directory %s: %w", dir, err)
+		}
+		at = up
+	}
+	if err := probeDir(at, "probe"); err != nil {
+		return fmt.Errorf("directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// probeDir creates and removes a temporary file named like base's in dir:
+// the proof that dir exists and takes new files.
+func probeDir(dir, base string) error {
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return unwrapPath(err)
+	}
+	trackTemp(tmp.Name(), true)
+	tmp.Close()
+	os.Remove(tmp.Name())
+	trackTemp(tmp.Name(), false)
 	return nil
 }
 

@@ -120,6 +120,17 @@ func runReproduce(e *env, args []string) error {
 		}
 		exps = []lab.Experiment{x}
 	}
+	// Refuse unusable destinations now, not after a run of minutes.
+	if *mdPath != "" {
+		if err := checkWritable(*mdPath); err != nil {
+			return err
+		}
+	}
+	if *plotDir != "" {
+		if err := checkDirWritable(*plotDir); err != nil {
+			return fmt.Errorf("-plot %w", err)
+		}
+	}
 	start := time.Now()
 	var results []*lab.Result
 	var timed []timedResult

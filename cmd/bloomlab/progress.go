@@ -55,6 +55,7 @@ func (p *progressLine) update(r lab.RunProgress) {
 		return // a run shorter than the interval draws nothing
 	}
 	p.last, p.drawn = now, true
+	setDrawn(p, true)
 	fmt.Fprint(p.w, "\r\033[K"+progressText(p.label, r, now.Sub(p.start)))
 }
 
@@ -65,6 +66,38 @@ func (p *progressLine) clear() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false
+		setDrawn(p, false)
+	}
+}
+
+// drawnLines are the progress lines on the screen, which an interruption
+// erases (eraseProgress) before its message. Lock order: a line's mu, then
+// drawnMu; eraseProgress never holds drawnMu while it takes a line's mu.
+var (
+	drawnMu    sync.Mutex
+	drawnLines = map[*progressLine]bool{}
+)
+
+func setDrawn(p *progressLine, on bool) {
+	drawnMu.Lock()
+	defer drawnMu.Unlock()
+	if on {
+		drawnLines[p] = true
+	} else {
+		delete(drawnLines, p)
+	}
+}
+
+// eraseProgress erases every progress line on the screen.
+func eraseProgress() {
+	drawnMu.Lock()
+	lines := make([]*progressLine, 0, len(drawnLines))
+	for p := range drawnLines {
+		lines = append(lines, p)
+	}
+	drawnMu.Unlock()
+	for _, p := range lines {
+		p.clear()
 	}
 }
 

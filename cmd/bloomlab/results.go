@@ -44,16 +44,31 @@ func writeMarkdown(w io.Writer, docPath, command string, runs []timedResult, s l
 			return err
 		}
 		b.WriteString("```\n\n")
+		if plotDir == "" {
+			continue // no figures written, none to link
+		}
 		for _, p := range r.res.Plots {
-			svg := filepath.Join(plotDir, p.Name+".svg")
-			if rel, err := filepath.Rel(filepath.Dir(docPath), svg); err == nil {
-				svg = rel
-			}
-			fmt.Fprintf(b, "![%s](%s)\n\n", p.Name, filepath.ToSlash(svg))
+			fmt.Fprintf(b, "![%s](%s)\n\n", p.Name, filepath.ToSlash(relLink(docPath, filepath.Join(plotDir, p.Name+".svg"))))
 		}
 	}
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
+}
+
+// relLink returns the path of file relative to the directory of docPath,
+// the link that resolves from the document whether either path is
+// relative (to the working directory) or absolute; file itself if there
+// is no such path.
+func relLink(docPath, file string) string {
+	dir, err1 := filepath.Abs(filepath.Dir(docPath))
+	abs, err2 := filepath.Abs(file)
+	if err1 != nil || err2 != nil {
+		return file
+	}
+	if rel, err := filepath.Rel(dir, abs); err == nil {
+		return rel
+	}
+	return abs
 }
 
 // anchor is the GitHub heading anchor of an experiment name.

@@ -128,7 +128,7 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 	ns := countListFlag(fs, "n", "10000", 1, hashing.MaxM, "keys inserted per trial (comma-separated `list`; 1e4 notation allowed)")
 	ms := countListFlag(fs, "m", "", 1, hashing.MaxM, "bits (`list`); default c·n")
 	cs := fs.String("c", "", "bits per key m/n (`list`); default 8 unless -m is given")
-	ks := countListFlag(fs, "k", "", 1, hashing.MaxK, "hash functions (`list`); default the optimal k for m and n")
+	ks := countListFlag(fs, "k", "", 1, hashing.MaxK, "hash functions (`list`); default the optimal k for m and n (at most 64)")
 	ss := fs.String("scheme", "independent", "index schemes (`list`): "+schemeList())
 	queries := CountFlag(fs, "queries", 0, 0, maxQueries, "absent keys queried per trial (a `count`); default ⌈10/p⌉ (the state's rate when p < 1e-6); 0: the state's rate only")
 	predict := fs.String("predict", predictExact, "prediction: exact (FPExact / FPPartitioned) or asymptotic ((1 − e^{−kn/m})^k)")
@@ -168,7 +168,7 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 			} else {
 				for _, c := range cl {
 					if !(c > 0) || c*float64(n) > float64(hashing.MaxM) {
-						return nil, fmt.Errorf("lab: bloom: -c %v out of range: %w", c, ErrParam)
+						return nil, fmt.Errorf("lab: bloom: -c %v with n = %d: m = c·n = %.3g bits, more than 2^48: %w", c, n, c*float64(n), ErrParam)
 					}
 					sizes = append(sizes, uint64(math.Ceil(c*float64(n))))
 					pre = append(pre, paramList{{"c", c}})
@@ -177,7 +177,9 @@ func (bloomSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 			for i, m := range sizes {
 				kk := ks.ints()
 				if !ks.given {
-					kk = []int{max(1, theory.OptimalK(float64(m), float64(n)))}
+					// The optimum, within what a filter takes (k ≤ 64
+					// reaches rates below 1e-19 anyway).
+					kk = []int{min(max(1, theory.OptimalK(float64(m), float64(n))), hashing.MaxK)}
 				}
 				for _, k := range kk {
 					for _, s := range sl {
@@ -218,7 +220,7 @@ func parseSchemes(kind, list string) ([]hashing.Scheme, error) {
 	for _, s := range strings.Split(list, ",") {
 		sc, err := hashing.ParseScheme(strings.TrimSpace(s))
 		if err != nil {
-			return nil, fmt.Errorf("lab: %s: -scheme: %w: %w", kind, err, ErrParam)
+			return nil, paramErr("lab: "+kind+": -scheme: ", err)
 		}
 		out = append(out, sc)
 	}

@@ -111,7 +111,7 @@ func (pt choicesPoint) row() (rowSpec, error) {
 	small := cfg
 	small.M = min(cfg.M, 64)
 	if _, err := choices.New(small); err != nil {
-		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, paramErr("lab: ", err)
 	}
 	bytes := (pt.M + 63) / 64 * 8 // the filter
 	if pt.Rounds > 0 {
@@ -288,7 +288,7 @@ func (choicesSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Co
 			}
 			for _, b := range bl {
 				if b*float64(n) > float64(hashing.MaxM) {
-					return nil, fmt.Errorf("lab: choices: -bits-per-key %v out of range: %w", b, ErrParam)
+					return nil, fmt.Errorf("lab: choices: -bits-per-key %v with n = %d: m = %.3g bits, more than 2^48: %w", b, n, b*float64(n), ErrParam)
 				}
 				sizes = append(sizes, uint64(math.Ceil(b*float64(n))))
 			}

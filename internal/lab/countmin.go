@@ -39,7 +39,7 @@ var cmSchemes = []hashing.Scheme{hashing.Double, hashing.Independent}
 func (pt cmPoint) row() (rowSpec, error) {
 	w, d, err := countmin.Dimensions(pt.Eps, pt.Delta)
 	if err != nil {
-		return rowSpec{}, fmt.Errorf("lab: countmin: %w: %w", err, ErrParam)
+		return rowSpec{}, paramErr("lab: ", err)
 	}
 	var ms []metricSpec
 	for _, s := range cmSchemes {

@@ -191,7 +191,7 @@ func (pt churnPoint) row() (rowSpec, error) {
 	small.Buckets = 1
 	f, err := dlcbf.New(small)
 	if err != nil {
-		return rowSpec{}, fmt.Errorf("lab: dlcbf: %w: %w", err, ErrParam)
+		return rowSpec{}, paramErr("lab: ", err)
 	}
 	cfg := f.Config()
 	cfg.Buckets = pt.Cfg.Buckets
@@ -610,7 +610,7 @@ func (dlcbfSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 		for _, name := range strings.Split(*vs, ",") {
 			v, err := dlcbf.ParseVariant(strings.TrimSpace(name))
 			if err != nil {
-				return nil, fmt.Errorf("lab: -variant: %w: %w", err, ErrParam)
+				return nil, paramErr("lab: -variant: ", err)
 			}
 			dc := dlcbf.Config{Variant: v, Subtables: int(d.V), Buckets: nb.V, Cells: int(h.V), RemainderBits: int(r.V),
 				CounterBits: int(c.V), BucketBits: int(R.V), Ties: tie}

@@ -46,9 +46,15 @@ func (pt dleftPoint) row() (rowSpec, error) {
 		return rowSpec{}, fmt.Errorf("lab: dleft: n = %d, load = %v: want n ≥ 1, 0 < load ≤ %d: %w", pt.N, pt.Load, theory.MaxLoadDleft/2, ErrParam)
 	}
 	cfg := pt.Cfg
+	// n/(d·load) buckets per subtable, checked as a float: a tiny load
+	// would overflow the conversion to an integer.
+	if d := float64(max(1, cfg.D)); float64(pt.N)/(d*pt.Load) > float64(dleft.MaxBuckets)/d {
+		return rowSpec{}, fmt.Errorf("lab: dleft: -load %v with n = %d needs %.3g buckets per subtable, more than 2^40/d = %d: %w",
+			pt.Load, pt.N, float64(pt.N)/(d*pt.Load), dleft.MaxBuckets/uint64(d), ErrParam)
+	}
 	cfg.Buckets = pt.buckets()
 	if err := cfg.Validate(); err != nil {
-		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, paramErr("lab: ", err)
 	}
 	if pt.Rounds > 0 && max(1, cfg.Group) != 1 {
 		return rowSpec{}, fmt.Errorf("lab: dleft: -rounds needs -group 1: %w", ErrParam)
@@ -59,7 +65,7 @@ func (pt dleftPoint) row() (rowSpec, error) {
 	small.Buckets = uint64(max(1, cfg.Group))
 	probe, err := dleft.New(small)
 	if err != nil {
-		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, paramErr("lab: ", err)
 	}
 	buckets := cfg.Buckets
 	cfg = probe.Config()
@@ -76,7 +82,7 @@ func (pt dleftPoint) row() (rowSpec, error) {
 	realLoad := float64(pt.N) / (float64(cfg.D) * float64(cfg.Buckets))
 	pred, over, err := dleft.PredictFPR(cfg, realLoad)
 	if err != nil {
-		return rowSpec{}, fmt.Errorf("lab: %w: %w", err, ErrParam)
+		return rowSpec{}, paramErr("lab: ", err)
 	}
 	var predP *float64
 	if !pt.NoPredict {
@@ -199,7 +205,7 @@ func (dleftSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 		if ss.Given {
 			var err error
 			if sem, err = dleft.SemisortFromBits(int(ss.V)); err != nil {
-				return nil, fmt.Errorf("lab: -semisort: %w: %w", err, ErrParam)
+				return nil, paramErr("lab: -semisort: ", err)
 			}
 		}
 		pt := dleftPoint{N: int(n.V), Load: *load, Rounds: int(rounds.V), Queries: int(queries.V), Trials: cfg.trials(200, 10),

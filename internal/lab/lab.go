@@ -179,6 +179,16 @@ type Simulator interface {
 	Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Config) (*Result, error)
 }
 
+// paramErr makes err, a structure package's error about a parameter, a
+// lab parameter error: prefix, then err, wrapping ErrParam once (the
+// packages' errors already wrap the same kind.ErrParam).
+func paramErr(prefix string, err error) error {
+	if errors.Is(err, ErrParam) {
+		return fmt.Errorf("%s%w", prefix, err)
+	}
+	return fmt.Errorf("%s%w: %w", prefix, err, ErrParam)
+}
+
 // ErrParam is wrapped by errors about invalid experiment parameters.
 var ErrParam = kind.ErrParam
 
