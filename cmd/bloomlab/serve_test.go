@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,15 +112,15 @@ func TestKill9(t *testing.T) {
 					keys[i] = fmt.Sprintf("w%d-%d-%d", w, batch, i)
 					cmds[i] = pipe.BFAdd(ctx, "f", keys[i])
 				}
-				pipe.Exec(ctx)
-				for i, c := range cmds {
-					if c.Err() != nil {
-						return // the server died: the rest is unacknowledged
-					}
+				n := acknowledged(pipe.Exec(ctx))
+				for i, c := range cmds[:n] {
 					acked[w] = append(acked[w], keys[i])
 					if c.Val() {
 						added[w]++
 					}
+				}
+				if n < len(cmds) {
+					return // the server died: the rest is unacknowledged
 				}
 			}
 		}(w)
@@ -182,6 +183,25 @@ func TestKill9(t *testing.T) {
 	if card < int64(news) || info.ItemsInserted != card || info.Capacity < card {
 		t.Fatalf("CARD %d, BF.INFO %+v, %d acknowledged new keys", card, info, news)
 	}
+}
+
+// acknowledged returns how many of a pipeline's commands, from the first,
+// got their replies. go-redis leaves the commands without an error of
+// their own when the pipeline never reached the server (a dial error:
+// connection refused once the server is dead) and reports that only in
+// Exec's error, so a command's nil Err does not by itself mean a reply.
+func acknowledged(cmds []redis.Cmder, err error) int {
+	if err == nil {
+		return len(cmds)
+	}
+	n := 0
+	for n < len(cmds) && cmds[n].Err() == nil {
+		n++
+	}
+	if n == len(cmds) {
+		return 0 // no command failed on its own: none was answered
+	}
+	return n
 }
 
 // TestServeSignals: SIGTERM lets the commands in flight finish, takes a
@@ -432,5 +452,39 @@ func TestRedisPullCFWatched(t *testing.T) {
 	}
 	if _, err := os.Stat("q.blf"); err == nil {
 		t.Error("a refused pull wrote a file")
+	}
+}
+
+// TestAcknowledgedDialError pins the go-redis behaviour TestKill9 once
+// miscounted (199 "lost" keys in one run, all of them from pipelines sent
+// after the kill): a pipeline that cannot reach the server returns an
+// error from Exec while its commands keep nil errors.
+func TestAcknowledgedDialError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	rdb := client(addr)
+	defer rdb.Close()
+	ctx := context.Background()
+	pipe := rdb.Pipeline()
+	for i := 0; i < 3; i++ {
+		pipe.BFAdd(ctx, "f", i)
+	}
+	cmds, err := pipe.Exec(ctx)
+	if err == nil {
+		t.Fatal("Exec to a closed port succeeded")
+	}
+	nilErrs := 0
+	for _, c := range cmds {
+		if c.Err() == nil {
+			nilErrs++
+		}
+	}
+	t.Logf("Exec: %v; %d of %d commands without an error of their own", err, nilErrs, len(cmds))
+	if got := acknowledged(cmds, err); got != 0 {
+		t.Fatalf("acknowledged = %d for a pipeline that reached no server", got)
 	}
 }
