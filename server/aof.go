@@ -54,9 +54,10 @@ type aof struct {
 	mode   Fsync
 	logger func(format string, args ...any)
 
-	mu  sync.Mutex // buf and end
-	buf []byte     // records appended and not yet written
-	end int64      // logical position after the last record appended
+	mu       sync.Mutex   // buf and end
+	buf      []byte       // records appended and not yet written
+	end      int64        // logical position after the last record appended
+	appended atomic.Int64 // end, readable without mu
 
 	io      sync.Mutex // file writes, syncs and rotation
 	f       *os.File
@@ -125,6 +126,7 @@ func (a *aof) appendRecord(args [][]byte) int64 {
 	a.buf = appendRecord(a.buf, args)
 	a.end += int64(recordLen(args))
 	end := a.end
+	a.appended.Store(end)
 	a.mu.Unlock()
 	return end
 }
@@ -137,6 +139,7 @@ func (a *aof) appendRaw(recs ...[]byte) int64 {
 		a.end += int64(len(r))
 	}
 	end := a.end
+	a.appended.Store(end)
 	a.mu.Unlock()
 	return end
 }
@@ -211,12 +214,24 @@ func (a *aof) flush(pos int64, sync bool) error {
 		return a.fail(err)
 	}
 	if sync {
-		if err := a.f.Sync(); err != nil {
+		if err := syncLog(a.f); err != nil {
 			return a.fail(err)
 		}
 		a.synced.Store(a.written.Load())
 	}
 	return nil
+}
+
+// syncLog is the fsync of a group commit (tests delay it).
+var syncLog = (*os.File).Sync
+
+// appendedEnd returns the logical position after the last record appended so far
+// (0 without a log).
+func (a *aof) appendedEnd() int64 {
+	if a == nil {
+		return 0
+	}
+	return a.appended.Load()
 }
 
 // writeOut writes the buffer to the file; the caller holds a.io.

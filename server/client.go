@@ -83,10 +83,17 @@ func (r *replyBuf) Write(p []byte) (int, error) {
 // pendingReplies is the size of the replies not yet sent.
 func (c *client) pendingReplies() int { return len(c.out.b) + c.w.Buffered() }
 
-// flush sends the replies. It first waits until the log records of the
-// client's writes are written (and, with Always, synced): nothing is
-// acknowledged before it is durable. A log failure closes the connection
-// without the replies.
+// flush sends the replies. It first waits until the log is written (and,
+// with Always, synced) up to its end as it is now: nothing is acknowledged
+// before it is durable, and neither is anything a reply observed. The
+// client's own records are not enough: a BF.ADD answered 0 because
+// another client's add, not yet synced, had set its bits changes nothing
+// and logs nothing, and a crash before that sync would leave the key it
+// acknowledged absent. Every write logs itself before it releases the
+// lock that ordered it, so every change a reply observed lies before the
+// end read here. This is Redis's rule too (replies go out after the log
+// write of the event loop's iteration). A log failure closes the
+// connection of a client whose own write it lost, without the replies.
 func (c *client) flush() error {
 	if err := c.w.Flush(); err != nil {
 		return err
@@ -96,9 +103,17 @@ func (c *client) flush() error {
 	}
 	if c.logPos > c.durable {
 		if err := c.s.aof.wait(c.logPos); err != nil {
-			return err
+			return err // the client's own write is not durable: no reply
 		}
 		c.durable = c.logPos
+	}
+	if end := c.s.aof.appendedEnd(); end > c.durable {
+		// Other clients' records. If the log has failed they never will be
+		// durable; writes are refused from then on (MISCONF) and, as in
+		// Redis, replies that only read are still sent.
+		if c.s.aof.wait(end) == nil {
+			c.durable = end
+		}
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	_, err := c.conn.Write(c.out.b)

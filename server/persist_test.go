@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -538,5 +539,52 @@ func TestRefusedLastChunkRestarts(t *testing.T) {
 	}
 	if got := c.do("EXISTS", "copy"); got != ":0" {
 		t.Fatal("the refused load came back at restart")
+	}
+}
+
+// TestRepliesWaitForObservedWrites: with Always, a reply is not sent
+// before the log is synced past every write it observed, not only the
+// client's own. Client A's BF.ADD x waits in a slow fsync; client B's
+// BF.EXISTS x and BF.ADD x (answered 0, which logs nothing) must wait
+// with it: sent at once, they would acknowledge a key that a crash during
+// that fsync removes. Before the fix B's replies came back while A's
+// fsync was still held.
+func TestRepliesWaitForObservedWrites(t *testing.T) {
+	dir := t.TempDir()
+	s := start(t, Config{Dir: dir, AppendFsync: Always})
+	a, b := dial(t, s), dial(t, s)
+	fill(t, a, "f", 0, 10) // the filter exists, its records are synced
+	entered, release := make(chan struct{}), make(chan struct{})
+	var armed atomic.Bool
+	armed.Store(true)
+	orig := syncLog
+	syncLog = func(f *os.File) error {
+		if armed.CompareAndSwap(true, false) {
+			close(entered)
+			<-release
+		}
+		return orig(f)
+	}
+	t.Cleanup(func() { syncLog = orig })
+	a.send("BF.ADD", "f", "x")
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("A's add did not reach the fsync")
+	}
+	b.send("BF.EXISTS", "f", "x")
+	b.send("BF.ADD", "f", "x")
+	b.conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if v, err := b.rr.Read(); err == nil {
+		close(release)
+		t.Fatalf("B got %v while the write it observed was not yet synced", v)
+	}
+	close(release)
+	if v, _ := a.read(); v.Int != 1 {
+		t.Fatalf("A's BF.ADD x: %v", v)
+	}
+	b2 := dial(t, s) // b's reader timed out mid-read; a fresh connection checks the state
+	if got := b2.do("BF.EXISTS", "f", "x"); got != ":1" {
+		t.Fatalf("BF.EXISTS x after the sync: %s", got)
 	}
 }
