@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -85,6 +86,23 @@ func client(addr string) *redis.Client {
 // was acknowledged must be present (0 false negatives), and BF.CARD,
 // BF.INFO and the acknowledgments must agree.
 func TestKill9(t *testing.T) {
+	kill9(t, func(w, _ int) int { return w }, true)
+}
+
+// TestKill9SharedKeys is TestKill9 with the clients adding the same keys
+// two at a time (each batch number is taken by two pipelines), so that
+// most acknowledgments are a 0, "already present", that rests on the
+// other client's add: one whose record may still be waiting for its
+// fsync. Those must survive the kill too.
+func TestKill9SharedKeys(t *testing.T) {
+	var next atomic.Int64
+	kill9(t, func(int, int) int { return int(next.Add(1)-1) / 2 }, false)
+}
+
+// kill9 runs the durability test; batchOf gives the batch number of a
+// client's next pipeline (the keys are b-<batch>-<i>, or w<w>-… when
+// perClient is set).
+func kill9(t *testing.T, batchOf func(w, batch int) int, perClient bool) {
 	dir := t.TempDir()
 	p := startServe(t, dir, "-appendfsync", "always", "-save", "0")
 	ctx := context.Background()
@@ -108,8 +126,13 @@ func TestKill9(t *testing.T) {
 				keys := make([]string, 50)
 				pipe := rdb.Pipeline()
 				cmds := make([]*redis.BoolCmd, len(keys))
+				b := batchOf(w, batch)
 				for i := range keys {
-					keys[i] = fmt.Sprintf("w%d-%d-%d", w, batch, i)
+					if perClient {
+						keys[i] = fmt.Sprintf("w%d-%d-%d", w, batch, i)
+					} else {
+						keys[i] = fmt.Sprintf("b-%d-%d", b, i)
+					}
 					cmds[i] = pipe.BFAdd(ctx, "f", keys[i])
 				}
 				n := acknowledged(pipe.Exec(ctx))
