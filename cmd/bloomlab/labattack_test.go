@@ -183,3 +183,36 @@ func TestResultsDocFigures(t *testing.T) {
 		t.Error("RESULTS.md links no figure")
 	}
 }
+
+// -seed takes any 64-bit value in decimal, 1e6 notation or 0x hex, and
+// its errors name the range (they said "parse error").
+func TestSeedFlag(t *testing.T) {
+	run := func(seed string) (string, string, int) {
+		return invoke([]string{"reproduce", "notes/example", "-seed", seed, "-format", "json"}, "")
+	}
+	o16, _, code := run("16")
+	if code != 0 {
+		t.Fatalf("-seed 16: exit %d", code)
+	}
+	if o, e, code := run("0x10"); code != 0 || o != o16 {
+		t.Errorf("-seed 0x10: exit %d, %s; want the output of -seed 16", code, e)
+	}
+	if _, e, code := run("1e3"); code != 0 {
+		t.Errorf("-seed 1e3: exit %d: %s", code, e)
+	}
+	for _, bad := range []string{"-1", "0xzz", "18446744073709551616", "1.5", ""} {
+		if _, e, code := run(bad); code == 0 || !strings.Contains(e, "[0, 2^64 − 1]") {
+			t.Errorf("-seed %q: exit %d, stderr %q: want a usage error naming the range", bad, code, e)
+		}
+	}
+}
+
+// The command a -markdown document quotes runs as written: arguments that
+// a shell would split or expand are quoted.
+func TestShellJoin(t *testing.T) {
+	got := shellJoin([]string{"all", "-markdown", "my results.md", "-plot", "it's", "", "docs/results"})
+	want := `all -markdown 'my results.md' -plot 'it'\''s' '' docs/results`
+	if got != want {
+		t.Errorf("shellJoin = %s, want %s", got, want)
+	}
+}

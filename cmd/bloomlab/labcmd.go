@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -69,15 +70,46 @@ func runExperiments(e *env, args []string) error {
 type commonLabFlags struct {
 	trials *flagx.Count
 	quick  *bool
-	seed   *uint64
+	seed   *seedFlag
 	format *string
+}
+
+// seedFlag is -seed: any 64-bit value, written in decimal, in the 1e6
+// notation of the count flags, or in hexadecimal with 0x; its error names
+// the range.
+type seedFlag struct{ v uint64 }
+
+func (s *seedFlag) String() string { return strconv.FormatUint(s.v, 10) }
+
+func (s *seedFlag) Set(x string) error {
+	t := strings.TrimSpace(x)
+	if h, ok := strings.CutPrefix(strings.ToLower(t), "0x"); ok {
+		v, err := strconv.ParseUint(h, 16, 64)
+		if err != nil {
+			return fmt.Errorf("want an integer in [0, 2^64 − 1] (decimal, 1e6 notation or 0x hex)")
+		}
+		s.v = v
+		return nil
+	}
+	v, err := flagx.ParseCount(t)
+	if err != nil {
+		return fmt.Errorf("want an integer in [0, 2^64 − 1] (decimal, 1e6 notation or 0x hex): %v", err)
+	}
+	s.v = v
+	return nil
+}
+
+func newSeedFlag(fs *flag.FlagSet) *seedFlag {
+	s := &seedFlag{v: 1}
+	fs.Var(s, "seed", "seed (a `number`: decimal, 1e6 notation or 0x hex); the same seed gives the same output on any number of cores")
+	return s
 }
 
 func addLabFlags(fs *flag.FlagSet) commonLabFlags {
 	return commonLabFlags{
 		trials: lab.CountFlag(fs, "trials", 0, 1, lab.MaxTrials, "trials per row (a `count`; default: the experiment's)"),
 		quick:  fs.Bool("quick", false, "reduced run: fewer trials and points"),
-		seed:   fs.Uint64("seed", 1, "seed; the same seed gives the same output on any number of cores"),
+		seed:   newSeedFlag(fs),
 		format: fs.String("format", "text", "output format: text, csv or json"),
 	}
 }
@@ -89,7 +121,7 @@ func (c commonLabFlags) config(e *env, label string) (lab.Config, *progressLine,
 	if !slices.Contains(lab.Formats, *c.format) {
 		return lab.Config{}, nil, usagef("unknown -format %q (want text, csv or json)", *c.format)
 	}
-	cfg := lab.Config{Seed: *c.seed, Trials: int(c.trials.V), Quick: *c.quick}
+	cfg := lab.Config{Seed: c.seed.v, Trials: int(c.trials.V), Quick: *c.quick}
 	var pl *progressLine
 	if isTerminal(e.stderr) {
 		pl = newProgressLine(e.stderr, label, time.Now)
@@ -173,7 +205,7 @@ func runReproduce(e *env, args []string) error {
 		}
 	}
 	if *mdPath != "" {
-		command := "go run ./cmd/bloomlab reproduce " + strings.Join(args, " ")
+		command := "go run ./cmd/bloomlab reproduce " + shellJoin(args)
 		return writeFileAtomic(*mdPath, func(w io.Writer) error {
 			return writeMarkdown(w, *mdPath, command, timed, sum, *plotDir)
 		})
@@ -266,4 +298,27 @@ func simKinds() string {
 		kinds = append(kinds, s.Kind())
 	}
 	return strings.Join(kinds, ", ")
+}
+
+// shellJoin joins args as a POSIX shell would read them back: an argument
+// with a character outside [A-Za-z0-9_./:=,+@%-] (or an empty one) is
+// single-quoted, so that the command a -markdown document quotes runs as
+// written.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		plain := a != ""
+		for _, r := range a {
+			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("_./:=,+@%-", r)) {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }

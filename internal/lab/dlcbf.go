@@ -614,6 +614,12 @@ func (dlcbfSimulator) Flags(fs *flag.FlagSet) func(ctx context.Context, cfg Conf
 			}
 			dc := dlcbf.Config{Variant: v, Subtables: int(d.V), Buckets: nb.V, Cells: int(h.V), RemainderBits: int(r.V),
 				CounterBits: int(c.V), BucketBits: int(R.V), Ties: tie}
+			if v == dlcbf.Static && R.Given {
+				// The static variant's buckets are cells·(r+c) bits by
+				// construction; a -bucket-bits it would ignore is refused,
+				// not dropped in silence.
+				return nil, fmt.Errorf("lab: -bucket-bits applies to the dynamic variants only (static buckets are cells·(r+c) bits): %w", ErrParam)
+			}
 			if c.V == 0 {
 				if v == dlcbf.Static {
 					return nil, fmt.Errorf("lab: -c 0 is not allowed for the static variant: %w", ErrParam)

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"strings"
@@ -62,5 +63,19 @@ func TestSimulateErrorMessages(t *testing.T) {
 		if !strings.Contains(msg, c.want) || c.nope != "" && strings.Contains(msg, c.nope) {
 			t.Errorf("%s %v: %q, want it to contain %q and not %q", c.sim.Kind(), c.args, msg, c.want, c.nope)
 		}
+	}
+}
+
+// simulate dlcbf refuses -bucket-bits for the static variant, whose
+// buckets are cells·(r+c) bits: it used to ignore it in silence.
+func TestDlcbfStaticBucketBitsRefused(t *testing.T) {
+	fs := flag.NewFlagSet("dlcbf", flag.ContinueOnError)
+	run := dlcbfSimulator{}.Flags(fs)
+	if err := fs.Parse([]string{"-variant", "static", "-bucket-bits", "100", "-n", "100", "-churn", "0", "-queries", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run(context.Background(), Config{Seed: 1, Trials: 1})
+	if !errors.Is(err, ErrParam) || !strings.Contains(err.Error(), "-bucket-bits") {
+		t.Fatalf("static with -bucket-bits: %v; want ErrParam naming -bucket-bits", err)
 	}
 }
