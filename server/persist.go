@@ -454,7 +454,11 @@ func (s *Server) replay(dir string, gens []uint64) error {
 	c := s.internalClient()
 	c.replaying = true
 	s.db.mu.Lock()
-	defer s.db.mu.Unlock()
+	s.loading = true // nothing expires during replay (see expiredNow)
+	defer func() {
+		s.loading = false
+		s.db.mu.Unlock()
+	}()
 	for i, g := range gens {
 		path := filepath.Join(dir, logName(g))
 		err := replayLog(path, g, i == len(gens)-1, s.logf, func(cmds [][][]byte, off int64) error {

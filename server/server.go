@@ -122,6 +122,7 @@ type Server struct {
 
 	aof     *aof // nil: not persisted
 	persist *persistence
+	loading bool // the log is being replayed (before any client or background work)
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
