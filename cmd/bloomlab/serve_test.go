@@ -86,7 +86,15 @@ func client(addr string) *redis.Client {
 // was acknowledged must be present (0 false negatives), and BF.CARD,
 // BF.INFO and the acknowledgments must agree.
 func TestKill9(t *testing.T) {
-	kill9(t, func(w, _ int) int { return w }, true)
+	kill9(t, func(w, _ int) int { return w }, true, false)
+}
+
+// TestKill9Snapshots is TestKill9 with a client asking for snapshots
+// (BGSAVE) all along: the kill lands anywhere in a snapshot's sequence
+// (log rotation, the snapshot's write and rename, the removal of the old
+// logs), and nothing acknowledged may be lost.
+func TestKill9Snapshots(t *testing.T) {
+	kill9(t, func(w, _ int) int { return w }, true, true)
 }
 
 // TestKill9SharedKeys is TestKill9 with the clients adding the same keys
@@ -96,13 +104,14 @@ func TestKill9(t *testing.T) {
 // fsync. Those must survive the kill too.
 func TestKill9SharedKeys(t *testing.T) {
 	var next atomic.Int64
-	kill9(t, func(int, int) int { return int(next.Add(1)-1) / 2 }, false)
+	kill9(t, func(int, int) int { return int(next.Add(1)-1) / 2 }, false, false)
 }
 
 // kill9 runs the durability test; batchOf gives the batch number of a
 // client's next pipeline (the keys are b-<batch>-<i>, or w<w>-… when
-// perClient is set).
-func kill9(t *testing.T, batchOf func(w, batch int) int, perClient bool) {
+// perClient is set); with saves, a further client asks for snapshots
+// (BGSAVE) without pause.
+func kill9(t *testing.T, batchOf func(w, batch int) int, perClient, saves bool) {
 	dir := t.TempDir()
 	p := startServe(t, dir, "-appendfsync", "always", "-save", "0")
 	ctx := context.Background()
@@ -147,6 +156,28 @@ func kill9(t *testing.T, batchOf func(w, batch int) int, perClient bool) {
 				}
 			}
 		}(w)
+	}
+	snapshots := 0
+	if saves {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rdb := client(p.addr)
+			defer rdb.Close()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := rdb.BgSave(ctx).Err(); err == nil {
+					snapshots++
+				} else if !strings.Contains(err.Error(), "in progress") {
+					return // the server died
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
 	}
 	time.Sleep(1500 * time.Millisecond)
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -197,7 +228,7 @@ func kill9(t *testing.T, batchOf func(w, batch int) int, perClient bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d adds acknowledged (%d new), 0 of them may be lost; after restart: %d missing, CARD %d, BF.INFO %+v", total, news, missing, card, info)
+	t.Logf("%d adds acknowledged (%d new), %d snapshots started, 0 of them may be lost; after restart: %d missing, CARD %d, BF.INFO %+v", total, news, snapshots, missing, card, info)
 	if missing != 0 {
 		t.Fatalf("%d false negatives over %d acknowledged keys", missing, total)
 	}
