@@ -225,3 +225,45 @@ func TestRestartReproducesState(t *testing.T) {
 		})
 	}
 }
+
+// TestDirInUse: a second server on a directory in use is refused. Both
+// would append to the same log file, each at its own offset, and
+// overwrite each other's records: before the lock, B's acknowledged add
+// was overwritten by A's next record and absent after a restart.
+func TestDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	a := start(t, cfg)
+	ca := dial(t, a)
+	ca.do("BF.ADD", "f", "a1")
+	b, err := Run(cfg)
+	if err == nil {
+		t.Cleanup(func() { b.Close() })
+		cb := dial(t, b)
+		if got := cb.do("BF.ADD", "g", "b1"); got != ":1" {
+			t.Fatal(got)
+		}
+		ca.do("BF.ADD", "f", "a2")
+		a.Close()
+		b.Close()
+		s, err := Run(cfg)
+		if err != nil {
+			t.Fatalf("a second server was allowed on the directory; the restart then fails: %v", err)
+		}
+		defer s.Close()
+		c := dial(t, s)
+		t.Fatalf("a second server was allowed on the directory in use: after a restart, B's acknowledged add: %s, A's: %s %s",
+			c.do("BF.EXISTS", "g", "b1"), c.do("BF.EXISTS", "f", "a1"), c.do("BF.EXISTS", "f", "a2"))
+	}
+	if !strings.Contains(err.Error(), "in use") {
+		t.Errorf("second server's error: %v", err)
+	}
+	// A runs on; once it is closed the directory is free again.
+	if got := ca.do("BF.ADD", "f", "a2"); got != ":1" {
+		t.Fatal(got)
+	}
+	s := restart(t, a, cfg)
+	if got := dial(t, s).do("BF.MEXISTS", "f", "a1", "a2"); got != "*[:1, :1]" {
+		t.Fatalf("after the restart: %s", got)
+	}
+}

@@ -404,6 +404,11 @@ func (s *Server) open() error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+		lock, err := lockDir(dir, filepath.Join(dir, lockName))
+		if err != nil {
+			return err
+		}
+		s.dirLock = lock
 		s.persist = &persistence{dir: dir, seen: map[string]bool{}}
 		s.persist.lastOK.Store(true)
 		s.db.mu.Lock()
@@ -546,13 +551,26 @@ func loadFile(path string) (bloomlab.Filter, error) {
 	return filter, nil
 }
 
-// closeFiles closes the log.
+// lockName is the file whose lock marks a directory in use (lockDir).
+const lockName = "bloomlab.lock"
+
+// errDirInUse is the error of a server started on a directory that
+// another server (of this process or another) holds.
+func errDirInUse(dir string) error {
+	return fmt.Errorf("server: directory %s is in use by another bloomlab server (%s is locked): two servers would overwrite each other's log", dir, lockName)
+}
+
+// closeFiles closes the log, then releases the directory.
 func (s *Server) closeFiles() error {
-	if s.aof == nil {
-		return nil
+	var err error
+	if s.aof != nil {
+		err = s.aof.close()
+		s.aof = nil
 	}
-	err := s.aof.close()
-	s.aof = nil
+	if s.dirLock != nil {
+		s.dirLock.Close()
+		s.dirLock = nil
+	}
 	return err
 }
 
