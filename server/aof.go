@@ -185,30 +185,38 @@ func (a *aof) fail(err error) error {
 // or synced to disk (Always). The first waiter writes (and syncs) for
 // every record appended so far: concurrent writers share one write and
 // one fsync.
+// A position already durable is not an error even after a failure: what
+// the log held before it failed stays acknowledged.
 func (a *aof) wait(pos int64) error {
-	if a == nil {
+	if a == nil || a.durable(pos) {
 		return nil
 	}
+	return a.flush(pos, a.mode == Always)
+}
+
+// durable reports whether the log holds everything up to pos as the mode
+// promises: synced (Always) or written to the file (EverySec, No).
+func (a *aof) durable(pos int64) bool {
 	if a.mode == Always {
-		if a.synced.Load() >= pos {
-			return a.err()
-		}
-		return a.flush(pos, true)
+		return a.synced.Load() >= pos
 	}
-	if a.written.Load() >= pos {
-		return a.err()
-	}
-	return a.flush(pos, false)
+	return a.written.Load() >= pos
+}
+
+// lost reports whether the log has failed with records appended that it
+// will never hold durably: changes in memory that a crash takes back.
+func (a *aof) lost() bool {
+	return a != nil && a.err() != nil && !a.durable(a.appended.Load())
 }
 
 func (a *aof) flush(pos int64, sync bool) error {
 	a.io.Lock()
 	defer a.io.Unlock()
-	if err := a.err(); err != nil {
-		return err
-	}
 	if sync && a.synced.Load() >= pos || !sync && a.written.Load() >= pos {
 		return nil
+	}
+	if err := a.err(); err != nil {
+		return err
 	}
 	if err := a.writeOut(); err != nil {
 		return a.fail(err)

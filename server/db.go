@@ -170,6 +170,11 @@ func (s *Server) overLimit() bool { return s.maxMem > 0 && s.mem.Load() > s.maxM
 // time, as long as more than a quarter of a sample have expired (Redis's
 // active expiry).
 func (s *Server) expireCycle() {
+	if s.logErr() != nil {
+		// The deletions could not be logged; lazy expiry still hides the
+		// keys, and the clock expires them again after a restart.
+		return
+	}
 	for round := 0; round < 16; round++ {
 		s.db.mu.Lock()
 		if len(s.db.expires) == 0 {

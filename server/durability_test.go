@@ -3,9 +3,12 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -288,5 +291,74 @@ func TestDirInUse(t *testing.T) {
 	s := restart(t, a, cfg)
 	if got := dial(t, s).do("BF.MEXISTS", "f", "a1", "a2"); got != "*[:1, :1]" {
 		t.Fatalf("after the restart: %s", got)
+	}
+}
+
+// TestNoReplyAfterLostRecords: once the log has failed, no reply reports
+// a state that holds writes the log lost. Client Z's fsync is held and
+// then fails; meanwhile A's BF.ADD x changed the filter (its record waits
+// behind Z's and is never written) and B's BF.ADD x found x present and
+// logged nothing. Before the fix B's ":0" ("already present") was sent
+// once the log had failed, and x was absent after a restart: an
+// acknowledged key lost. Reads of the keyspace are refused from then on
+// too (BF.EXISTS x would answer 1 from memory alone).
+func TestNoReplyAfterLostRecords(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	s := start(t, cfg)
+	z, a, b := dial(t, s), dial(t, s), dial(t, s)
+	fill(t, z, "f", 0, 10)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var armed atomic.Bool
+	armed.Store(true)
+	orig := syncLog
+	syncLog = func(f *os.File) error {
+		if armed.CompareAndSwap(true, false) {
+			close(entered)
+			<-release
+			return errors.New("injected fsync failure")
+		}
+		return orig(f)
+	}
+	t.Cleanup(func() { syncLog = orig })
+	z.send("BF.ADD", "f", "z")
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Z's add did not reach the fsync")
+	}
+	end := s.aof.appendedEnd()
+	a.send("BF.ADD", "f", "x")
+	for deadline := time.Now().Add(10 * time.Second); s.aof.appendedEnd() == end; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("A's add was not logged")
+		}
+	}
+	n := s.totalCommands.Load()
+	b.send("BF.ADD", "f", "x")
+	for deadline := time.Now().Add(10 * time.Second); s.totalCommands.Load() == n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("B's add did not run")
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // B's add runs (it finds x) and waits for the log
+	close(release)
+	b.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	v, err := b.rr.Read()
+	if err == nil {
+		t.Errorf("B's BF.ADD x answered %v after the log lost A's add", v)
+	}
+	c := dial(t, s)
+	if got := c.do("BF.EXISTS", "f", "x"); !strings.HasPrefix(got, "-MISCONF") {
+		t.Errorf("BF.EXISTS x after the failure: %s (x is in memory only)", got)
+	}
+	if got := c.do("PING"); got != "+PONG" {
+		t.Errorf("PING after the failure: %s", got)
+	}
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	checkAll(t, c, "f", 0, 10)
+	if err == nil && v.Int == 0 {
+		t.Errorf("after the restart BF.EXISTS x: %s; B was told x was present", c.do("BF.EXISTS", "f", "x"))
 	}
 }
