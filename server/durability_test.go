@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -360,5 +361,29 @@ func TestNoReplyAfterLostRecords(t *testing.T) {
 	checkAll(t, c, "f", 0, 10)
 	if err == nil && v.Int == 0 {
 		t.Errorf("after the restart BF.EXISTS x: %s; B was told x was present", c.do("BF.EXISTS", "f", "x"))
+	}
+}
+
+// TestStaleSnapshotTempRemoved: the temporary file of a snapshot that a
+// crash interrupted is removed at the next start (the directory's lock
+// says no other server writes it); before, each crash during a snapshot
+// left a file of the dataset's size, until the disk filled and the log
+// failed.
+func TestStaleSnapshotTempRemoved(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "."+snapName+".tmp-123")
+	if err := os.WriteFile(stale, make([]byte, 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start(t, Config{Dir: dir})
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the interrupted snapshot's temporary file is still there (%v)", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another file was removed: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -240,6 +241,21 @@ func writeSnapshot(dir string, gen uint64, items []snapItem, seen []string) (siz
 	return cw.n + 4, nil
 }
 
+// removeStaleTemps removes the temporary files of snapshots that a crash
+// interrupted (writeSnapshot's names). The caller holds the directory's
+// lock: no other server is writing one.
+func removeStaleTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "."+snapName+".tmp-") && e.Type().IsRegular() {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
 // snapError is damage in the snapshot.
 type snapError struct {
 	path   string
@@ -409,6 +425,7 @@ func (s *Server) open() error {
 			return err
 		}
 		s.dirLock = lock
+		removeStaleTemps(dir)
 		s.persist = &persistence{dir: dir, seen: map[string]bool{}}
 		s.persist.lastOK.Store(true)
 		s.db.mu.Lock()
