@@ -86,8 +86,10 @@ func openLog(dir string, gen uint64, mode Fsync, logger func(string, ...any)) (*
 }
 
 // create opens (or, if missing, creates with its header) a log file,
-// positioned at its end.
-func (a *aof) create(gen uint64, reuse bool) (*os.File, error) {
+// positioned at its end. A file it creates and cannot complete is removed:
+// left behind, it would follow the current log, which could then no
+// longer have its torn tail cut at the next start.
+func (a *aof) create(gen uint64, reuse bool) (f *os.File, err error) {
 	path := filepath.Join(a.dir, logName(gen))
 	if reuse {
 		if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
@@ -98,21 +100,26 @@ func (a *aof) create(gen uint64, reuse bool) (*os.File, error) {
 			return f, nil
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(path)
+			syncDir(a.dir)
+		}
+	}()
 	var h [aofHeaderLen]byte
 	copy(h[:], aofMagic)
 	binary.LittleEndian.PutUint16(h[4:], 1)
 	binary.LittleEndian.PutUint64(h[8:], gen)
 	binary.LittleEndian.PutUint32(h[20:], crc32.Checksum(h[:20], castagnoli))
 	if _, err := f.Write(h[:]); err != nil {
-		f.Close()
 		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
+	if err := syncLog(f); err != nil {
 		return nil, err
 	}
 	syncDir(a.dir)
@@ -230,7 +237,8 @@ func (a *aof) flush(pos int64, sync bool) error {
 	return nil
 }
 
-// syncLog is the fsync of a group commit (tests delay it).
+// syncLog is the fsync of a group commit and of a new log's header (tests
+// delay it or make it fail).
 var syncLog = (*os.File).Sync
 
 // appendedEnd returns the logical position after the last record appended so far

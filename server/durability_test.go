@@ -387,3 +387,46 @@ func TestStaleSnapshotTempRemoved(t *testing.T) {
 		t.Errorf("another file was removed: %v", err)
 	}
 }
+
+// TestFailedRotationLeavesNoLog: a snapshot whose new log generation
+// cannot be created (its header's fsync fails) leaves no file for it; the
+// server goes on in the current generation. Before, the new file stayed:
+// the current log was then no longer the last one, and when a crash tore
+// its last record the next start refused ("in a log that is not the last
+// one") instead of cutting the unacknowledged tail.
+func TestFailedRotationLeavesNoLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	s := start(t, cfg)
+	c := dial(t, s)
+	fill(t, c, "f", 0, 10)
+	orig := syncLog
+	var fail atomic.Bool
+	fail.Store(true)
+	syncLog = func(f *os.File) error {
+		if strings.HasSuffix(f.Name(), logName(2)) && fail.Load() {
+			return errors.New("injected fsync failure")
+		}
+		return orig(f)
+	}
+	t.Cleanup(func() { syncLog = orig })
+	if got := c.do("SAVE"); !strings.HasPrefix(got, "-ERR snapshot failed") {
+		t.Fatalf("SAVE with the new log's fsync failing: %s", got)
+	}
+	fail.Store(false)
+	fill(t, c, "f", 10, 20)
+	s.Close()
+	// A crash tore a last record of the current log (never acknowledged).
+	f, err := os.OpenFile(filepath.Join(dir, logName(1)), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte{40, 0, 0, 0, 1, 2})
+	f.Close()
+	s2, err := Run(cfg)
+	if err != nil {
+		t.Fatalf("restart after a failed rotation and a torn record: %v", err)
+	}
+	defer s2.Close()
+	checkAll(t, dial(t, s2), "f", 0, 20)
+}
