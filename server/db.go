@@ -41,7 +41,8 @@ func (db *keyspace) init() {
 	db.expires = map[string]*entry{}
 }
 
-func nowMs() int64 { return time.Now().UnixMilli() }
+// nowMs is the time keys expire by, Unix milliseconds (tests move it).
+var nowMs = func() int64 { return time.Now().UnixMilli() }
 
 // expired reports whether e's time has passed.
 func (e *entry) expired(now int64) bool { return e.expireAt != 0 && now >= e.expireAt }

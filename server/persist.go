@@ -77,8 +77,8 @@ type snapItem struct {
 }
 
 // save takes a snapshot: it freezes every value under the exclusive lock
-// (a writer then copies a value before changing it), starts a new log
-// generation, and writes the frozen values to a temporary file that is
+// (a writer then copies a value before changing it; keys whose time has
+// passed are deleted), starts a new log generation, and writes the frozen values to a temporary file that is
 // synced and renamed over the snapshot; then the older logs are removed.
 // Writers and readers run meanwhile.
 func (s *Server) save(final bool) error {
@@ -95,8 +95,18 @@ func (s *Server) save(final bool) error {
 	p.frozen.Store(id)
 	now := nowMs()
 	items := make([]snapItem, 0, len(s.db.m))
+	var ic *client
 	for k, e := range s.db.m {
 		if e.expired(now) {
+			// Left out of the snapshot, so deleted now (logged in the
+			// generation the snapshot ends): kept in memory, a write after
+			// the wall clock stepped back would find it alive and log a
+			// change to a key the snapshot does not hold.
+			if ic == nil {
+				ic = s.internalClient()
+			}
+			s.deleteKey(ic, k, e)
+			ic.logArgs("DEL", k)
 			continue
 		}
 		e.frozen = id
