@@ -86,8 +86,10 @@ func openLog(dir string, gen uint64, mode Fsync, logger func(string, ...any)) (*
 }
 
 // create opens (or, if missing, creates with its header) a log file,
-// positioned at its end.
-func (a *aof) create(gen uint64, reuse bool) (*os.File, error) {
+// positioned at its end. A file it creates and cannot complete is removed:
+// left behind, it would follow the current log, which could then no
+// longer have its torn tail cut at the next start.
+func (a *aof) create(gen uint64, reuse bool) (f *os.File, err error) {
 	path := filepath.Join(a.dir, logName(gen))
 	if reuse {
 		if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
@@ -98,21 +100,26 @@ func (a *aof) create(gen uint64, reuse bool) (*os.File, error) {
 			return f, nil
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(path)
+			syncDir(a.dir)
+		}
+	}()
 	var h [aofHeaderLen]byte
 	copy(h[:], aofMagic)
 	binary.LittleEndian.PutUint16(h[4:], 1)
 	binary.LittleEndian.PutUint64(h[8:], gen)
 	binary.LittleEndian.PutUint32(h[20:], crc32.Checksum(h[:20], castagnoli))
 	if _, err := f.Write(h[:]); err != nil {
-		f.Close()
 		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
+	if err := syncLog(f); err != nil {
 		return nil, err
 	}
 	syncDir(a.dir)
@@ -185,30 +192,38 @@ func (a *aof) fail(err error) error {
 // or synced to disk (Always). The first waiter writes (and syncs) for
 // every record appended so far: concurrent writers share one write and
 // one fsync.
+// A position already durable is not an error even after a failure: what
+// the log held before it failed stays acknowledged.
 func (a *aof) wait(pos int64) error {
-	if a == nil {
+	if a == nil || a.durable(pos) {
 		return nil
 	}
+	return a.flush(pos, a.mode == Always)
+}
+
+// durable reports whether the log holds everything up to pos as the mode
+// promises: synced (Always) or written to the file (EverySec, No).
+func (a *aof) durable(pos int64) bool {
 	if a.mode == Always {
-		if a.synced.Load() >= pos {
-			return a.err()
-		}
-		return a.flush(pos, true)
+		return a.synced.Load() >= pos
 	}
-	if a.written.Load() >= pos {
-		return a.err()
-	}
-	return a.flush(pos, false)
+	return a.written.Load() >= pos
+}
+
+// lost reports whether the log has failed with records appended that it
+// will never hold durably: changes in memory that a crash takes back.
+func (a *aof) lost() bool {
+	return a != nil && a.err() != nil && !a.durable(a.appended.Load())
 }
 
 func (a *aof) flush(pos int64, sync bool) error {
 	a.io.Lock()
 	defer a.io.Unlock()
-	if err := a.err(); err != nil {
-		return err
-	}
 	if sync && a.synced.Load() >= pos || !sync && a.written.Load() >= pos {
 		return nil
+	}
+	if err := a.err(); err != nil {
+		return err
 	}
 	if err := a.writeOut(); err != nil {
 		return a.fail(err)
@@ -222,7 +237,8 @@ func (a *aof) flush(pos int64, sync bool) error {
 	return nil
 }
 
-// syncLog is the fsync of a group commit (tests delay it).
+// syncLog is the fsync of a group commit and of a new log's header (tests
+// delay it or make it fail).
 var syncLog = (*os.File).Sync
 
 // appendedEnd returns the logical position after the last record appended so far

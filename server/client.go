@@ -35,10 +35,13 @@ type client struct {
 	watched  []string
 	dirty    atomic.Bool
 
-	// The log: logPos is the end of this client's last record; durable
-	// the position known written (or synced, with Always) before which
+	// The log: logPos is the end of this client's last record; seen the
+	// log's end after the client's last command that used the keyspace
+	// (every change its replies observed lies before it); durable the
+	// position known written (or synced, with Always) before which
 	// replies may be sent.
 	logPos  int64
+	seen    int64
 	durable int64
 	inTx    bool     // inside EXEC: records are gathered in tx
 	tx      [][]byte // encoded records of the EXEC block
@@ -84,16 +87,20 @@ func (r *replyBuf) Write(p []byte) (int, error) {
 func (c *client) pendingReplies() int { return len(c.out.b) + c.w.Buffered() }
 
 // flush sends the replies. It first waits until the log is written (and,
-// with Always, synced) up to its end as it is now: nothing is acknowledged
-// before it is durable, and neither is anything a reply observed. The
-// client's own records are not enough: a BF.ADD answered 0 because
-// another client's add, not yet synced, had set its bits changes nothing
-// and logs nothing, and a crash before that sync would leave the key it
-// acknowledged absent. Every write logs itself before it releases the
-// lock that ordered it, so every change a reply observed lies before the
-// end read here. This is Redis's rule too (replies go out after the log
-// write of the event loop's iteration). A log failure closes the
-// connection of a client whose own write it lost, without the replies.
+// with Always, synced) up to the end it had after the client's commands
+// ran: nothing is acknowledged before it is durable, and neither is
+// anything a reply observed. The client's own records are not enough: a
+// BF.ADD answered 0 because another client's add, not yet synced, had set
+// its bits changes nothing and logs nothing, and a crash before that sync
+// would leave the key it acknowledged absent. Every write logs itself
+// before it releases the lock that ordered it, so every change a reply
+// observed lies before the end read after the command (c.seen). This is
+// Redis's rule too (replies go out after the log write of the event
+// loop's iteration). A log failure that loses a record closes, without
+// the replies, the connection of every client whose replies may have
+// observed it (its own write or another's): an answer from a state that
+// a crash takes back is no answer (commands that use the keyspace are
+// refused from then on, see call).
 func (c *client) flush() error {
 	if err := c.w.Flush(); err != nil {
 		return err
@@ -107,13 +114,11 @@ func (c *client) flush() error {
 		}
 		c.durable = c.logPos
 	}
-	if end := c.s.aof.appendedEnd(); end > c.durable {
-		// Other clients' records. If the log has failed they never will be
-		// durable; writes are refused from then on (MISCONF) and, as in
-		// Redis, replies that only read are still sent.
-		if c.s.aof.wait(end) == nil {
-			c.durable = end
+	if c.seen > c.durable {
+		if err := c.s.aof.wait(c.seen); err != nil {
+			return err // a reply may rest on a write the log lost: no reply
 		}
+		c.durable = c.seen
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	_, err := c.conn.Write(c.out.b)
@@ -259,11 +264,18 @@ func (c *client) enqueue(args [][]byte) {
 // call runs cmd with the lock its table entry asks for.
 func (c *client) call(cmd *command, args [][]byte) {
 	s := c.s
-	if cmd.flags&fWrite != 0 && !c.replaying {
-		if err := s.logErr(); err != nil {
-			c.err("MISCONF Errors writing to the AOF file: " + oneLine(err.Error()))
+	if cmd.lock != lockNone && !c.replaying {
+		if err := s.logErr(); err != nil && (cmd.flags&fWrite != 0 || s.aof.lost()) {
+			// Writes are refused once the log has failed, as in Redis;
+			// reads too if the keyspace holds writes the log lost.
+			msg := "MISCONF Errors writing to the AOF file: " + oneLine(err.Error())
+			if cmd.flags&fWrite == 0 {
+				msg += " (reads are refused too: the keyspace holds writes the log lost; restart the server)"
+			}
+			c.err(msg)
 			return
 		}
+		defer c.observe()
 	}
 	if cmd.flags&fDenyOOM != 0 && s.overLimit() {
 		c.err(errOOM)
@@ -286,6 +298,14 @@ func (c *client) call(cmd *command, args [][]byte) {
 	cmd.run(c, args)
 	c.excl = false
 	s.db.mu.Unlock()
+}
+
+// observe notes the log's end after a command that used the keyspace:
+// the client's replies wait until the log is durable up to it (flush).
+func (c *client) observe() {
+	if e := c.s.aof.appendedEnd(); e > c.seen {
+		c.seen = e
+	}
 }
 
 // err writes a top-level error reply.

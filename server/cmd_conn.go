@@ -663,6 +663,11 @@ func cmdInfo(c *client, args [][]byte) bool {
 	if !c.excl {
 		s.db.mu.RUnlock()
 	}
+	if s.aof.lost() {
+		nkeys = 0 // counts that hold writes the log lost are no answer
+	} else {
+		c.observe() // the counts wait for the log like any read
+	}
 	if nkeys > 0 {
 		section("Keyspace", "db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", nkeys, nexp))
 	} else {

@@ -41,10 +41,23 @@ func (db *keyspace) init() {
 	db.expires = map[string]*entry{}
 }
 
-func nowMs() int64 { return time.Now().UnixMilli() }
+// nowMs is the time keys expire by, Unix milliseconds (tests move it).
+var nowMs = func() int64 { return time.Now().UnixMilli() }
 
 // expired reports whether e's time has passed.
 func (e *entry) expired(now int64) bool { return e.expireAt != 0 && now >= e.expireAt }
+
+// expiredNow reports whether e has expired, for a command. While the log
+// is replayed nothing expires (as in Redis while it loads): the log holds
+// a DEL for every expiry that a write acted on, at the point where it
+// acted, so replay reproduces the writes as they ran whatever the clock
+// says now. Expiring by the clock at replay would delete a key whose
+// expiry a later record removed (PERSIST, a later EXPIRE) before that
+// record, or recreate it empty at a later write: acknowledged writes
+// lost. Keys whose time has passed expire once replay is over.
+func (s *Server) expiredNow(e *entry) bool {
+	return e.expireAt != 0 && !s.loading && e.expired(nowMs())
+}
 
 // get returns the live entry of key (nil if missing or expired). The
 // caller holds db.mu (either way).
@@ -53,7 +66,7 @@ func (s *Server) get(key []byte) *entry {
 	if e == nil {
 		return nil
 	}
-	if e.expireAt != 0 && e.expired(nowMs()) {
+	if s.expiredNow(e) {
 		return nil
 	}
 	return e
@@ -63,7 +76,7 @@ func (s *Server) get(key []byte) *entry {
 // expired (logging the deletion). The caller holds db.mu exclusively.
 func (s *Server) getForCreate(c *client, key []byte) *entry {
 	e := s.db.m[string(key)]
-	if e != nil && e.expired(nowMs()) {
+	if e != nil && s.expiredNow(e) {
 		s.deleteKey(c, string(key), e)
 		c.logArgs("DEL", string(key))
 		return nil
@@ -158,6 +171,11 @@ func (s *Server) overLimit() bool { return s.maxMem > 0 && s.mem.Load() > s.maxM
 // time, as long as more than a quarter of a sample have expired (Redis's
 // active expiry).
 func (s *Server) expireCycle() {
+	if s.logErr() != nil {
+		// The deletions could not be logged; lazy expiry still hides the
+		// keys, and the clock expires them again after a restart.
+		return
+	}
 	for round := 0; round < 16; round++ {
 		s.db.mu.Lock()
 		if len(s.db.expires) == 0 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,8 +77,8 @@ type snapItem struct {
 }
 
 // save takes a snapshot: it freezes every value under the exclusive lock
-// (a writer then copies a value before changing it), starts a new log
-// generation, and writes the frozen values to a temporary file that is
+// (a writer then copies a value before changing it; keys whose time has
+// passed are deleted), starts a new log generation, and writes the frozen values to a temporary file that is
 // synced and renamed over the snapshot; then the older logs are removed.
 // Writers and readers run meanwhile.
 func (s *Server) save(final bool) error {
@@ -94,8 +95,18 @@ func (s *Server) save(final bool) error {
 	p.frozen.Store(id)
 	now := nowMs()
 	items := make([]snapItem, 0, len(s.db.m))
+	var ic *client
 	for k, e := range s.db.m {
 		if e.expired(now) {
+			// Left out of the snapshot, so deleted now (logged in the
+			// generation the snapshot ends): kept in memory, a write after
+			// the wall clock stepped back would find it alive and log a
+			// change to a key the snapshot does not hold.
+			if ic == nil {
+				ic = s.internalClient()
+			}
+			s.deleteKey(ic, k, e)
+			ic.logArgs("DEL", k)
 			continue
 		}
 		e.frozen = id
@@ -238,6 +249,21 @@ func writeSnapshot(dir string, gen uint64, items []snapItem, seen []string) (siz
 	}
 	syncDir(dir)
 	return cw.n + 4, nil
+}
+
+// removeStaleTemps removes the temporary files of snapshots that a crash
+// interrupted (writeSnapshot's names). The caller holds the directory's
+// lock: no other server is writing one.
+func removeStaleTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "."+snapName+".tmp-") && e.Type().IsRegular() {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // snapError is damage in the snapshot.
@@ -404,6 +430,12 @@ func (s *Server) open() error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+		lock, err := lockDir(dir, filepath.Join(dir, lockName))
+		if err != nil {
+			return err
+		}
+		s.dirLock = lock
+		removeStaleTemps(dir)
 		s.persist = &persistence{dir: dir, seen: map[string]bool{}}
 		s.persist.lastOK.Store(true)
 		s.db.mu.Lock()
@@ -454,7 +486,11 @@ func (s *Server) replay(dir string, gens []uint64) error {
 	c := s.internalClient()
 	c.replaying = true
 	s.db.mu.Lock()
-	defer s.db.mu.Unlock()
+	s.loading = true // nothing expires during replay (see expiredNow)
+	defer func() {
+		s.loading = false
+		s.db.mu.Unlock()
+	}()
 	for i, g := range gens {
 		path := filepath.Join(dir, logName(g))
 		err := replayLog(path, g, i == len(gens)-1, s.logf, func(cmds [][][]byte, off int64) error {
@@ -542,13 +578,26 @@ func loadFile(path string) (bloomlab.Filter, error) {
 	return filter, nil
 }
 
-// closeFiles closes the log.
+// lockName is the file whose lock marks a directory in use (lockDir).
+const lockName = "bloomlab.lock"
+
+// errDirInUse is the error of a server started on a directory that
+// another server (of this process or another) holds.
+func errDirInUse(dir string) error {
+	return fmt.Errorf("server: directory %s is in use by another bloomlab server (%s is locked): two servers would overwrite each other's log", dir, lockName)
+}
+
+// closeFiles closes the log, then releases the directory.
 func (s *Server) closeFiles() error {
-	if s.aof == nil {
-		return nil
+	var err error
+	if s.aof != nil {
+		err = s.aof.close()
+		s.aof = nil
 	}
-	err := s.aof.close()
-	s.aof = nil
+	if s.dirLock != nil {
+		s.dirLock.Close()
+		s.dirLock = nil
+	}
 	return err
 }
 

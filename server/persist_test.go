@@ -380,7 +380,11 @@ func TestLoadFile(t *testing.T) {
 
 // TestLogFailure: once the log cannot be written, a write waiting for
 // durability gets no reply (the connection closes: an error, never an
-// acknowledgment) and later writes are refused with MISCONF; reads go on.
+// acknowledgment) and later writes are refused with MISCONF; so are reads
+// of the keyspace, which holds the lost write (BF.EXISTS lost would
+// answer 1 from memory alone); PING goes on. A failure that loses nothing
+// (EverySec: an fsync fails, every record is written) refuses writes and
+// lets reads go on.
 func TestLogFailure(t *testing.T) {
 	dir := t.TempDir()
 	s := start(t, Config{Dir: dir, AppendFsync: Always})
@@ -398,7 +402,32 @@ func TestLogFailure(t *testing.T) {
 	if got := c.do("BF.ADD", "f", "x"); !strings.HasPrefix(got, "-MISCONF Errors writing to the AOF file") {
 		t.Fatalf("write after the failure: %s", got)
 	}
+	for _, cmd := range [][]string{{"BF.EXISTS", "f", "lost"}, {"BF.CARD", "f"}, {"EXISTS", "f"}} {
+		if got := c.do(cmd...); !strings.HasPrefix(got, "-MISCONF Errors writing to the AOF file") || !strings.Contains(got, "reads are refused") {
+			t.Fatalf("%v after a failure that lost a write: %s", cmd, got)
+		}
+	}
+	if got := c.do("PING"); got != "+PONG" {
+		t.Fatalf("PING after the failure: %s", got)
+	}
+
+	s2 := start(t, Config{Dir: t.TempDir(), AppendFsync: EverySec})
+	c = dial(t, s2)
+	fill(t, c, "f", 0, 10)
+	orig := syncLog
+	syncLog = func(*os.File) error { return errors.New("injected fsync failure") }
+	t.Cleanup(func() { syncLog = orig })
+	c.do("BF.ADD", "f", "written") // replied once written
+	if err := s2.aof.flush(s2.aof.appendedEnd(), true); err == nil {
+		t.Fatal("the injected fsync failure did not fail the log")
+	}
+	if got := c.do("BF.ADD", "f", "x"); !strings.HasPrefix(got, "-MISCONF Errors writing to the AOF file") {
+		t.Fatalf("write after the fsync failure: %s", got)
+	}
 	checkAll(t, c, "f", 0, 10)
+	if got := c.do("BF.EXISTS", "f", "written"); got != ":1" {
+		t.Fatalf("BF.EXISTS written after the fsync failure: %s", got)
+	}
 }
 
 // TestConcurrentCopyOnWrite (for the race detector): readers of every

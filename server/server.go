@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -122,6 +123,8 @@ type Server struct {
 
 	aof     *aof // nil: not persisted
 	persist *persistence
+	loading bool     // the log is being replayed (before any client or background work)
+	dirLock *os.File // holds Config.Dir's lock (lockDir)
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}

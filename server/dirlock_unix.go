@@ -1,0 +1,36 @@
+//go:build unix
+
+package server
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// lockDir takes an exclusive advisory lock on the file bloomlab.lock in
+// dir, so that a second server on a directory in use is refused rather
+// than appending to the same log file at its own offset, overwriting the
+// first server's acknowledged records (and they its). The lock lives as
+// long as the returned file is open: the kernel releases it when the
+// process dies, kill -9 included.
+func lockDir(dir string, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, errDirInUse(dir)
+		}
+		return nil, err
+	}
+	return f, nil
+}
