@@ -24,14 +24,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-freeport() { # a loopback port nothing answers on
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 20000))
-    redis-cli -p "$p" ping >/dev/null 2>&1 || { echo "$p"; return; }
-  done
-}
-waitport() { for _ in $(seq 300); do [ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
+. "$(dirname "$0")/ports.sh"
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 
 bench() { # port, command… → "ops/s p99_ms"

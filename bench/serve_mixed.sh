@@ -22,14 +22,7 @@ if [ -z "$bl" ]; then
   go build -o "$dir/bloomlab" ./cmd/bloomlab
   bl="$dir/bloomlab"
 fi
-freeport() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 20000))
-    redis-cli -p "$p" ping >/dev/null 2>&1 || { echo "$p"; return; }
-  done
-}
-waitport() { for _ in $(seq 300); do [ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
+. "$(dirname "$0")/ports.sh"
 ops() { # port, command… → ops/s
   redis-benchmark -p "$1" -n "$n" -c 20 -P 16 -r 1000000 --csv "${@:2}" |
     awk -F, 'NR == 2 { gsub(/"/, "", $2); print $2 }'
