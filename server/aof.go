@@ -237,9 +237,17 @@ func (a *aof) flush(pos int64, sync bool) error {
 	return nil
 }
 
-// syncLog is the fsync of a group commit and of a new log's header (tests
-// delay it or make it fail).
-var syncLog = (*os.File).Sync
+// syncHook, when set, replaces syncLog's fsync: tests delay it or make it
+// fail (atomic: the server's goroutines sync meanwhile).
+var syncHook atomic.Pointer[func(*os.File) error]
+
+// syncLog is the fsync of a group commit and of a new log's header.
+func syncLog(f *os.File) error {
+	if h := syncHook.Load(); h != nil {
+		return (*h)(f)
+	}
+	return f.Sync()
+}
 
 // appendedEnd returns the logical position after the last record appended so far
 // (0 without a log).

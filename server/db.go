@@ -41,8 +41,12 @@ func (db *keyspace) init() {
 	db.expires = map[string]*entry{}
 }
 
-// nowMs is the time keys expire by, Unix milliseconds (tests move it).
-var nowMs = func() int64 { return time.Now().UnixMilli() }
+// clockSkew is added to the wall clock by nowMs: tests move the clock
+// with it (atomic: the server's goroutines read the clock meanwhile).
+var clockSkew atomic.Int64
+
+// nowMs is the time keys expire by, Unix milliseconds.
+func nowMs() int64 { return time.Now().UnixMilli() + clockSkew.Load() }
 
 // expired reports whether e's time has passed.
 func (e *entry) expired(now int64) bool { return e.expireAt != 0 && now >= e.expireAt }

@@ -312,16 +312,14 @@ func TestNoReplyAfterLostRecords(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	var armed atomic.Bool
 	armed.Store(true)
-	orig := syncLog
-	syncLog = func(f *os.File) error {
+	hookSync(t, func(f *os.File) error {
 		if armed.CompareAndSwap(true, false) {
 			close(entered)
 			<-release
 			return errors.New("injected fsync failure")
 		}
-		return orig(f)
-	}
-	t.Cleanup(func() { syncLog = orig })
+		return f.Sync()
+	})
 	z.send("BF.ADD", "f", "z")
 	select {
 	case <-entered:
@@ -400,16 +398,14 @@ func TestFailedRotationLeavesNoLog(t *testing.T) {
 	s := start(t, cfg)
 	c := dial(t, s)
 	fill(t, c, "f", 0, 10)
-	orig := syncLog
 	var fail atomic.Bool
 	fail.Store(true)
-	syncLog = func(f *os.File) error {
+	hookSync(t, func(f *os.File) error {
 		if strings.HasSuffix(f.Name(), logName(2)) && fail.Load() {
 			return errors.New("injected fsync failure")
 		}
-		return orig(f)
-	}
-	t.Cleanup(func() { syncLog = orig })
+		return f.Sync()
+	})
 	if got := c.do("SAVE"); !strings.HasPrefix(got, "-ERR snapshot failed") {
 		t.Fatalf("SAVE with the new log's fsync failing: %s", got)
 	}
@@ -446,13 +442,17 @@ func TestSnapshotExpiryAndClockStep(t *testing.T) {
 	c.do("BF.RESERVE", "k", "0.001", "1000")
 	c.do("BF.ADD", "k", "a")
 	c.do("PEXPIRE", "k", "100000")
-	real := nowMs
-	t.Cleanup(func() { nowMs = real })
-	nowMs = func() int64 { return real() + 200000 } // the clock jumps ahead
+	// Active expiry samples k (reading the clock) before the test moves
+	// the clock, as it does on a loaded machine: the clock a test moves
+	// is read by the server's goroutines, and must be safe to move (under
+	// -race, a plain variable was reported here).
+	time.Sleep(250 * time.Millisecond)
+	t.Cleanup(func() { clockSkew.Store(0) })
+	clockSkew.Store(200000) // the clock jumps ahead
 	if got := c.do("SAVE"); got != "+OK" {
 		t.Fatal(got)
 	}
-	nowMs = real // and steps back
+	clockSkew.Store(0) // and steps back
 	c.do("BF.ADD", "k", "b")
 	before := []string{c.do("BF.EXISTS", "k", "a"), c.do("BF.EXISTS", "k", "b"), c.do("BF.INFO", "k", "CAPACITY")}
 	s = restart(t, s, cfg)
@@ -461,4 +461,35 @@ func TestSnapshotExpiryAndClockStep(t *testing.T) {
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Fatalf("BF.EXISTS k a, BF.EXISTS k b, capacity: %v before the restart, %v after", before, after)
 	}
+}
+
+// TestSnapshotAfterHarmlessFailure: after a log failure that lost
+// nothing (EverySec: an fsync fails, every record is written), reads go
+// on; a snapshot attempted then (SAVE, or the interval's BGSAVE: the
+// dirty count stays) fails, and must leave the keyspace and the log as
+// they were. Before, the snapshot first deleted a key whose time had
+// passed and appended its DEL to the failed log: a record the log never
+// holds, so the server counted writes as lost and refused every read
+// from then on.
+func TestSnapshotAfterHarmlessFailure(t *testing.T) {
+	s := start(t, Config{Dir: t.TempDir(), AppendFsync: EverySec})
+	c := dial(t, s)
+	fill(t, c, "f", 0, 10)
+	c.do("BF.ADD", "tmp", "a")
+	if got := c.do("PEXPIRE", "tmp", "300"); got != ":1" {
+		t.Fatal(got)
+	}
+	hookSync(t, func(*os.File) error { return errors.New("injected fsync failure") })
+	if err := s.aof.flush(s.aof.appendedEnd(), true); err == nil {
+		t.Fatal("the injected fsync failure did not fail the log")
+	}
+	time.Sleep(500 * time.Millisecond) // tmp's time passes (active expiry is off once the log failed)
+	checkAll(t, c, "f", 0, 10)
+	if got := c.do("SAVE"); !strings.HasPrefix(got, "-ERR snapshot failed") {
+		t.Fatalf("SAVE on a failed log: %s", got)
+	}
+	if s.aof.lost() {
+		t.Error("the failed snapshot appended records to the failed log")
+	}
+	checkAll(t, c, "f", 0, 10)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -20,6 +21,12 @@ func start(t testing.TB, cfg Config) *Server {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// hookSync makes the log's fsyncs call fn until the test ends.
+func hookSync(t testing.TB, fn func(*os.File) error) {
+	syncHook.Store(&fn)
+	t.Cleanup(func() { syncHook.Store(nil) })
 }
 
 // rawConn is a client that sends commands and reads replies as bytes.

@@ -88,6 +88,16 @@ func (s *Server) save(final bool) error {
 	p.saving.Store(true)
 	defer p.saving.Store(false)
 	start := time.Now()
+	if err := s.logErr(); err != nil {
+		// The new generation cannot be started (rotate refuses a failed
+		// log): fail before touching the keyspace, whose expired-key
+		// deletions below would append DELs the failed log never holds,
+		// turning a failure that lost nothing into one that did (and
+		// every read into MISCONF).
+		p.lastOK.Store(false)
+		s.logf("bloomlab: snapshot failed: %v", err)
+		return err
+	}
 
 	s.db.mu.Lock()
 	p.lastID++

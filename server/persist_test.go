@@ -414,9 +414,7 @@ func TestLogFailure(t *testing.T) {
 	s2 := start(t, Config{Dir: t.TempDir(), AppendFsync: EverySec})
 	c = dial(t, s2)
 	fill(t, c, "f", 0, 10)
-	orig := syncLog
-	syncLog = func(*os.File) error { return errors.New("injected fsync failure") }
-	t.Cleanup(func() { syncLog = orig })
+	hookSync(t, func(*os.File) error { return errors.New("injected fsync failure") })
 	c.do("BF.ADD", "f", "written") // replied once written
 	if err := s2.aof.flush(s2.aof.appendedEnd(), true); err == nil {
 		t.Fatal("the injected fsync failure did not fail the log")
@@ -586,15 +584,13 @@ func TestRepliesWaitForObservedWrites(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	var armed atomic.Bool
 	armed.Store(true)
-	orig := syncLog
-	syncLog = func(f *os.File) error {
+	hookSync(t, func(f *os.File) error {
 		if armed.CompareAndSwap(true, false) {
 			close(entered)
 			<-release
 		}
-		return orig(f)
-	}
-	t.Cleanup(func() { syncLog = orig })
+		return f.Sync()
+	})
 	a.send("BF.ADD", "f", "x")
 	select {
 	case <-entered:
