@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// flock is syscall.Flock (a test replaces it with a file system's refusal).
+var flock = syscall.Flock
+
 // lockDir takes an exclusive advisory lock on the file bloomlab.lock in
 // dir, so that a second server on a directory in use is refused rather
 // than appending to the same log file at its own offset, overwriting the
@@ -20,16 +23,23 @@ func lockDir(dir string, path string) (*os.File, error) {
 		return nil, err
 	}
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err != syscall.EINTR {
 			break
 		}
 	}
 	if err != nil {
-		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
 			return nil, errDirInUse(dir)
 		}
+		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
+			// A file system without flock (NFS without a lock daemon,
+			// some FUSE mounts): serve as on the platforms without it,
+			// unlocked, and say so.
+			return f, errNoLock{err}
+		}
+		f.Close()
 		return nil, err
 	}
 	return f, nil

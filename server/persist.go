@@ -441,11 +441,18 @@ func (s *Server) open() error {
 			return err
 		}
 		lock, err := lockDir(dir, filepath.Join(dir, lockName))
-		if err != nil {
+		var unlocked errNoLock
+		if errors.As(err, &unlocked) {
+			s.logf("bloomlab: %s: no lock on this file system or platform (%v): a second server on this directory would not be detected", dir, unlocked)
+		} else if err != nil {
 			return err
 		}
 		s.dirLock = lock
-		removeStaleTemps(dir)
+		if err == nil {
+			// Only the lock's holder may remove a temporary file: without
+			// one, it could be another server's snapshot in progress.
+			removeStaleTemps(dir)
+		}
 		s.persist = &persistence{dir: dir, seen: map[string]bool{}}
 		s.persist.lastOK.Store(true)
 		s.db.mu.Lock()
@@ -590,6 +597,18 @@ func loadFile(path string) (bloomlab.Filter, error) {
 
 // lockName is the file whose lock marks a directory in use (lockDir).
 const lockName = "bloomlab.lock"
+
+// errNoLock is lockDir's report that it could not lock the directory on
+// this platform or file system (Err: the lock's error, if any): the
+// server runs, unlocked, with a warning.
+type errNoLock struct{ Err error }
+
+func (e errNoLock) Error() string {
+	if e.Err == nil {
+		return "flock is not available on this platform"
+	}
+	return e.Err.Error()
+}
 
 // errDirInUse is the error of a server started on a directory that
 // another server (of this process or another) holds.
