@@ -48,6 +48,8 @@ func BenchmarkFigure1Insert(b *testing.B) {
 //     do at least this much per bit (an extra addition for the offsets).
 //   - double-arith: the same without the bit sets (the positions are
 //     summed): what the arithmetic alone costs.
+//   - bitset: the bit sets alone, from one trial's double-hashing
+//     positions computed before the timer starts: what memory costs.
 //   - independent: the Independent scheme's positions (the format fixes
 //     its mixing: a 128-bit multiply, SplitMix64's two multiplications and
 //     a multiply-shift per position), two positions per iteration.
@@ -93,6 +95,26 @@ func BenchmarkFigure1Kernel(b *testing.B) {
 	}
 	b.Run("double", func(b *testing.B) { double(b, true) })
 	b.Run("double-arith", func(b *testing.B) { double(b, false) })
+	b.Run("bitset", func(b *testing.B) {
+		pos := make([]uint64, 0, n*k)
+		for j := 0; j < n; j++ {
+			d := keyDigest(1, j)
+			x := hashing.Reduce(d.H1, m)
+			step := 2*hashing.Reduce(d.H2, m/2) + 1
+			for range k {
+				pos = append(pos, x)
+				x = hashing.AddMod(x, step, m)
+			}
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			clear(v)
+			for _, p := range pos {
+				v[p>>6] |= 1 << (p & 63)
+			}
+		}
+		report(b)
+	})
 	b.Run("independent", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			clear(v)
