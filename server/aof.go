@@ -54,10 +54,9 @@ type aof struct {
 	mode   Fsync
 	logger func(format string, args ...any)
 
-	mu       sync.Mutex   // buf and end
-	buf      []byte       // records appended and not yet written
-	end      int64        // logical position after the last record appended
-	appended atomic.Int64 // end, readable without mu
+	mu  sync.Mutex   // buf, and end's changes
+	buf []byte       // records appended and not yet written
+	end atomic.Int64 // logical position after the last record appended (changed under mu, read anywhere)
 
 	io      sync.Mutex // file writes, syncs and rotation
 	f       *os.File
@@ -131,9 +130,7 @@ func (a *aof) create(gen uint64, reuse bool) (f *os.File, err error) {
 func (a *aof) appendRecord(args [][]byte) int64 {
 	a.mu.Lock()
 	a.buf = appendRecord(a.buf, args)
-	a.end += int64(recordLen(args))
-	end := a.end
-	a.appended.Store(end)
+	end := a.end.Add(int64(recordLen(args)))
 	a.mu.Unlock()
 	return end
 }
@@ -143,10 +140,9 @@ func (a *aof) appendRaw(recs ...[]byte) int64 {
 	a.mu.Lock()
 	for _, r := range recs {
 		a.buf = append(a.buf, r...)
-		a.end += int64(len(r))
+		a.end.Add(int64(len(r)))
 	}
-	end := a.end
-	a.appended.Store(end)
+	end := a.end.Load()
 	a.mu.Unlock()
 	return end
 }
@@ -213,7 +209,7 @@ func (a *aof) durable(pos int64) bool {
 // lost reports whether the log has failed with records appended that it
 // will never hold durably: changes in memory that a crash takes back.
 func (a *aof) lost() bool {
-	return a != nil && a.err() != nil && !a.durable(a.appended.Load())
+	return a != nil && a.err() != nil && !a.durable(a.end.Load())
 }
 
 func (a *aof) flush(pos int64, sync bool) error {
@@ -249,19 +245,19 @@ func syncLog(f *os.File) error {
 	return f.Sync()
 }
 
-// appendedEnd returns the logical position after the last record appended so far
-// (0 without a log).
+// appendedEnd returns the logical position after the last record appended
+// so far (0 without a log).
 func (a *aof) appendedEnd() int64 {
 	if a == nil {
 		return 0
 	}
-	return a.appended.Load()
+	return a.end.Load()
 }
 
 // writeOut writes the buffer to the file; the caller holds a.io.
 func (a *aof) writeOut() error {
 	a.mu.Lock()
-	buf, end := a.buf, a.end
+	buf, end := a.buf, a.end.Load()
 	a.buf = a.spare[:0]
 	a.mu.Unlock()
 	if len(buf) > 0 {
@@ -290,9 +286,7 @@ func (a *aof) syncer() {
 			return
 		case <-t.C:
 		}
-		a.mu.Lock()
-		end := a.end
-		a.mu.Unlock()
+		end := a.end.Load()
 		switch a.mode {
 		case EverySec:
 			if a.synced.Load() < end {
@@ -329,7 +323,7 @@ func (a *aof) rotate(gen uint64) error {
 	a.f.Close()
 	a.f, a.gen = f, gen
 	a.mu.Lock()
-	a.base = a.end
+	a.base = a.end.Load()
 	a.mu.Unlock()
 	return nil
 }
@@ -338,7 +332,7 @@ func (a *aof) rotate(gen uint64) error {
 func (a *aof) size() int64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return aofHeaderLen + a.end - a.base
+	return aofHeaderLen + a.end.Load() - a.base
 }
 
 // close writes, syncs and closes the file.

@@ -108,17 +108,13 @@ func (c *client) flush() error {
 	if len(c.out.b) == 0 {
 		return nil
 	}
-	if c.logPos > c.durable {
-		if err := c.s.aof.wait(c.logPos); err != nil {
-			return err // the client's own write is not durable: no reply
-		}
-		c.durable = c.logPos
-	}
-	if c.seen > c.durable {
-		if err := c.s.aof.wait(c.seen); err != nil {
+	// The client's own records (c.logPos: an EXEC block is logged after
+	// its commands' observations) and what its replies observed.
+	if pos := max(c.logPos, c.seen); pos > c.durable {
+		if err := c.s.aof.wait(pos); err != nil {
 			return err // a reply may rest on a write the log lost: no reply
 		}
-		c.durable = c.seen
+		c.durable = pos
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	_, err := c.conn.Write(c.out.b)

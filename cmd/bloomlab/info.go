@@ -168,6 +168,3 @@ func formatPtr(p *float64) string {
 
 // humanBytes renders a byte count with a binary unit.
 func humanBytes(b float64) string { return sysmem.FormatBytes(b) }
-
-// joinNames joins kind names for messages.
-func joinNames(names []string) string { return strings.Join(names, ", ") }

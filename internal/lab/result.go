@@ -170,16 +170,6 @@ func (m metric) flagged() bool {
 	return d > half && d > m.PaperTol
 }
 
-// flagged reports whether a metric of the row is flagged.
-func (row resultRow) flagged() bool {
-	for _, m := range row.Metrics {
-		if m.flagged() {
-			return true
-		}
-	}
-	return false
-}
-
 // flagged returns the number of flagged metrics in r.
 func (r *Result) flagged() int {
 	c := 0
