@@ -159,34 +159,9 @@ func kill9(t *testing.T, batchOf func(w, batch int) int, perClient, saves bool) 
 	}
 	snapshots := 0
 	if saves {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rdb := client(p.addr)
-			defer rdb.Close()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := rdb.BgSave(ctx).Err(); err == nil {
-					snapshots++
-				} else if !strings.Contains(err.Error(), "in progress") {
-					return // the server died
-				}
-				time.Sleep(time.Millisecond)
-			}
-		}()
+		bgsaves(p.addr, stop, &wg, time.Millisecond, &snapshots)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-p.done
-	p.cmd.Wait()
-	close(stop)
-	wg.Wait()
+	killMidLoad(t, p, stop, &wg)
 	total, news := 0, 0
 	for w := range acked {
 		total += len(acked[w])
@@ -200,25 +175,9 @@ func kill9(t *testing.T, batchOf func(w, batch int) int, perClient, saves bool) 
 	defer rdb.Close()
 	missing := 0
 	for w := range acked {
-		for i := 0; i < len(acked[w]); i += 500 {
-			batch := acked[w][i:min(i+500, len(acked[w]))]
-			args := make([]any, len(batch))
-			for j := range batch {
-				args[j] = batch[j]
-			}
-			res, err := rdb.BFMExists(ctx, "f", args...).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for j, ok := range res {
-				if !ok {
-					missing++
-					if missing < 5 {
-						t.Errorf("acknowledged key %s absent after kill -9", batch[j])
-					}
-				}
-			}
-		}
+		missing += absentAfterKill(t, "f", acked[w], func(args ...any) ([]bool, error) {
+			return rdb.BFMExists(ctx, "f", args...).Result()
+		})
 	}
 	card, err := rdb.BFCard(ctx, "f").Result()
 	if err != nil {
@@ -256,6 +215,73 @@ func acknowledged(cmds []redis.Cmder, err error) int {
 		return 0 // no command failed on its own: none was answered
 	}
 	return n
+}
+
+// bgsaves asks the server at addr for snapshots (BGSAVE), a pause
+// apart, until stop is closed or the server dies, counting those started
+// in *n (read it after wg.Wait).
+func bgsaves(addr string, stop <-chan struct{}, wg *sync.WaitGroup, pause time.Duration, n *int) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rdb := client(addr)
+		defer rdb.Close()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := rdb.BgSave(context.Background()).Err(); err == nil {
+				*n++
+			} else if !strings.Contains(err.Error(), "in progress") {
+				return // the server died
+			}
+			time.Sleep(pause)
+		}
+	}()
+}
+
+// killMidLoad lets the load run for 1.5 s, kills the server with SIGKILL,
+// waits for it to die, then stops the load's goroutines and waits for
+// them.
+func killMidLoad(t *testing.T, p *serveProc, stop chan struct{}, wg *sync.WaitGroup) {
+	t.Helper()
+	time.Sleep(1500 * time.Millisecond)
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	p.cmd.Wait()
+	close(stop)
+	wg.Wait()
+}
+
+// absentAfterKill asks mexists, 500 at a time, for the acknowledged items
+// of key, reports the first absent ones as errors and returns how many
+// are absent.
+func absentAfterKill(t *testing.T, key string, items []string, mexists func(args ...any) ([]bool, error)) int {
+	t.Helper()
+	missing := 0
+	for i := 0; i < len(items); i += 500 {
+		batch := items[i:min(i+500, len(items))]
+		args := make([]any, len(batch))
+		for j := range batch {
+			args[j] = batch[j]
+		}
+		res, err := mexists(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, ok := range res {
+			if !ok {
+				if missing++; missing < 5 {
+					t.Errorf("%s: acknowledged item %s absent after kill -9", key, batch[j])
+				}
+			}
+		}
+	}
+	return missing
 }
 
 // TestServeSignals: SIGTERM lets the commands in flight finish, takes a
@@ -599,31 +625,9 @@ func TestKill9Mixed(t *testing.T) {
 			}
 		}(w)
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		rdb := client(p.addr)
-		defer rdb.Close()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := rdb.BgSave(ctx).Err(); err != nil && !strings.Contains(err.Error(), "in progress") {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
-	time.Sleep(1500 * time.Millisecond)
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-p.done
-	p.cmd.Wait()
-	close(stop)
-	wg.Wait()
+	var snapshots int
+	bgsaves(p.addr, stop, &wg, 5*time.Millisecond, &snapshots)
+	killMidLoad(t, p, stop, &wg)
 	total := 0
 	for w := range acked {
 		total += len(acked[w])
@@ -636,32 +640,12 @@ func TestKill9Mixed(t *testing.T) {
 	defer rdb.Close()
 	missing := 0
 	for w := range acked {
-		for i := 0; i < len(acked[w]); i += 500 {
-			batch := acked[w][i:min(i+500, len(acked[w]))]
-			args := make([]any, len(batch))
-			for j := range batch {
-				args[j] = batch[j]
-			}
-			for _, key := range []string{"cf", "bf"} {
-				var res []bool
-				var err error
-				if key == "cf" {
-					res, err = rdb.CFMExists(ctx, key, args...).Result()
-				} else {
-					res, err = rdb.BFMExists(ctx, key, args...).Result()
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				for j, ok := range res {
-					if !ok {
-						if missing++; missing < 5 {
-							t.Errorf("%s: acknowledged item %s absent after kill -9", key, batch[j])
-						}
-					}
-				}
-			}
-		}
+		missing += absentAfterKill(t, "cf", acked[w], func(args ...any) ([]bool, error) {
+			return rdb.CFMExists(ctx, "cf", args...).Result()
+		})
+		missing += absentAfterKill(t, "bf", acked[w], func(args ...any) ([]bool, error) {
+			return rdb.BFMExists(ctx, "bf", args...).Result()
+		})
 		got, err := rdb.CMSQuery(ctx, "cm", fmt.Sprint("c", w)).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -670,5 +654,5 @@ func TestKill9Mixed(t *testing.T) {
 			t.Errorf("counter c%d: %d after the restart, %d increments acknowledged", w, got[0], incrs[w])
 		}
 	}
-	t.Logf("%d items acknowledged (CF.ADDNX, BF.ADD, CMS.INCRBY each); after restart %d missing", total, missing)
+	t.Logf("%d items acknowledged (CF.ADDNX, BF.ADD, CMS.INCRBY each), %d snapshots started; after restart %d missing", total, snapshots, missing)
 }
