@@ -358,7 +358,7 @@ func (s *Server) loadSnapshot(dir string) (uint64, error) {
 			if kl > maxKeyLen || kl > size-cr.n {
 				return 0, fail(at, "key of %d bytes", kl)
 			}
-			key, err := readBounded(cr, kl)
+			key, err := readExact(cr, kl)
 			if err != nil {
 				return 0, fail(at, "truncated key")
 			}
@@ -396,7 +396,7 @@ func (s *Server) loadSnapshot(dir string) (uint64, error) {
 			if nl > maxKeyLen || nl > size-cr.n {
 				return 0, fail(at, "name of %d bytes", nl)
 			}
-			name, err := readBounded(cr, nl)
+			name, err := readExact(cr, nl)
 			if err != nil {
 				return 0, fail(at, "truncated load record")
 			}
