@@ -1,10 +1,13 @@
 package cuckoo
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 
 	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 )
 
 // RedisBloom's CF.SCANDUMP format (src/cf.c, src/rebloom.c, module 2.4).
@@ -215,6 +218,7 @@ type Loader struct {
 	done   uint64 // bytes received
 	si     int    // sub-filter being filled
 	exact  bool   // allocate each sub-filter whole on its first chunk
+	whole  int8   // AllocateWhole: 1 asked, 2 asked and the total fits, -1 asked but it does not
 	ended  bool
 	err    error // sticky
 	result bool  // Filter was called
@@ -281,17 +285,132 @@ func (ld *Loader) load(iter int64, data []byte) error {
 	}
 	s := &ld.f.subs[ld.si]
 	size := s.m * uint64(ld.f.lay.b)
-	if s.bytes == nil {
-		c := size
-		if !ld.exact {
-			c = min(c, 1<<20) // append grows it as bytes arrive
-		}
-		s.bytes = make([]byte, 0, c)
+	switch {
+	case ld.allocWhole() && uint64(cap(s.bytes)) < size:
+		b := make([]byte, len(s.bytes), size)
+		copy(b, s.bytes)
+		s.bytes = b
+	case s.bytes == nil:
+		// At least this chunk (its bytes have arrived), at least 1 MiB;
+		// append grows it as more arrive.
+		s.bytes = make([]byte, 0, min(size, max(1<<20, uint64(len(data)))))
 	}
 	s.bytes = append(s.bytes, data...)
 	ld.done += uint64(len(data))
 	if uint64(len(s.bytes)) == size {
 		ld.si++
+	}
+	return nil
+}
+
+// memLimit is sysmem.Limit, replaceable by tests.
+var memLimit = sysmem.Limit
+
+// AllocateWhole makes the Loader allocate each sub-filter at its full
+// size when its first bytes arrive (one begun smaller grows to its full
+// size in one step) instead of growing it as its bytes arrive, which
+// allocates about five times the sub-filter in all and holds up to 2.25
+// times it at the last growth. It is for a caller that has accounted for
+// the total Progress reports (a server that reserved it against its
+// memory limit when the header came). It may be called before or after
+// the header. A header whose total exceeds the memory this process may
+// use (internal/sysmem.Limit) is still loaded as its bytes arrive: a
+// header alone never makes the Loader allocate beyond the machine.
+func (ld *Loader) AllocateWhole() {
+	if ld.whole == 0 {
+		ld.whole = 1
+	}
+}
+
+// allocWhole reports whether a sub-filter is allocated whole
+// (LoadChunks, or AllocateWhole with a total that fits the memory this
+// process may use).
+func (ld *Loader) allocWhole() bool {
+	if ld.whole == 1 {
+		ld.whole = -1
+		if limit := memLimit(); limit == 0 || ld.total <= limit {
+			ld.whole = 2
+		}
+	}
+	return ld.exact || ld.whole == 2
+}
+
+// ReadChunk is LoadChunk for a data chunk of n bytes read from r: the
+// bytes are read straight into the sub-filter, so that a caller reading
+// chunks from a file does not hold each twice. The chunk is checked (Check)
+// before anything is allocated or read; the sub-filter's room for it is
+// allocated once (the whole sub-filter after AllocateWhole). Fewer than n
+// bytes in r is an error wrapping io.ErrUnexpectedEOF. The header comes
+// through LoadChunk. After an error the Loader is spent.
+func (ld *Loader) ReadChunk(iter int64, n int, r io.Reader) error {
+	if ld.err == nil {
+		ld.err = ld.readChunk(iter, n, r)
+	}
+	return ld.err
+}
+
+func (ld *Loader) readChunk(iter int64, n int, r io.Reader) error {
+	switch {
+	case ld.result:
+		return fmt.Errorf("cuckoo: Loader already returned its filter: %w", ErrParam)
+	case ld.f == nil:
+		return badDump("the first chunk must be the header (LoadChunk)")
+	case ld.ended:
+		return badDump("chunk after the end of the dump")
+	}
+	if err := ld.Check(iter, n); err != nil {
+		return err
+	}
+	s := &ld.f.subs[ld.si]
+	size := s.m * uint64(ld.f.lay.b)
+	at := len(s.bytes)
+	room := uint64(at + n)
+	if ld.allocWhole() {
+		room = size
+	}
+	if uint64(cap(s.bytes)) < room {
+		b := make([]byte, at, room)
+		copy(b, s.bytes)
+		s.bytes = b
+	}
+	if _, err := io.ReadFull(r, s.bytes[at:at+n]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("cuckoo: reading a chunk: %w", err)
+	}
+	s.bytes = s.bytes[:at+n]
+	ld.done += uint64(n)
+	if uint64(len(s.bytes)) == size {
+		ld.si++
+	}
+	return nil
+}
+
+// WalkReceived calls fn for each chunk that Received returns, in order,
+// without copying them: fn gets the chunk's iterator and size and a write
+// function that writes the chunk's bytes (from the sub-filter itself) to
+// a writer. fn may call write once, or not at all (to count the chunks).
+// It calls fn for nothing before a valid header, after an error, and once
+// Filter has returned; it stops at fn's first error and returns it. The
+// Loader must not take chunks meanwhile.
+func (ld *Loader) WalkReceived(fn func(iter int64, size int, write func(io.Writer) error) error) error {
+	if ld.f == nil || ld.err != nil || ld.result {
+		return nil
+	}
+	var off int64
+	for i := -1; i < len(ld.f.subs); i++ {
+		b, iter := ld.hdr, int64(1)
+		if i >= 0 {
+			if b = ld.f.subs[i].bytes; len(b) == 0 {
+				break
+			}
+			off += int64(len(b))
+			iter = off + 1
+		}
+		if err := fn(iter, len(b), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -306,19 +425,13 @@ func (ld *Loader) Progress() (received, total uint64) { return ld.done, ld.total
 // (copies). It returns nil before a valid header, after an error, and
 // once Filter has returned.
 func (ld *Loader) Received() []Chunk {
-	if ld.f == nil || ld.err != nil || ld.result {
+	var out []Chunk
+	ld.WalkReceived(func(iter int64, size int, write func(io.Writer) error) error {
+		b := bytes.NewBuffer(make([]byte, 0, size))
+		write(b)
+		out = append(out, Chunk{Iter: iter, Data: b.Bytes()})
 		return nil
-	}
-	out := []Chunk{{Iter: 1, Data: append([]byte(nil), ld.hdr...)}}
-	var off uint64
-	for i := range ld.f.subs {
-		b := ld.f.subs[i].bytes
-		if len(b) == 0 {
-			break
-		}
-		off += uint64(len(b))
-		out = append(out, Chunk{Iter: int64(off) + 1, Data: append([]byte(nil), b...)})
-	}
+	})
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -258,4 +259,131 @@ func FuzzReadRedisBloom(f *testing.F) {
 			t.Fatalf("re-read: %v", err)
 		}
 	})
+}
+
+// TestLoaderReadChunk: at every point of a load, the chunks WalkReceived
+// gives (those of Received), read back with ReadChunk as a snapshot
+// stores a load in progress, bring a new Loader to the same state, with
+// and without AllocateWhole; a chunk out of place, crossing a
+// sub-filter or cut short is refused before anything is read, or as
+// truncated.
+func TestLoaderReadChunk(t *testing.T) {
+	f := grown(t)
+	chunks := must(f.Dump(0))
+	for _, whole := range []bool{false, true} {
+		var ld Loader
+		for i, c := range chunks {
+			if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
+				t.Fatal(err)
+			}
+			var again Loader
+			if whole {
+				again.AllocateWhole()
+			}
+			n := 0
+			err := ld.WalkReceived(func(iter int64, size int, write func(io.Writer) error) error {
+				var b bytes.Buffer
+				if err := write(&b); err != nil || b.Len() != size {
+					t.Fatalf("write: %v, %d bytes of %d", err, b.Len(), size)
+				}
+				if want := ld.Received()[n]; want.Iter != iter || !bytes.Equal(want.Data, b.Bytes()) {
+					t.Fatalf("chunk %d: WalkReceived gives another chunk than Received", n)
+				}
+				n++
+				if iter == 1 {
+					return again.LoadChunk(iter, b.Bytes())
+				}
+				r := bytes.NewReader(b.Bytes())
+				if err := again.ReadChunk(iter, size, r); err != nil || r.Len() != 0 {
+					t.Fatalf("ReadChunk: %v, %d bytes left", err, r.Len())
+				}
+				return nil
+			})
+			if err != nil || n != len(ld.Received()) {
+				t.Fatalf("chunk %d: WalkReceived: %v after %d chunks", i, err, n)
+			}
+			for _, rest := range chunks[i+1:] {
+				if err := again.LoadChunk(rest.Iter, rest.Data); err != nil {
+					t.Fatalf("chunk %d: continuing: %v", i, err)
+				}
+			}
+			if g, err := again.Filter(); err != nil || !g.Equal(f) {
+				t.Fatalf("chunk %d: resumed load: %v", i, err)
+			}
+		}
+	}
+
+	load := func() *Loader {
+		var ld Loader
+		if err := ld.LoadChunk(1, chunks[0].Data); err != nil {
+			t.Fatal(err)
+		}
+		return &ld
+	}
+	first := chunks[1]
+	for name, c := range map[string]struct {
+		iter int64
+		n    int
+	}{
+		"a gap":                   {first.Iter + 8, len(first.Data)},
+		"crossing the sub-filter": {first.Iter + 8, len(first.Data) + 8},
+		"negative":                {first.Iter, -1},
+	} {
+		r := bytes.NewReader(make([]byte, 1<<20))
+		if err := load().ReadChunk(c.iter, c.n, r); !errors.Is(err, format.ErrFormat) || r.Len() != 1<<20 {
+			t.Errorf("%s: %v, %d bytes read", name, err, 1<<20-r.Len())
+		}
+	}
+	ld := load()
+	if err := ld.ReadChunk(first.Iter, len(first.Data), bytes.NewReader(first.Data[:len(first.Data)-1])); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a short chunk: %v", err)
+	}
+	if err := ld.ReadChunk(first.Iter, len(first.Data), bytes.NewReader(first.Data)); err == nil {
+		t.Error("the Loader goes on after a short chunk")
+	}
+	var none Loader
+	if err := none.ReadChunk(first.Iter, len(first.Data), bytes.NewReader(first.Data)); !errors.Is(err, format.ErrFormat) {
+		t.Errorf("a chunk before the header: %v", err)
+	}
+}
+
+// TestAllocateWhole: after AllocateWhole, an 8 MiB table loaded in 64 KiB
+// chunks is allocated once; without it the table grows as the chunks
+// come (several times its size); a header announcing more than the memory
+// this process may use is still loaded as its bytes arrive.
+func TestAllocateWhole(t *testing.T) {
+	f := must(NewRedisBloom(8<<20, 2, 20, 2)) // 4 Mi buckets of 2
+	chunks := must(f.Dump(64 << 10))
+	size := f.Bits() / 8
+	loadAll := func(whole bool) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var ld Loader
+		if whole {
+			ld.AllocateWhole()
+		}
+		for _, c := range chunks {
+			if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, err := ld.Filter()
+		runtime.ReadMemStats(&after)
+		if err != nil || !g.Equal(f) {
+			t.Fatalf("whole %v: %v", whole, err)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	if a := loadAll(true); a > size+size/20 {
+		t.Errorf("AllocateWhole: a table of %d bytes allocated %d", size, a)
+	}
+	if a := loadAll(false); a < 2*size {
+		t.Errorf("without AllocateWhole: a table of %d bytes allocated only %d (does it still grow as bytes come?)", size, a)
+	}
+	defer func(f func() uint64) { memLimit = f }(memLimit)
+	memLimit = func() uint64 { return size / 2 }
+	if a := loadAll(true); a < 2*size {
+		t.Errorf("AllocateWhole of more than the memory limit: %d bytes allocated for %d, at once?", a, size)
+	}
 }

@@ -230,18 +230,26 @@ func decode(d *format.Decoder) (*Filter, error) {
 	}
 	var held uint64
 	for _, m := range ms {
-		w, err := d.Words(f.tableWords(m))
-		if err != nil {
-			return nil, fmt.Errorf("cuckoo: %w", err)
-		}
 		var s sub
 		if f.profile == RedisBloom {
-			s, err = redisSub(m, b, w)
+			// The table's bytes are the file's: read in place, with the 8
+			// bytes of slack the table keeps.
+			tb, err := d.Bytes(8*f.tableWords(m), 8)
+			if err != nil {
+				return nil, fmt.Errorf("cuckoo: %w", err)
+			}
+			s, err = redisSub(m, b, tb)
+			if err != nil {
+				return nil, err
+			}
 		} else {
-			s, err = f.bloomlabSub(m, w)
-		}
-		if err != nil {
-			return nil, err
+			w, err := d.Words(f.tableWords(m))
+			if err != nil {
+				return nil, fmt.Errorf("cuckoo: %w", err)
+			}
+			if s, err = f.bloomlabSub(m, w); err != nil {
+				return nil, err
+			}
 		}
 		e, _ := f.subEntries(&s)
 		held += e
@@ -281,23 +289,15 @@ func (f *Filter) bloomlabSub(m uint64, w []uint64) (sub, error) {
 	return s, nil
 }
 
-// redisSub unpacks a RedisBloom table read from a file.
-func redisSub(m uint64, b int, w []uint64) (sub, error) {
+// redisSub makes a RedisBloom table of the payload bytes tb read from a
+// file (whole words: the bytes past the table's must be zero); tb has at
+// least 8 bytes of spare capacity and becomes the table.
+func redisSub(m uint64, b int, tb []byte) (sub, error) {
 	size := m * uint64(b)
-	bs := make([]byte, size, size+8)
-	for k, x := range w {
-		var t [8]byte
-		binary.LittleEndian.PutUint64(t[:], x)
-		if rest := size - uint64(k)*8; rest < 8 {
-			for _, p := range t[rest:] {
-				if p != 0 {
-					return sub{}, fmt.Errorf("cuckoo: bytes set after the last bucket: %w", format.ErrFormat)
-				}
-			}
-			copy(bs[k*8:], t[:rest])
-			continue
+	for _, p := range tb[size:] {
+		if p != 0 {
+			return sub{}, fmt.Errorf("cuckoo: bytes set after the last bucket: %w", format.ErrFormat)
 		}
-		copy(bs[k*8:], t[:])
 	}
-	return sub{m: m, bytes: bs}, nil
+	return sub{m: m, bytes: tb[: size : size+8]}, nil
 }

@@ -1,11 +1,14 @@
 package scalable
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 )
 
 // RedisBloom's BF.SCANDUMP format (src/sb.c, module 2.x). SCANDUMP key 0
@@ -262,6 +265,7 @@ type Loader struct {
 	loff   uint64 // bytes of it received
 	part   uint64 // its partial word
 	exact  bool   // allocate each link whole on its first chunk
+	whole  int8   // AllocateWhole: 1 asked, 2 asked and the total fits, -1 asked but it does not
 	ended  bool   // the (0, "") reply was seen
 	err    error  // sticky
 	result bool   // Filter was called
@@ -324,15 +328,50 @@ func (ld *Loader) load(iter int64, data []byte) error {
 	return nil
 }
 
+// memLimit is sysmem.Limit, replaceable by tests.
+var memLimit = sysmem.Limit
+
+// AllocateWhole makes the Loader allocate each link at its full size
+// when its first bytes arrive (a link begun smaller grows to its full
+// size in one step) instead of growing it as its bytes arrive, which
+// allocates about five times the link in all and holds up to 2.25 times
+// it at the last growth. It is for a caller that has accounted for the
+// total Progress reports (a server that reserved it against its memory
+// limit when the header came). It may be called before or after the
+// header. A header whose total exceeds the memory this process may use
+// (internal/sysmem.Limit) is still loaded as its bytes arrive: a header
+// alone never makes the Loader allocate beyond the machine.
+func (ld *Loader) AllocateWhole() {
+	if ld.whole == 0 {
+		ld.whole = 1
+	}
+}
+
+// allocWhole reports whether a link is allocated whole (LoadChunks, or
+// AllocateWhole with a total that fits the memory this process may use).
+func (ld *Loader) allocWhole() bool {
+	if ld.whole == 1 {
+		ld.whole = -1
+		if limit := memLimit(); limit == 0 || ld.total <= limit {
+			ld.whole = 2
+		}
+	}
+	return ld.exact || ld.whole == 2
+}
+
 // feed appends data to link lk's words; the caller has checked that they
 // fit.
 func (ld *Loader) feed(lk *link, data []byte) {
-	if lk.words == nil {
-		nw := lk.bits / 64
-		if !ld.exact {
-			nw = min(nw, 1<<17) // 1 MiB; append grows it as bytes arrive
-		}
-		lk.words = make([]uint64, 0, nw)
+	nw := lk.bits / 64
+	switch {
+	case ld.allocWhole() && uint64(cap(lk.words)) < nw:
+		w := make([]uint64, len(lk.words), nw)
+		copy(w, lk.words)
+		lk.words = w
+	case lk.words == nil:
+		// At least this chunk (its bytes have arrived), at least 1 MiB;
+		// append grows it as more arrive.
+		lk.words = make([]uint64, 0, min(nw, max(1<<17, uint64(len(data)+7)/8)))
 	}
 	for len(data) > 0 {
 		if ld.loff%8 == 0 && len(data) >= 8 {
@@ -354,21 +393,83 @@ func (ld *Loader) feed(lk *link, data []byte) {
 	}
 }
 
-// Progress returns the bytes of bits received so far and the total the
-// header announces (0, 0 before a valid header). The total is known, and
-// checked, before any link is allocated: a caller bounding memory reads it
-// after the header chunk.
-func (ld *Loader) Progress() (received, total uint64) { return ld.done, ld.total }
+// ReadChunk is LoadChunk for a data chunk of n bytes read from r: the
+// bytes go into the link as they are read (through a buffer of at most 64
+// KiB), so that a caller reading chunks from a file does not hold each
+// twice. The chunk is checked — its place in the dump, that it lies
+// within one link — before anything is allocated or read; the link's
+// room for it is allocated once (the whole link after AllocateWhole).
+// Fewer than n bytes in r is an error wrapping io.ErrUnexpectedEOF.
+// The header comes through LoadChunk. After an error the Loader is spent.
+func (ld *Loader) ReadChunk(iter int64, n int, r io.Reader) error {
+	if ld.err == nil {
+		ld.err = ld.readChunk(iter, n, r)
+	}
+	return ld.err
+}
 
-// Received returns the chunks that bring a new Loader to this one's state:
-// the header, then the bytes received so far, at most one chunk per link
-// (copies). It is how a load in progress is persisted. It returns nil
-// before a valid header, after an error, and once Filter has returned.
-func (ld *Loader) Received() []Chunk {
+func (ld *Loader) readChunk(iter int64, n int, r io.Reader) error {
+	switch {
+	case ld.result:
+		return fmt.Errorf("scalable: Loader already returned its filter: %w", ErrParam)
+	case ld.f == nil:
+		return badDump("the first chunk must be the header (LoadChunk)")
+	case ld.ended:
+		return badDump("chunk after the end of the dump")
+	case n < 0 || iter < 1 || uint64(iter)-1 < uint64(n):
+		return badDump("iterator %d with %d bytes", iter, n)
+	}
+	start := uint64(iter) - 1 - uint64(n)
+	switch {
+	case start != ld.done:
+		return badDump("chunk for bytes %d … %d, expected byte %d next (chunks must come in SCANDUMP order)", start, start+uint64(n), ld.done)
+	case n == 0:
+		return nil
+	case ld.li >= len(ld.ls):
+		return badDump("%d bytes beyond the %d the header announces", n, ld.total)
+	}
+	lk := ld.ls[ld.li]
+	if left := lk.bits/8 - ld.loff; uint64(n) > left {
+		return badDump("chunk of %d bytes crosses the end of link %d (%d bytes left in it)", n, ld.li, left)
+	}
+	if need := (ld.loff + uint64(n)) / 8; !ld.allocWhole() && uint64(cap(lk.words)) < need {
+		w := make([]uint64, len(lk.words), need)
+		copy(w, lk.words)
+		lk.words = w
+	}
+	buf := make([]byte, min(n, 64<<10))
+	for at := start; n > 0; {
+		c := min(n, len(buf))
+		if _, err := io.ReadFull(r, buf[:c]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("scalable: reading a chunk: %w", err)
+		}
+		at += uint64(c)
+		n -= c
+		if err := ld.load(int64(at)+1, buf[:c]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WalkReceived calls fn for each chunk that Received returns, in order,
+// without copying them: fn gets the chunk's iterator and size and a write
+// function that writes the chunk's bytes to a writer (from the link
+// itself, through a buffer of at most 64 KiB). fn may call write once, or
+// not at all (to count the chunks). It calls fn for nothing before a valid
+// header, after an error, and once Filter has returned; it stops at fn's
+// first error and returns it. The Loader must not take chunks meanwhile.
+func (ld *Loader) WalkReceived(fn func(iter int64, size int, write func(io.Writer) error) error) error {
 	if ld.f == nil || ld.err != nil || ld.result {
 		return nil
 	}
-	out := []Chunk{{Iter: 1, Data: append([]byte(nil), ld.hdr...)}}
+	hdr := ld.hdr
+	if err := fn(1, len(hdr), func(w io.Writer) error { _, err := w.Write(hdr); return err }); err != nil {
+		return err
+	}
 	var off uint64
 	for i, lk := range ld.ls {
 		if i > ld.li || lk.words == nil {
@@ -381,16 +482,53 @@ func (ld *Loader) Received() []Chunk {
 		if n == 0 {
 			break
 		}
-		b := make([]byte, n)
-		for j, w := range lk.words {
-			binary.LittleEndian.PutUint64(b[8*j:], w)
-		}
-		for j := uint64(len(lk.words)) * 8; j < n; j++ {
-			b[j] = byte(ld.part >> (8 * (j % 8)))
-		}
 		off += n
-		out = append(out, Chunk{Iter: int64(off) + 1, Data: b})
+		words, part := lk.words, ld.part
+		if err := fn(int64(off)+1, int(n), func(w io.Writer) error { return writeLinkBytes(w, words, part, n) }); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// writeLinkBytes writes the first n bytes of a link being loaded: its
+// complete words, then the bytes of part, its partial word.
+func writeLinkBytes(w io.Writer, words []uint64, part, n uint64) error {
+	const piece = 64 << 10
+	buf := make([]byte, 0, min(n, piece))
+	for pos := uint64(0); pos < n; {
+		c := min(n-pos, piece)
+		whole := min(c, n/8*8-pos) // bytes of complete words
+		b := appendLinkBytes(buf[:0], words, pos, whole)
+		for j := pos + whole; j < pos+c; j++ {
+			b = append(b, byte(part>>(8*(j%8))))
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		pos += c
+	}
+	return nil
+}
+
+// Progress returns the bytes of bits received so far and the total the
+// header announces (0, 0 before a valid header). The total is known, and
+// checked, before any link is allocated: a caller bounding memory reads it
+// after the header chunk.
+func (ld *Loader) Progress() (received, total uint64) { return ld.done, ld.total }
+
+// Received returns the chunks that bring a new Loader to this one's state:
+// the header, then the bytes received so far, at most one chunk per link
+// (copies). It is how a load in progress is persisted. It returns nil
+// before a valid header, after an error, and once Filter has returned.
+func (ld *Loader) Received() []Chunk {
+	var out []Chunk
+	ld.WalkReceived(func(iter int64, size int, write func(io.Writer) error) error {
+		b := bytes.NewBuffer(make([]byte, 0, size))
+		write(b)
+		out = append(out, Chunk{Iter: iter, Data: b.Bytes()})
+		return nil
+	})
 	return out
 }
 

@@ -595,6 +595,9 @@ func bfLoadChunk(c *client, args [][]byte) bool {
 		if c.replaying {
 			s.mem.Add(need)
 		}
+		// Accounted for: each link is allocated once, whole, when its
+		// first bytes come, not grown as they come.
+		ld.AllocateWhole()
 		s.add(string(key), v, need)
 		c.log(args)
 		c.w.Simple("OK")

@@ -627,6 +627,7 @@ func cfLoadChunk(c *client, args [][]byte) bool {
 		if c.replaying {
 			s.mem.Add(need)
 		}
+		ld.AllocateWhole() // accounted for (bfLoadChunk)
 		s.add(string(key), v, need)
 		c.log(args)
 		c.w.Simple("OK")

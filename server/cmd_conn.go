@@ -480,12 +480,14 @@ func cmdLastSave(c *client, args [][]byte) bool {
 }
 
 func cmdShutdown(c *client, args [][]byte) bool {
-	save := true
+	save := saveIfChanged
 	for _, a := range args[1:] {
 		switch {
 		case eqFold(a, "NOSAVE"):
-			save = false
-		case eqFold(a, "SAVE"), eqFold(a, "NOW"), eqFold(a, "FORCE"):
+			save = noSave
+		case eqFold(a, "SAVE"):
+			save = saveAlways
+		case eqFold(a, "NOW"), eqFold(a, "FORCE"):
 		case eqFold(a, "ABORT"):
 			c.err("ERR No shutdown in progress.")
 			return false

@@ -358,7 +358,7 @@ func (s *Server) loadSnapshot(dir string) (uint64, error) {
 			if kl > maxKeyLen || kl > size-cr.n {
 				return 0, fail(at, "key of %d bytes", kl)
 			}
-			key, err := readBounded(cr, kl)
+			key, err := readExact(cr, kl)
 			if err != nil {
 				return 0, fail(at, "truncated key")
 			}
@@ -396,7 +396,7 @@ func (s *Server) loadSnapshot(dir string) (uint64, error) {
 			if nl > maxKeyLen || nl > size-cr.n {
 				return 0, fail(at, "name of %d bytes", nl)
 			}
-			name, err := readBounded(cr, nl)
+			name, err := readExact(cr, nl)
 			if err != nil {
 				return 0, fail(at, "truncated load record")
 			}
@@ -498,13 +498,18 @@ func (s *Server) open() error {
 	return nil
 }
 
-// replay runs the records of the given log generations.
+// replay runs the records of the given log generations. Each record
+// counts as a change since the last snapshot (persistence.dirty), which
+// lacks it: the next snapshot (the interval's, or the one a stop takes)
+// folds the log into a snapshot, instead of every start replaying it.
 func (s *Server) replay(dir string, gens []uint64) error {
 	c := s.internalClient()
 	c.replaying = true
 	s.db.mu.Lock()
 	s.loading = true // nothing expires during replay (see expiredNow)
+	var records int64
 	defer func() {
+		s.persist.dirty.Add(records)
 		s.loading = false
 		s.db.mu.Unlock()
 	}()
@@ -521,6 +526,7 @@ func (s *Server) replay(dir string, gens []uint64) error {
 					return fmt.Errorf("record %q has %d arguments", args[0], len(args))
 				}
 				cmd.run(c, args)
+				records++
 				if c.lastErr != "" {
 					return fmt.Errorf("replaying %q: %s", args[0], c.lastErr)
 				}

@@ -301,11 +301,13 @@ func (s *Server) Err() error {
 
 // Shutdown stops the server gracefully: it stops accepting connections,
 // lets every connection finish the commands it has received, then takes
-// a final snapshot (when persisting) and closes the log. It returns the
-// snapshot's error, if any. When ctx ends first, connections are closed
-// at once (their unfinished commands get no reply).
+// a final snapshot (when persisting, and unless nothing changed since the
+// last one: the snapshot and the log then hold the state already) and
+// closes the log. It returns the snapshot's error, if any. When ctx ends
+// first, connections are closed at once (their unfinished commands get no
+// reply).
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.shutdown(ctx, true)
+	return s.shutdown(ctx, saveIfChanged)
 }
 
 // Close stops the server without a final snapshot: the log (when
@@ -313,10 +315,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) Close() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	return s.shutdown(ctx, false)
+	return s.shutdown(ctx, noSave)
 }
 
-func (s *Server) shutdown(ctx context.Context, save bool) error {
+// finalSave is what a shutdown does about a snapshot.
+type finalSave int
+
+const (
+	noSave        finalSave = iota // Close, SHUTDOWN NOSAVE
+	saveIfChanged                  // Shutdown, SIGTERM, SHUTDOWN
+	saveAlways                     // SHUTDOWN SAVE
+)
+
+func (s *Server) shutdown(ctx context.Context, save finalSave) error {
 	s.shutOnce.Do(func() {
 		s.mu.Lock()
 		s.closing.Store(true)
@@ -342,7 +353,7 @@ func (s *Server) shutdown(ctx context.Context, save bool) error {
 		close(s.stopBg)
 		s.bg.Wait()
 		var err error
-		if save && s.persist != nil {
+		if s.persist != nil && (save == saveAlways || save == saveIfChanged && s.persist.dirty.Load() != 0) {
 			err = s.save(true)
 		}
 		if cerr := s.closeFiles(); err == nil {

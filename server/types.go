@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/countmin"
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"github.com/bloomlab/bloomlab/scalable"
 )
 
@@ -25,6 +27,32 @@ type valueType struct {
 	// before it allocates.
 	decode func(r io.Reader, n int64) (value, error)
 }
+
+// payloadReader reads at most n bytes of r and says how many are left
+// (Len), so that a bloomlab file's decoder allocates each payload once,
+// at its final size, instead of growing it as it arrives (which costs 2–3
+// times the payload: format.NewDecoder). n is what is left of the
+// snapshot: a length in the payload beyond it is still refused, or read
+// as it arrives, never allocated in advance.
+type payloadReader struct {
+	r io.Reader
+	n int64
+}
+
+func (p *payloadReader) Read(b []byte) (int, error) {
+	if p.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > p.n {
+		b = b[:p.n]
+	}
+	k, err := p.r.Read(b)
+	p.n -= int64(k)
+	return k, err
+}
+
+// Len is the number of bytes left.
+func (p *payloadReader) Len() int { return int(min(p.n, math.MaxInt)) }
 
 // value is what a key holds.
 type value interface {
@@ -95,6 +123,7 @@ func (v *bfValue) clone() (value, error) {
 		return v, nil // never changed
 	}
 	var b bytes.Buffer
+	b.Grow(int(min(v.f.Bits()/8, math.MaxInt32)) + 8192) // the file: no growth while it is written
 	if _, err := v.f.WriteTo(&b); err != nil {
 		return nil, err
 	}
@@ -116,7 +145,7 @@ func (v *bfValue) info() (capacity, size, filters, items int64, expansion int64,
 }
 
 func decodeBF(r io.Reader, n int64) (value, error) {
-	f, err := bloomlab.ReadFrom(&io.LimitedReader{R: r, N: n})
+	f, err := bloomlab.ReadFrom(&payloadReader{r, n})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +166,7 @@ func (v *cmsValue) encode(w io.Writer) error {
 
 func decodeCMS(r io.Reader, n int64) (value, error) {
 	var s countmin.Sketch
-	if _, err := s.ReadFrom(&io.LimitedReader{R: r, N: n}); err != nil {
+	if _, err := s.ReadFrom(&payloadReader{r, n}); err != nil {
 		return nil, err
 	}
 	return &cmsValue{&s}, nil
@@ -171,7 +200,7 @@ func decodeString(r io.Reader, n int64) (value, error) {
 	if n < 8 || size > uint64(n-8) {
 		return nil, fmt.Errorf("string of %d bytes, %d left", size, n-8)
 	}
-	b, err := readBounded(r, int64(size))
+	b, err := readExact(r, int64(size))
 	if err != nil {
 		return nil, err
 	}
@@ -192,29 +221,23 @@ func (v *loadingValue) memory() int64   { return v.reserved + 96 }
 
 func (v *loadingValue) clone() (value, error) {
 	var ld scalable.Loader
-	for _, c := range v.ld.Received() {
-		if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
-			return nil, err
-		}
+	ld.AllocateWhole() // accounted for since the header
+	if err := cloneChunks(v.ld.WalkReceived, ld.LoadChunk); err != nil {
+		return nil, err
 	}
 	return &loadingValue{ld: &ld, reserved: v.reserved, ends: v.ends}, nil
 }
 
 // encode writes the chunks received so far (writeChunks).
-func (v *loadingValue) encode(w io.Writer) error {
-	chunks := v.ld.Received()
-	return writeChunks(w, len(chunks), func(i int) (int64, []byte) { return chunks[i].Iter, chunks[i].Data })
-}
+func (v *loadingValue) encode(w io.Writer) error { return writeChunks(w, v.ld.WalkReceived) }
 
 func decodeLoading(r io.Reader, n int64) (value, error) {
 	var ld scalable.Loader
 	var ends []uint64
-	err := readChunks(r, n, func(i uint32, iter int64, data []byte) error {
-		if i == 0 {
-			ends = linkEnds(data)
-		}
-		return ld.LoadChunk(iter, data)
-	})
+	err := readChunks(r, n, func(iter int64, hdr []byte) error {
+		ends = linkEnds(hdr)
+		return ld.LoadChunk(iter, hdr)
+	}, ld.ReadChunk)
 	if err != nil {
 		return nil, err
 	}
@@ -222,36 +245,81 @@ func decodeLoading(r io.Reader, n int64) (value, error) {
 	if got == total {
 		return nil, fmt.Errorf("a load in progress that holds every byte")
 	}
+	// The chunks read above were allocated at the size the file holds;
+	// the rest, accounted for from the header on, arrives from clients.
+	ld.AllocateWhole()
 	return &loadingValue{ld: &ld, reserved: int64(total), ends: ends}, nil
 }
 
+// walkFunc is a Loader's WalkReceived.
+type walkFunc = func(fn func(iter int64, size int, write func(io.Writer) error) error) error
+
 // writeChunks writes a load in progress: a count (u32), then each
-// chunk's iterator (i64), length (u64) and bytes.
-func writeChunks(w io.Writer, count int, chunk func(i int) (int64, []byte)) error {
+// chunk's iterator (i64), length (u64) and bytes, from walk (a Loader's
+// WalkReceived: the header, then at most a chunk per link or sub-filter,
+// written from the filter's memory, not copied first). It walks twice, to
+// count the chunks and to write them: the value is frozen meanwhile (a
+// writer copies it before changing it).
+func writeChunks(w io.Writer, walk walkFunc) error {
+	count := 0
+	walk(func(int64, int, func(io.Writer) error) error { count++; return nil })
 	var hdr [16]byte
 	binary.LittleEndian.PutUint32(hdr[:4], uint32(count))
 	if _, err := w.Write(hdr[:4]); err != nil {
 		return err
 	}
-	for i := 0; i < count; i++ {
-		iter, data := chunk(i)
+	written := 0
+	err := walk(func(iter int64, size int, write func(io.Writer) error) error {
 		binary.LittleEndian.PutUint64(hdr[:8], uint64(iter))
-		binary.LittleEndian.PutUint64(hdr[8:], uint64(len(data)))
+		binary.LittleEndian.PutUint64(hdr[8:], uint64(size))
 		if _, err := w.Write(hdr[:]); err != nil {
 			return err
 		}
-		if _, err := w.Write(data); err != nil {
-			return err
-		}
+		written++
+		return write(w)
+	})
+	if err == nil && written != count {
+		err = fmt.Errorf("a load in progress of %d chunks, then %d", count, written)
 	}
-	return nil
+	return err
 }
 
-// readChunks reads what writeChunks wrote, from exactly n bytes of r,
-// handing each chunk to load (a Loader, which validates it before
-// anything is allocated for the filter); a chunk's bytes are allocated
-// only as they arrive.
-func readChunks(r io.Reader, n int64, load func(i uint32, iter int64, data []byte) error) error {
+// cloneChunks feeds the chunks of walk to load (a new Loader's
+// LoadChunk, which the caller has told to AllocateWhole): the header as
+// it is, each other chunk in the pieces its write function writes, so
+// that no chunk is copied whole in between.
+func cloneChunks(walk walkFunc, load func(iter int64, data []byte) error) error {
+	return walk(func(iter int64, size int, write func(io.Writer) error) error {
+		if iter == 1 {
+			var b bytes.Buffer
+			write(&b)
+			return load(iter, b.Bytes())
+		}
+		return write(&feedWriter{load: load, at: iter - 1 - int64(size)})
+	})
+}
+
+// feedWriter hands what is written to it to load as consecutive chunks,
+// at offset at of the dump.
+type feedWriter struct {
+	load func(iter int64, data []byte) error
+	at   int64
+}
+
+func (f *feedWriter) Write(p []byte) (int, error) {
+	f.at += int64(len(p))
+	if err := f.load(f.at+1, p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// readChunks reads what writeChunks wrote, from exactly n bytes of r:
+// the first chunk (the header) is read and handed to header, each of the
+// others is handed to chunk to read from r (a Loader's ReadChunk, which
+// validates it before it allocates, and reads it straight into the
+// filter), once its length is known to lie within the n bytes.
+func readChunks(r io.Reader, n int64, header func(iter int64, data []byte) error, chunk func(iter int64, size int, r io.Reader) error) error {
 	lr := &io.LimitedReader{R: r, N: n}
 	var hdr [16]byte
 	if _, err := io.ReadFull(lr, hdr[:4]); err != nil {
@@ -267,14 +335,24 @@ func readChunks(r io.Reader, n int64, load func(i uint32, iter int64, data []byt
 		}
 		iter := int64(binary.LittleEndian.Uint64(hdr[:8]))
 		size := binary.LittleEndian.Uint64(hdr[8:])
-		data, err := readBounded(lr, int64(min(size, uint64(lr.N)+1)))
+		if size > uint64(lr.N) || size > math.MaxInt {
+			return fmt.Errorf("chunk of %d bytes, %d present", size, lr.N)
+		}
+		if i > 0 {
+			left := lr.N
+			if err := chunk(iter, int(size), lr); err != nil {
+				return err
+			}
+			if left-lr.N != int64(size) {
+				return fmt.Errorf("chunk of %d bytes, %d read", size, left-lr.N)
+			}
+			continue
+		}
+		data, err := readExact(lr, int64(size))
 		if err != nil {
 			return err
 		}
-		if uint64(len(data)) != size {
-			return fmt.Errorf("chunk of %d bytes, %d present", size, len(data))
-		}
-		if err := load(i, iter, data); err != nil {
+		if err := header(iter, data); err != nil {
 			return err
 		}
 	}
@@ -297,7 +375,7 @@ func (v *cfValue) encode(w io.Writer) error {
 
 func decodeCF(r io.Reader, n int64) (value, error) {
 	var f cuckoo.Filter
-	if _, err := f.ReadFrom(&io.LimitedReader{R: r, N: n}); err != nil {
+	if _, err := f.ReadFrom(&payloadReader{r, n}); err != nil {
 		return nil, err
 	}
 	return &cfValue{&f}, nil
@@ -315,27 +393,23 @@ func (v *cfLoadingValue) memory() int64   { return v.reserved + 96 }
 
 func (v *cfLoadingValue) clone() (value, error) {
 	var ld cuckoo.Loader
-	for _, c := range v.ld.Received() {
-		if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
-			return nil, err
-		}
+	ld.AllocateWhole() // accounted for since the header
+	if err := cloneChunks(v.ld.WalkReceived, ld.LoadChunk); err != nil {
+		return nil, err
 	}
 	return &cfLoadingValue{ld: &ld, reserved: v.reserved}, nil
 }
 
 // encode writes the chunks received so far (writeChunks).
-func (v *cfLoadingValue) encode(w io.Writer) error {
-	chunks := v.ld.Received()
-	return writeChunks(w, len(chunks), func(i int) (int64, []byte) { return chunks[i].Iter, chunks[i].Data })
-}
+func (v *cfLoadingValue) encode(w io.Writer) error { return writeChunks(w, v.ld.WalkReceived) }
 
 func decodeCFLoading(r io.Reader, n int64) (value, error) {
 	var ld cuckoo.Loader
-	err := readChunks(r, n, func(_ uint32, iter int64, data []byte) error {
+	err := readChunks(r, n, ld.LoadChunk, func(iter int64, size int, r io.Reader) error {
 		if iter == 0 {
 			return fmt.Errorf("a load in progress holding the end of a dump")
 		}
-		return ld.LoadChunk(iter, data)
+		return ld.ReadChunk(iter, size, r)
 	})
 	if err != nil {
 		return nil, err
@@ -344,21 +418,26 @@ func decodeCFLoading(r io.Reader, n int64) (value, error) {
 	if got == total {
 		return nil, fmt.Errorf("a load in progress that holds every byte")
 	}
+	ld.AllocateWhole() // as decodeLoading
 	return &cfLoadingValue{ld: &ld, reserved: int64(total)}, nil
 }
 
-// readBounded reads exactly n bytes, allocating only as they arrive.
-func readBounded(r io.Reader, n int64) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(int(min(n, 1<<20)))
-	got, err := io.CopyN(&b, r, n)
-	if got != n {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
+// memLimit is sysmem.Limit, replaceable by tests.
+var memLimit = sysmem.Limit
+
+// readExact reads exactly n bytes into one allocation of n bytes. The
+// caller has checked that n bytes are left in the file; n beyond the
+// memory this process may use (a sparse file) is refused before anything
+// is allocated.
+func readExact(r io.Reader, n int64) ([]byte, error) {
+	if limit := memLimit(); limit > 0 && uint64(n) > limit {
+		return nil, fmt.Errorf("%d bytes: more than the %d bytes this process may use", n, limit)
 	}
-	return b.Bytes(), nil
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, eofErr(err)
+	}
+	return b, nil
 }
 
 func eofErr(err error) error {

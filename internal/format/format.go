@@ -405,6 +405,45 @@ func (d *Decoder) WordsFunc(n, spare uint64, each func(words []uint64, from int)
 	return out, nil
 }
 
+// Bytes reads the next n payload bytes (n a multiple of 8) as the file
+// holds them: for a kind whose table is bytes rather than words (a
+// RedisBloom cuckoo table), which would otherwise read words and copy
+// them into bytes, holding its table twice. The result has room for
+// spare more bytes. Memory as for WordsFunc: allocated once, at its final
+// size, when the reader says the bytes are there; otherwise grown only as
+// they arrive; refused (ErrTooLarge) beyond the memory this process may
+// use.
+func (d *Decoder) Bytes(n, spare uint64) ([]byte, error) {
+	if n%8 != 0 || n > d.payload {
+		return nil, fmt.Errorf("format: %d payload bytes needed, %d declared: %w", n, d.payload, ErrFormat)
+	}
+	known := d.avail >= d.n
+	short := known && n > uint64(d.avail-d.n)
+	if limit := memLimit(); limit > 0 && n > limit && !short {
+		return nil, fmt.Errorf("format: a payload of %d bytes needs more memory than the %d bytes this process may use: %w", n, limit, ErrTooLarge)
+	}
+	var out []byte
+	if known && !short {
+		out = make([]byte, 0, n+spare) // n ≤ 2^61: no overflow
+	}
+	for uint64(len(out)) < n {
+		c := int(min(n-uint64(len(out)), 8*chunkWords))
+		if cap(out)-len(out) < c {
+			out = slices.Grow(out, c) // unknown length: grow as data arrives
+		}
+		from := len(out)
+		if err := d.read(out[from:from+c], "payload"); err != nil {
+			return nil, err
+		}
+		out = out[:from+c]
+	}
+	if uint64(cap(out)-len(out)) < spare {
+		out = slices.Grow(out, int(spare))
+	}
+	d.payload -= n
+	return out, nil
+}
+
 // fillSafe reads len(dst) payload words into dst through a buffer, decoding
 // each little-endian word: what fill does where the machine's byte order
 // is not the file's (words_safe.go), and the reference for the in-place

@@ -366,3 +366,71 @@ func TestPayloadBytes(t *testing.T) {
 		t.Errorf("truncated payload: %v, want io.ErrUnexpectedEOF", err)
 	}
 }
+
+// TestBytes: Bytes reads the payload as the file holds it, with the spare
+// capacity asked for; from a reader that knows its length it allocates
+// the payload once; a short stream claiming a huge payload fails without
+// allocating near the claim; a payload beyond the memory limit is refused.
+func TestBytes(t *testing.T) {
+	words := make([]uint64, 3*chunkWords+5)
+	for i := range words {
+		words[i] = uint64(i+1) * 0x9E3779B97F4A7C15
+	}
+	h := Header{Kind: KindCuckoo, PayloadLen: 8 * uint64(len(words))}
+	data := encode(t, h, nil, words)
+	raw := data[HeaderSize : len(data)-4]
+	for name, r := range map[string]io.Reader{
+		"bytes.Reader": bytes.NewReader(data),
+		"a pipe":       io.MultiReader(bytes.NewReader(data)), // no length
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d := NewDecoder(r)
+		if _, err := d.Begin(KindCuckoo); err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Bytes(uint64(len(raw)), 8)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := d.End(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got, raw) || cap(got)-len(got) < 8 {
+			t.Errorf("%s: %d bytes (cap %d), not the payload with 8 spare", name, len(got), cap(got))
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; name == "bytes.Reader" && a > uint64(len(raw))+(64<<10) {
+			t.Errorf("%s: allocated %d bytes for a %d-byte payload", name, a, len(raw))
+		}
+	}
+	d := NewDecoder(bytes.NewReader(data))
+	d.Begin(KindCuckoo)
+	if _, err := d.Bytes(12, 0); !errors.Is(err, ErrFormat) {
+		t.Errorf("12 bytes: %v", err)
+	}
+
+	var b bytes.Buffer
+	e := NewEncoder(&b)
+	e.Begin(Header{Kind: KindCuckoo, PayloadLen: 1 << 40}, nil)
+	short := append(b.Bytes(), make([]byte, 1000)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d = NewDecoder(bytes.NewReader(short))
+	d.Begin(KindCuckoo)
+	if _, err := d.Bytes(1<<40, 0); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("huge claim: %v", err)
+	}
+	runtime.ReadMemStats(&after)
+	if a := after.TotalAlloc - before.TotalAlloc; a > 8<<20 {
+		t.Errorf("allocated %d bytes for a 1 KB stream", a)
+	}
+
+	defer func(f func() uint64) { memLimit = f }(memLimit)
+	memLimit = func() uint64 { return 1 << 10 }
+	d = NewDecoder(bytes.NewReader(data))
+	d.Begin(KindCuckoo)
+	if _, err := d.Bytes(uint64(len(raw)), 0); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("beyond the memory limit: %v", err)
+	}
+}
