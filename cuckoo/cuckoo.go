@@ -320,8 +320,11 @@ func (f *Filter) Slots() uint64 {
 
 // Capacity returns the number of keys the filter was sized for: the
 // design n of the first sub-filter (Config.Capacity, CF.RESERVE's
-// capacity) times Σ Expansion^i over the sub-filters. A RedisBloom filter
-// loaded from a dump, which records no capacity, reports its slots.
+// capacity) times Σ Expansion^i over the sub-filters. CF.SCANDUMP's
+// chunks do not record it: a RedisBloom filter loaded from them (Loader,
+// LoadChunks, a version-1 BLRD file) reports its slots, buckets × bucket
+// size over the sub-filters, as the capacity. WriteRedisBloom's files
+// carry it (BLRD version 2).
 func (f *Filter) Capacity() uint64 {
 	if f.capacity == 0 {
 		return f.Slots()

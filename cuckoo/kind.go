@@ -265,6 +265,10 @@ func describe(g kind.Filter) []kind.Field {
 	if f.profile == Bloomlab {
 		fields = append(fields, kind.Field{Name: "semi-sorting", Value: f.lay.semisort, Note: "CF §5.2: 4f − 4 bits per bucket"})
 	}
+	if f.capacity == 0 && f.profile == RedisBloom {
+		fields = append(fields, kind.Field{Name: "capacity recorded", Value: false,
+			Note: "none recorded, as for a filter from CF.SCANDUMP chunks, which carry none: the capacity shown is the slots, buckets × bucket size"})
+	}
 	exp := any(f.expansion)
 	if f.expansion == 0 {
 		exp = "none (refuses a key that finds no room)"

@@ -2,7 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -110,5 +114,66 @@ func TestCuckooExtremeArguments(t *testing.T) {
 	}
 	if _, err := os.Stat("z.blf"); err == nil {
 		t.Error("a refused build wrote its output")
+	}
+}
+
+// A cuckoo filter's capacity survives export and import in the
+// redisbloom format (BLRD version 2 carries it; CF.SCANDUMP's header
+// does not): build -n 600 gave 600, the import 1024 (the slots), and a
+// filter holding more keys than its capacity lost the warning. A
+// version-1 file, as older builds exported, still imports, with the
+// slots as its capacity.
+func TestCuckooCapacityRoundTrip(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var keys strings.Builder
+	for i := 0; i < 700; i++ {
+		fmt.Fprintf(&keys, "key%d\n", i)
+	}
+	os.WriteFile("keys.txt", []byte(keys.String()), 0o644)
+	// 256 buckets of 4 (1024 slots) for a capacity of 600: 700 keys fit.
+	_, e, code := invoke([]string{"build", "-kind", "cuckoo", "-profile", "redisbloom", "-n", "600", "-bucket-size", "4", "-max-kicks", "500", "-o", "c.blf", "keys.txt"}, "")
+	if code != 0 || !strings.Contains(e, "more than the 600 it was sized for") {
+		t.Fatalf("build: exit %d: %s", code, e)
+	}
+	for _, args := range [][]string{
+		{"export", "-format", "redisbloom", "-o", "c.blrd", "c.blf"},
+		{"import", "-format", "redisbloom", "-kind", "cuckoo", "-o", "d.blf", "c.blrd"},
+		{"import", "-format", "redisbloom", "-o", "e.blf", "c.blrd"}, // detected
+	} {
+		if _, e, code := invoke(args, ""); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e)
+		}
+	}
+	info := func(file string) (capacity uint64, warned bool) {
+		out, e, code := invoke([]string{"info", "-json", file}, "")
+		var r struct {
+			Capacity uint64
+			Warnings []string
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("info %s: exit %d: %s", file, code, e)
+		}
+		return r.Capacity, len(r.Warnings) > 0
+	}
+	for _, f := range []string{"c.blf", "d.blf", "e.blf"} {
+		if c, w := info(f); c != 600 || !w {
+			t.Errorf("%s: capacity %d, over-capacity warning %v", f, c, w)
+		}
+	}
+	b, _ := os.ReadFile("c.blrd")
+	if binary.LittleEndian.Uint16(b[4:]) != 2 {
+		t.Errorf("exported as version %d", binary.LittleEndian.Uint16(b[4:]))
+	}
+	// The version-1 file of the cuckoo package's tests: capacity = slots.
+	old, err := os.ReadFile(filepath.Join(testdataDir, "..", "..", "..", "cuckoo", "testdata", "cuckoo-redisbloom-v1.blrd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile("old.blrd", old, 0o644)
+	if _, e, code := invoke([]string{"import", "-format", "redisbloom", "-o", "old.blf", "old.blrd"}, ""); code != 0 {
+		t.Fatalf("import of a version-1 file: exit %d: %s", code, e)
+	}
+	if c, _ := info("old.blf"); c != 480 {
+		t.Errorf("version-1 file: capacity %d, want its 480 slots", c)
 	}
 }
