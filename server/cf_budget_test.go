@@ -92,3 +92,23 @@ func TestCFCopiesOfOneKey(t *testing.T) {
 		t.Errorf("CF.COUNT %s, %d added", got, added)
 	}
 }
+
+// Extreme expansions are refused by range, never wrapped into a small
+// or zero factor: 2^31, 2^63 − 1, 2^63 (not an int64), −1.
+func TestCFExtremeExpansion(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	rng := "-EXPANSION: value must be an integer between 0 and 32768, inclusive."
+	expect(t, c, [][]string{
+		{rng, "CF.RESERVE", "k", "100", "EXPANSION", "2147483648"},
+		{rng, "CF.RESERVE", "k", "100", "EXPANSION", "9223372036854775807"},
+		{"-Couldn't parse EXPANSION", "CF.RESERVE", "k", "100", "EXPANSION", "9223372036854775808"},
+		{rng, "CF.RESERVE", "k", "100", "EXPANSION", "-1"},
+		{rng, "CF.RESERVE", "k", "100", "EXPANSION", "-9223372036854775808"},
+		{":0", "EXISTS", "k"},
+		{"+OK", "CF.RESERVE", "k", "100", "EXPANSION", "32767"}, // rounded up to 32768
+	})
+	if got := c.do("CF.INFO", "k"); !strings.Contains(got, "+Expansion rate, :32768,") {
+		t.Errorf("CF.INFO: %s", got)
+	}
+}
