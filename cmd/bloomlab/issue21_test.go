@@ -32,6 +32,7 @@ func TestKeyFileIsDirectory(t *testing.T) {
 		{"query", "f.blf", "d"},
 		{"query", "-c", "f.blf", "k.txt", "d"},
 		{"remove", "f.blf", "d"},
+		{"import", "-format", "redisbloom", "-o", "w.blf", "d"},
 	} {
 		_, e, code := invoke(args, "")
 		if code != 2 || !strings.Contains(e, "d is a directory") || strings.Contains(e, "regular file") {
