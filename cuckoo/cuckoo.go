@@ -3,10 +3,13 @@ package cuckoo
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 )
 
 // Errors returned by this package wrap these values.
@@ -100,6 +103,17 @@ const (
 	RedisDefaultCapacity      = 1024
 	// RedisMaxBucketSize is RedisBloom's CF_MAX_BUCKET_SIZE.
 	RedisMaxBucketSize = 255
+	// DefaultMaxGrowth and DefaultMinMaxBits make the default memory
+	// budget of a filter given none (Config.MaxBits 0, DefaultMaxBits):
+	// its tables may take DefaultMaxGrowth times its first sub-filter's
+	// bits or DefaultMinMaxBits (2^30 bits, 128 MiB), whichever is
+	// larger, but at most half the memory the process may use.
+	DefaultMaxGrowth  = 1024
+	DefaultMinMaxBits = 1 << 30
+	// NoMaxBits as Config.MaxBits removes the memory budget, the default
+	// included (as SetMaxBits(0) does): growth is then bounded only by
+	// MaxBits per sub-filter and MaxSubFilters.
+	NoMaxBits = math.MaxUint64
 )
 
 // Config describes a filter. Zero fields take the documented defaults,
@@ -143,6 +157,13 @@ type Config struct {
 	// Seed is the seed of the base hash (bloomlab only; RedisBloom hashes
 	// with its fixed seed 0).
 	Seed uint64
+	// MaxBits is the memory budget of a growing filter's tables, in bits
+	// (Bits): an add that would grow them past it fails with an error
+	// wrapping ErrCannotGrow and changes nothing (SetMaxBits). 0: the
+	// default, DefaultMaxBits; NoMaxBits: none. A budget below the first
+	// sub-filter's bits is refused (ErrParam). It is not stored in files:
+	// a filter read from one has the default until SetMaxBits.
+	MaxBits uint64
 }
 
 // Filter is a cuckoo filter (package documentation). Create one with New,
@@ -159,6 +180,7 @@ type Filter struct {
 	subs      []sub
 	n         uint64 // entries held: adds − deletes (RedisBloom's numItems)
 	deletes   uint64 // successful deletes (RedisBloom's numDeletes)
+	maxBits   uint64 // memory budget: 0 the default, NoMaxBits none
 	scratch   []uint64
 }
 
@@ -196,13 +218,37 @@ func New(c Config) (*Filter, error) {
 		if mi == 0 {
 			mi = RedisDefaultMaxIterations
 		}
-		return NewRedisBloom(c.Capacity, bs, mi, c.Expansion)
+		if bs >= 1 && bs <= RedisMaxBucketSize {
+			if nb := redisBuckets(c.Capacity, bs); nb != 0 && nb <= MaxBits/8/uint64(bs) {
+				if err := checkMaxBits(c.MaxBits, nb*8*uint64(bs)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		f, err := NewRedisBloom(c.Capacity, bs, mi, c.Expansion)
+		if err != nil {
+			return nil, err
+		}
+		f.maxBits = c.MaxBits
+		return f, nil
 	}
 	p, err := plan(c)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMaxBits(c.MaxBits, p.Bits()); err != nil {
+		return nil, err
+	}
 	return p.build(), nil
+}
+
+// checkMaxBits refuses a budget (Config.MaxBits) below the first
+// sub-filter's bits.
+func checkMaxBits(budget, first uint64) error {
+	if budget != 0 && budget < first {
+		return fmt.Errorf("cuckoo: MaxBits = %d, below the %d bits of the first sub-filter: %w", budget, first, ErrParam)
+	}
+	return nil
 }
 
 // NewWithEstimates returns a bloomlab-profile filter for n keys at rate at
@@ -274,8 +320,11 @@ func (f *Filter) Slots() uint64 {
 
 // Capacity returns the number of keys the filter was sized for: the
 // design n of the first sub-filter (Config.Capacity, CF.RESERVE's
-// capacity) times Σ Expansion^i over the sub-filters. A RedisBloom filter
-// loaded from a dump, which records no capacity, reports its slots.
+// capacity) times Σ Expansion^i over the sub-filters. CF.SCANDUMP's
+// chunks do not record it: a RedisBloom filter loaded from them (Loader,
+// LoadChunks, a version-1 BLRD file) reports its slots, buckets × bucket
+// size over the sub-filters, as the capacity. WriteRedisBloom's files
+// carry it (BLRD version 2).
 func (f *Filter) Capacity() uint64 {
 	if f.capacity == 0 {
 		return f.Slots()
@@ -287,9 +336,76 @@ func (f *Filter) Capacity() uint64 {
 			return 1<<64 - 1
 		}
 		c += lo
-		g *= max(f.expansion, 1)
+		if hi, g = bits.Mul64(g, max(f.expansion, 1)); hi != 0 {
+			g = 1<<64 - 1 // only a sum that has saturated can follow
+		}
 	}
 	return c
+}
+
+// processMemory is the memory, in bytes, this process may use
+// (sysmem.Limit, read once; 0 if unknown).
+var processMemory = sync.OnceValue(sysmem.Limit)
+
+// DefaultMaxBits returns the memory budget of f's tables when none was
+// set (Config.MaxBits 0): DefaultMaxGrowth times its first sub-filter's
+// bits or DefaultMinMaxBits (2^30 bits, 128 MiB), whichever is larger,
+// but at most half the memory the process may use (RAM, ulimit -v, the
+// cgroup's limit: internal/sysmem.Limit, read once), so that copies of
+// one key, each of which takes a slot and 2b of which force a growth,
+// cannot grow a filter until the process dies out of memory. It is 0 for
+// the zero Filter.
+func (f *Filter) DefaultMaxBits() uint64 {
+	if len(f.subs) == 0 {
+		return 0
+	}
+	d := uint64(DefaultMinMaxBits)
+	if hi, g := bits.Mul64(f.m0*f.lay.bucketBits, DefaultMaxGrowth); hi != 0 {
+		d = math.MaxUint64
+	} else {
+		d = max(d, g)
+	}
+	if mem := processMemory(); mem > 0 {
+		half := uint64(math.MaxUint64)
+		if mem < 1<<62 {
+			half = mem * 4 // bits in half of mem bytes
+		}
+		d = min(d, half)
+	}
+	return d
+}
+
+// SetMaxBits sets the memory budget of f's tables in bits
+// (kind.MemoryBudgeter, Config.MaxBits): from then on an add that would
+// grow them past it fails with an error wrapping ErrCannotGrow (and
+// ErrFull) and changes nothing. 0 removes the budget, the default
+// included; the sub-filters f has are kept whatever the budget. On the
+// zero Filter, which has no room, it does nothing. bloomlab build and add
+// set it to the memory the process may use.
+func (f *Filter) SetMaxBits(bits uint64) {
+	if len(f.subs) == 0 {
+		return
+	}
+	if bits == 0 {
+		bits = NoMaxBits
+	}
+	f.maxBits = bits
+}
+
+// MaxBits returns the memory budget of f's tables in bits: the one set
+// by Config.MaxBits or SetMaxBits, else DefaultMaxBits; 0 if there is
+// none (SetMaxBits(0), NoMaxBits).
+func (f *Filter) MaxBits() uint64 {
+	if len(f.subs) == 0 {
+		return 0
+	}
+	switch f.maxBits {
+	case 0:
+		return f.DefaultMaxBits()
+	case NoMaxBits:
+		return 0
+	}
+	return f.maxBits
 }
 
 // Bits returns the memory of the tables in bits: Σ buckets · bucket bits.

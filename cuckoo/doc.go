@@ -82,6 +82,20 @@
 // Compact moves entries back into older sub-filters and frees emptied
 // newest ones.
 //
+// Every copy of a key takes a slot (as CF.ADD's do), so copies of one key
+// force a growth every 2b copies whatever the capacity: with E = 2 the
+// tables double every 2b copies. A growing filter's tables are therefore
+// bounded by a memory budget (Config.MaxBits, SetMaxBits,
+// kind.MemoryBudgeter): an add that would grow them past it fails with an
+// error wrapping ErrCannotGrow (and ErrFull) and changes nothing. A filter
+// given none has the default (DefaultMaxBits): 1024 times its first
+// sub-filter's bits or 2^30 bits (128 MiB), whichever is larger, but at
+// most half the memory the process may use, so that a program that sets
+// nothing gets an error, not a fatal out-of-memory; NoMaxBits (or
+// SetMaxBits(0)) removes it. The budget is not stored in files. Growth is
+// also bounded by 2^48 bits per sub-filter and MaxSubFilters sub-filters.
+// AddUnique adds a key only if it is not already reported present.
+//
 // # Profiles
 //
 //   - Bloomlab (the default): xxh3-128 with the filter's seed; b = 1, 2, 4

@@ -15,6 +15,7 @@ import (
 
 var _ kind.Filter = (*Filter)(nil)
 var _ kind.Remover = (*Filter)(nil)
+var _ kind.MemoryBudgeter = (*Filter)(nil)
 
 func init() {
 	kind.Register(kind.Spec{
@@ -219,9 +220,9 @@ func planRedis(c Config, t kind.Target) (kind.Plan, error) {
 	if t.N < 2*uint64(bs) {
 		return kind.Plan{}, fmt.Errorf("cuckoo: -n %d: RedisBloom's capacity must be at least 2 × the bucket size %d: %w", t.N, bs, ErrParam)
 	}
-	nb := max(nextPow2(t.N/uint64(bs)), 1)
-	if nb > MaxBits/8/uint64(bs) {
-		return kind.Plan{}, fmt.Errorf("cuckoo: -n %d needs %d buckets of %d bytes, more than 2^48 bits: %w", t.N, nb, bs, ErrParam)
+	nb := redisBuckets(t.N, bs)
+	if nb == 0 || nb > MaxBits/8/uint64(bs) {
+		return kind.Plan{}, fmt.Errorf("cuckoo: -n %d needs %s buckets of %d bytes, more than 2^48 bits: %w", t.N, bucketCount(nb), bs, ErrParam)
 	}
 	slots := nb * uint64(bs)
 	load := math.Min(1, float64(t.N)/float64(slots))
@@ -264,6 +265,10 @@ func describe(g kind.Filter) []kind.Field {
 	if f.profile == Bloomlab {
 		fields = append(fields, kind.Field{Name: "semi-sorting", Value: f.lay.semisort, Note: "CF §5.2: 4f − 4 bits per bucket"})
 	}
+	if f.capacity == 0 && f.profile == RedisBloom {
+		fields = append(fields, kind.Field{Name: "capacity recorded", Value: false,
+			Note: "none recorded, as for a filter from CF.SCANDUMP chunks, which carry none: the capacity shown is the slots, buckets × bucket size"})
+	}
 	exp := any(f.expansion)
 	if f.expansion == 0 {
 		exp = "none (refuses a key that finds no room)"
@@ -283,6 +288,13 @@ func describe(g kind.Filter) []kind.Field {
 	fields = append(fields, kind.Field{Name: "fpr at keys added", Value: f.FormulaFPR(), Note: "formula, 1 − (1 − α/(2^f − 1))^{2b} per sub-filter at its load α"})
 	if f.profile == RedisBloom {
 		fields = append(fields, kind.Field{Name: "redisbloom size", Value: f.RedisInfo().Size, Note: "bytes, as CF.INFO reports"})
+	}
+	if f.expansion != 0 {
+		budget := any(f.MaxBits())
+		if f.MaxBits() == 0 {
+			budget = "none"
+		}
+		fields = append(fields, kind.Field{Name: "memory budget", Value: budget, Note: "bits the tables may grow to (not stored in the file; build and add set the memory the process may use)"})
 	}
 	if b, err := f.NextSubFilterBits(); err != nil {
 		fields = append(fields, kind.Field{Name: "next sub-filter", Value: "cannot grow", Note: err.Error(), Warn: true})

@@ -99,7 +99,7 @@ func (p Plan) Bits() uint64 {
 func (p Plan) build() *Filter {
 	l, _ := newLayout(p.BucketSize, p.FingerprintBits, p.Semisort)
 	f := &Filter{profile: Bloomlab, lay: l, maxKicks: p.MaxKicks, expansion: uint64(p.Expansion),
-		seed: p.Seed, capacity: p.Capacity, m0: p.Buckets}
+		seed: p.Seed, capacity: p.Capacity, m0: p.Buckets, maxBits: p.MaxBits}
 	f.subs = []sub{f.newSub(p.Buckets)}
 	return f
 }

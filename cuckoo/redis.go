@@ -52,9 +52,9 @@ func NewRedisBloom(capacity uint64, bucketSize, maxIterations, expansion int) (*
 	case expansion < 0 || expansion > MaxExpansion:
 		return nil, fmt.Errorf("cuckoo: EXPANSION %d out of range [0, 32768]: %w", expansion, ErrParam)
 	}
-	nb := max(nextPow2(capacity/uint64(bucketSize)), 1)
-	if nb > MaxBits/8/uint64(bucketSize) {
-		return nil, fmt.Errorf("cuckoo: capacity %d needs %d buckets of %d bytes, more than 2^48 bits: %w", capacity, nb, bucketSize, ErrParam)
+	nb := redisBuckets(capacity, bucketSize)
+	if nb == 0 || nb > MaxBits/8/uint64(bucketSize) {
+		return nil, fmt.Errorf("cuckoo: capacity %d needs %s buckets of %d bytes, more than 2^48 bits: %w", capacity, bucketCount(nb), bucketSize, ErrParam)
 	}
 	f := &Filter{
 		profile: RedisBloom, maxKicks: maxIterations, expansion: nextPow2(uint64(expansion)),
@@ -63,6 +63,27 @@ func NewRedisBloom(capacity uint64, bucketSize, maxIterations, expansion int) (*
 	}
 	f.subs = []sub{{m: nb, bytes: make([]byte, nb*uint64(bucketSize))}}
 	return f, nil
+}
+
+// redisBuckets returns the buckets of a RedisBloom-profile filter's first
+// sub-filter, as CuckooFilter_Init computes them: the next power of two of
+// capacity/bucketSize, at least 1; 0 (too many: never 1, as
+// RedisBloom's getNextN2 would wrap to) when that is past 2^63.
+// bucketSize is at least 1.
+func redisBuckets(capacity uint64, bucketSize int) uint64 {
+	x := capacity / uint64(bucketSize)
+	if x <= 1 {
+		return 1
+	}
+	return nextPow2(x)
+}
+
+// bucketCount renders redisBuckets's result for a message.
+func bucketCount(nb uint64) string {
+	if nb == 0 {
+		return "more than 2^63"
+	}
+	return fmt.Sprint(nb)
 }
 
 // redisFP returns the fingerprint and second hash of h. (h mod 255 is a
@@ -148,7 +169,16 @@ func (f *Filter) redisInsert(h uint64, mayGrow bool) error {
 		return ErrWouldGrow
 	}
 	if err := f.grow(); err != nil {
-		return err
+		var c uint64
+		last := &f.subs[len(f.subs)-1]
+		for _, bk := range [2][]byte{last.bucket(h, b), last.bucket(h2, b)} {
+			for _, x := range bk {
+				if x == fp {
+					c++
+				}
+			}
+		}
+		return f.growError(err, c)
 	}
 	if !redisPlace(&f.subs[len(f.subs)-1], b, h, h2, fp) {
 		panic("cuckoo: a new sub-filter has no room") // unreachable: it is empty

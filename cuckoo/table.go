@@ -314,7 +314,13 @@ func (f *Filter) insert(d hashing.Digest, mayGrow bool) error {
 		return ErrWouldGrow
 	}
 	if err := f.grow(); err != nil {
-		return err
+		last := &f.subs[len(f.subs)-1]
+		i1 := last.index(d.H1)
+		c := uint64(f.matches(last, i1, fp))
+		if i2 := last.alt(i1, fp); i2 != i1 {
+			c += uint64(f.matches(last, i2, fp))
+		}
+		return f.growError(err, c)
 	}
 	s = &f.subs[len(f.subs)-1]
 	if !f.place(s, s.index(d.H1), fp) {
@@ -427,7 +433,38 @@ func (f *Filter) nextBuckets() (uint64, error) {
 	if hi != 0 || m > MaxBits/bb {
 		return 0, fmt.Errorf("cuckoo: %w: the next sub-filter would have %d × %d buckets, more than 2^48 bits", ErrCannotGrow, last, f.expansion)
 	}
+	if budget := f.MaxBits(); budget > 0 {
+		next, have := m*bb, f.Bits()
+		if next > budget || have > budget-next {
+			how := ""
+			if f.maxBits == 0 {
+				how = fmt.Sprintf(" (the default: %d × the first sub-filter's bits or 2^30, at most half the process's memory; set another with Config.MaxBits or SetMaxBits)", DefaultMaxGrowth)
+			}
+			return 0, fmt.Errorf("cuckoo: %w: the next sub-filter of %d bits would bring the tables from %d to %d bits, beyond the memory budget of %d bits%s",
+				ErrCannotGrow, next, have, satAdd(have, next), budget, how)
+		}
+	}
 	return m, nil
+}
+
+// satAdd is a + b, saturated at 2^64 − 1.
+func satAdd(a, b uint64) uint64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return 1<<64 - 1
+}
+
+// growError is the error of an add whose growth failed (err, from grow):
+// when the key's buckets in the newest sub-filter hold copies of its own
+// fingerprint only, it says so, since more copies of one key need one
+// more sub-filter for every 2b of them.
+func (f *Filter) growError(err error, copies uint64) error {
+	if copies < uint64(f.lay.b) {
+		return fmt.Errorf("%w; nothing changed", err)
+	}
+	return fmt.Errorf("%w; nothing changed (the key's two buckets hold %d copies of its fingerprint: every copy of a key takes a slot, and every %d more copies need a new sub-filter; AddUnique, CF.ADDNX, adds a key once)",
+		err, copies, 2*f.lay.b)
 }
 
 // NextSubFilterBits returns the bits the next growth allocates (0 if the

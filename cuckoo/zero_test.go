@@ -68,6 +68,9 @@ func TestZeroValue(t *testing.T) {
 		"RedisInfo":         func(f *Filter) string { return want(f.RedisInfo() == RedisInfo{}, "non-zero") },
 		"NextSubFilterBits": func(f *Filter) string { _, err := f.NextSubFilterBits(); return errParam(err) },
 		"Compact":           func(f *Filter) string { f.Compact(); return "" },
+		"SetMaxBits":        func(f *Filter) string { f.SetMaxBits(1 << 20); return want(f.MaxBits() == 0, "a budget") },
+		"MaxBits":           func(f *Filter) string { return want(f.MaxBits() == 0, "non-zero") },
+		"DefaultMaxBits":    func(f *Filter) string { return want(f.DefaultMaxBits() == 0, "non-zero") },
 		"Clear":             func(f *Filter) string { f.Clear(); return "" },
 		"Clone":             func(f *Filter) string { return want(reflect.DeepEqual(f.Clone(), &Filter{}), "not zero") },
 		"Equal": func(f *Filter) string {

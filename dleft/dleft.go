@@ -66,7 +66,9 @@
 // Cost: Add and Contains hash the key once (xxh3-128) and derive the d
 // bucket indices and the fingerprint from the digest with multiply-shift
 // (no division); Contains reads d buckets and allocates nothing. Memory is
-// d · buckets · bucket bits, plus 64 bits per stashed key (Bits).
+// d · buckets · bucket bits, plus 64 bits per stashed key (Bits); only the
+// stash grows, and SetMaxBits bounds it (kind.MemoryBudgeter: bloomlab
+// build and add set the memory the process may use).
 //
 // Concurrency: any number of goroutines may call the read methods
 // (Contains*, EstimatedFPR, Loads, WriteTo, …) at once. Add*, Clear,
@@ -230,6 +232,7 @@ type Filter struct {
 	n        uint64 // Add calls (repeats included) and Build keys
 	stored   uint64 // fingerprints in buckets
 	capacity uint64
+	maxBits  uint64      // memory budget (SetMaxBits; 0: none)
 	scratch  [8][]uint64 // Add: fingerprints of a group, per bucket
 }
 
@@ -602,6 +605,10 @@ func (f *Filter) AddHash(d hashing.Digest) error {
 	if f.cfg.StashLimit > 0 && len(f.stash) >= f.cfg.StashLimit {
 		return fmt.Errorf("dleft: all %d buckets of the key are full and the stash holds its limit of %d keys: %w", f.cfg.D, f.cfg.StashLimit, ErrFull)
 	}
+	if f.maxBits > 0 && f.Bits() > f.maxBits-min(f.maxBits, 64) {
+		return fmt.Errorf("dleft: all %d buckets of the key are full, and stashing it would bring the filter to %d bits, beyond its memory budget of %d bits: %w",
+			f.cfg.D, f.Bits()+64, f.maxBits, ErrFull)
+	}
 	if f.stash == nil {
 		f.stash = map[uint64]struct{}{}
 	}
@@ -609,6 +616,21 @@ func (f *Filter) AddHash(d hashing.Digest) error {
 	f.n++
 	return nil
 }
+
+// SetMaxBits sets the filter's memory budget in bits
+// (kind.MemoryBudgeter; 0: none, the default): from then on an Add that
+// would stash a key bringing Bits past it fails with an error wrapping
+// ErrFull and changes nothing. Only the stash grows, by 64 bits per key
+// none of whose buckets has room. Not stored in files. On the zero Filter
+// it does nothing.
+func (f *Filter) SetMaxBits(bits uint64) {
+	if f.words != nil {
+		f.maxBits = bits
+	}
+}
+
+// MaxBits returns the memory budget set by SetMaxBits (0: none).
+func (f *Filter) MaxBits() uint64 { return f.maxBits }
 
 // groupWords returns the words of the group holding bucket b of subtable i
 // and b's index in it.
@@ -789,7 +811,7 @@ func (f *Filter) Clone() *Filter {
 	if f.words == nil {
 		return &Filter{}
 	}
-	g := &Filter{cfg: f.cfg, n: f.n, stored: f.stored, capacity: f.capacity}
+	g := &Filter{cfg: f.cfg, n: f.n, stored: f.stored, capacity: f.capacity, maxBits: f.maxBits}
 	g.init()
 	g.words = slices.Clone(f.words)
 	if f.stash != nil {

@@ -120,12 +120,30 @@ type offline struct {
 	rounds   int
 	capacity uint64
 	ds       []hashing.Digest
+	maxBits  uint64 // memory budget (SetMaxBits; 0: none)
 }
 
+// offlineKeyBits is the memory the offline build takes per key: its
+// 16-byte digest, and about 40 bytes more while placing (Build).
+const offlineKeyBits = 8 * (16 + 40)
+
 func (b *offline) Add(key []byte) error {
+	if b.maxBits > 0 {
+		table := uint64(b.cfg.D) * b.cfg.Buckets * uint64(b.cfg.BucketBits)
+		if need := table + uint64(len(b.ds)+1)*offlineKeyBits; need > b.maxBits || need < table {
+			return fmt.Errorf("dleft: the offline build of %d keys would take %d bits (the table and %d bytes per key while placing), beyond its memory budget of %d bits: %w",
+				len(b.ds)+1, need, offlineKeyBits/8, b.maxBits, ErrFull)
+		}
+	}
 	b.ds = append(b.ds, hashing.Sum(key, b.cfg.Seed))
 	return nil
 }
+
+// SetMaxBits bounds the memory of the offline build (kind.MemoryBudgeter):
+// an Add that would bring the table and the keys held for placing past
+// bits fails with an error wrapping ErrFull; the filter Finish returns
+// keeps the budget for its stash (Filter.SetMaxBits). 0: none.
+func (b *offline) SetMaxBits(bits uint64) { b.maxBits = bits }
 
 // Finish places the distinct keys (a repeated key takes one slot, as Add
 // would give it) and counts every Add in N.
@@ -141,7 +159,7 @@ func (b *offline) Finish() (kind.Filter, error) {
 		return nil, err
 	}
 	b.ds = nil
-	f.n, f.capacity = added, b.capacity
+	f.n, f.capacity, f.maxBits = added, b.capacity, b.maxBits
 	return f, nil
 }
 

@@ -58,6 +58,8 @@ func TestZeroValue(t *testing.T) {
 		"Loads":          func(f *Filter) string { return want(len(f.Loads()) == 0, "loads") },
 		"EstimatedFPR":   func(f *Filter) string { return want(f.EstimatedFPR() == 0, "non-zero") },
 		"Clear":          func(f *Filter) string { f.Clear(); return "" },
+		"SetMaxBits":     func(f *Filter) string { f.SetMaxBits(1 << 20); return want(f.MaxBits() == 0, "a budget") },
+		"MaxBits":        func(f *Filter) string { return want(f.MaxBits() == 0, "non-zero") },
 		"Clone":          func(f *Filter) string { return want(reflect.DeepEqual(f.Clone(), &Filter{}), "not zero") },
 		"Equal": func(f *Filter) string {
 			g := made()

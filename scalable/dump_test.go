@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
@@ -552,5 +553,25 @@ func TestAllocateWhole(t *testing.T) {
 	memLimit = func() uint64 { return size / 2 }
 	if a := loadAll(true); a < 2*size {
 		t.Errorf("AllocateWhole of more than the memory limit: %d bytes allocated for %d, at once?", a, size)
+	}
+}
+
+// TestFramingTrailer: a version-2 framing (internal/blrd) with an empty
+// trailer reads as version 1 does; a BF dump with a trailer is refused,
+// since BF.SCANDUMP's header records everything.
+func TestFramingTrailer(t *testing.T) {
+	f := redisChain(t, 150, Config{Capacity: 100})
+	chunks := must(f.Dump(0))
+	for _, trailer := range [][]byte{nil, []byte("x")} {
+		var buf bytes.Buffer
+		w := blrd.NewTrailerWriter(&buf, trailer)
+		for _, c := range chunks {
+			w.Record(c.Iter, c.Data)
+		}
+		must(w.Close())
+		g, err := ReadRedisBloom(&buf)
+		if len(trailer) == 0 && (err != nil || !g.Equal(f)) || len(trailer) != 0 && !errors.Is(err, format.ErrFormat) {
+			t.Errorf("trailer %q: %v", trailer, err)
+		}
 	}
 }

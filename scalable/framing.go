@@ -82,6 +82,11 @@ func ReadRedisBloom(r io.Reader) (*Filter, error) {
 		case err != nil:
 			return nil, err
 		case end:
+			if t := fr.Trailer(); len(t) != 0 {
+				// Version 2's trailer carries what a dump's chunks lack;
+				// BF.SCANDUMP's header records everything.
+				return nil, badDump("a trailer of %d bytes after the chunks; a BF dump has none", len(t))
+			}
 			return ld.Filter()
 		case ld.f == nil:
 			if n > headerFixed+headerLink*MaxLinks {

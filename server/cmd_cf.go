@@ -19,8 +19,11 @@ import (
 //   - Memory: an add that needs a new sub-filter reserves its bytes
 //     against MaxMemory first (cuckoo.TryAddHash, NextSubFilterBits);
 //     refused, it answers OOM (CF.ADD) or −1 (in CF.INSERT), changing
-//     nothing. A sub-filter past 2^48 bits answers "Memory allocation
-//     failure" (−1 in CF.INSERT), as RedisBloom answers a failed malloc.
+//     nothing. A sub-filter past 2^48 bits, or, with no MaxMemory
+//     (-no-maxmemory), tables past the cuckoo package's default budget
+//     (cuckoo.Filter.DefaultMaxBits: at most half the process's memory),
+//     answers "Memory allocation failure" (−1 in CF.INSERT), as
+//     RedisBloom answers a failed malloc.
 //   - CF.EXISTS, CF.MEXISTS and CF.COUNT on a key of another type answer
 //     WRONGTYPE (RedisBloom answers 0, an absent that is no answer), and
 //     CF.DEL and CF.COMPACT too (RedisBloom: "Not found").
@@ -300,6 +303,17 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 		return false
 	}
 	f := e.v.(*cfValue).f
+	// Growth is governed by MaxMemory (each new sub-filter is reserved
+	// below), and a replay repeats what was acknowledged: the cuckoo
+	// package's default budget then stands aside. Without a limit
+	// (-no-maxmemory) it stays, so that copies of one key, which force a
+	// growth every 2·BUCKETSIZE copies, meet "Memory allocation failure"
+	// at half the process's memory instead of ending the server.
+	if s.maxMem > 0 || c.replaying {
+		f.SetMaxBits(0)
+	} else {
+		f.SetMaxBits(f.DefaultMaxBits())
+	}
 	res := c.res[:0]
 	limited := s.maxMem > 0 && !c.replaying
 	var reserved int64

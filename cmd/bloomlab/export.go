@@ -144,6 +144,9 @@ func runImport(e *env, args []string) error {
 	}
 	var in io.Reader = e.stdin
 	if pos[0] != "-" {
+		if st, err := os.Stat(pos[0]); err == nil && st.IsDir() {
+			return usagef("%s is a directory (IN is a dump file)", pos[0])
+		}
 		fh, err := os.Open(pos[0])
 		if err != nil {
 			return err

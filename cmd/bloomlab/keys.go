@@ -66,13 +66,22 @@ func (e *env) forEachKey(files []string, fn func(key []byte, file string, line i
 	return nil
 }
 
-// checkKeyFiles rejects a key-file list that names standard input twice,
-// before anything is read.
+// checkKeyFiles rejects, before anything is read or allocated, a key-file
+// list that names standard input twice, a directory, or a file that
+// cannot be found. Every command that reads key files calls it first.
 func checkKeyFiles(files []string) error {
 	stdin := 0
 	for _, name := range files {
 		if name == "-" {
 			stdin++
+			continue
+		}
+		st, err := os.Stat(name)
+		if err != nil {
+			return fmt.Errorf("key file: %w", err)
+		}
+		if st.IsDir() {
+			return usagef("key file %s is a directory (a key file holds keys, one per line)", name)
 		}
 	}
 	if stdin > 1 {

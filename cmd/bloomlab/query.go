@@ -39,13 +39,17 @@ func query(e *env, args []string) error {
 	if len(pos) < 1 {
 		return usagef("missing FILE")
 	}
+	files := keyFiles(pos[1:])
+	if err := checkKeyFiles(files); err != nil {
+		return err
+	}
 	t, err := openTarget(pos[0])
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	var selected uint64
-	err = t.query(e, keyFiles(pos[1:]), func(key []byte, present bool) error {
+	err = t.query(e, files, func(key []byte, present bool) error {
 		if present == *invert {
 			return nil
 		}

@@ -78,10 +78,10 @@ func TestFraming(t *testing.T) {
 	if _, err := readAll(bytes.NewReader(huge)); !errors.Is(err, format.ErrFormat) {
 		t.Errorf("huge record: %v", err)
 	}
-	v2 := bytes.Clone(data)
-	v2[4] = 2
-	if _, err := readAll(bytes.NewReader(v2)); !errors.Is(err, format.ErrVersion) {
-		t.Errorf("version 2: %v", err)
+	v3 := bytes.Clone(data)
+	v3[4] = 3
+	if _, err := readAll(bytes.NewReader(v3)); !errors.Is(err, format.ErrVersion) {
+		t.Errorf("version 3: %v", err)
 	}
 	fr, _ := NewReader(bytes.NewReader(data), "test")
 	fr.Next()
@@ -99,5 +99,84 @@ func TestFirstRecordLen(t *testing.T) {
 		if _, ok := FirstRecordLen(bad); ok {
 			t.Errorf("FirstRecordLen(%x) accepted", bad)
 		}
+	}
+}
+
+// TestTrailer: version 2 carries a trailer after the end record (the
+// metadata the dump's chunks lack: the cuckoo filter's capacity), inside
+// the checksum; a reader stopping at the end record, as the redis-py
+// loaders of docs/SCALABLE.md do, reads version 2 as version 1. Version 1
+// has no trailer. Every truncation and changed byte is refused, and a
+// trailer longer than MaxTrailer too, before it is read.
+func TestTrailer(t *testing.T) {
+	recs := [][]byte{[]byte("header"), {1, 2, 3}}
+	for _, trailer := range [][]byte{{}, []byte("capacity"), bytes.Repeat([]byte{9}, MaxTrailer)} {
+		var buf bytes.Buffer
+		w := NewTrailerWriter(&buf, trailer)
+		for i, r := range recs {
+			w.Record(int64(i+1), r)
+		}
+		if n, err := w.Close(); err != nil || n != int64(buf.Len()) {
+			t.Fatalf("Close: %d, %v", n, err)
+		}
+		data := buf.Bytes()
+		fr, err := NewReader(bytes.NewReader(data), "test")
+		if err != nil || fr.Version() != 2 {
+			t.Fatalf("NewReader: version %d, %v", fr.Version(), err)
+		}
+		var got [][]byte
+		for {
+			_, n, end, err := fr.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end {
+				break
+			}
+			b := make([]byte, n)
+			fr.ReadData(b)
+			got = append(got, b)
+		}
+		if len(got) != len(recs) || !bytes.Equal(fr.Trailer(), trailer) || fr.N() != int64(len(data)) {
+			t.Fatalf("trailer of %d bytes: %d records, trailer %q, %d of %d bytes", len(trailer), len(got), fr.Trailer(), fr.N(), len(data))
+		}
+		if len(trailer) > 64 {
+			continue
+		}
+		for i := 0; i < len(data); i++ {
+			if _, err := readAll(bytes.NewReader(data[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("truncated at %d: %v", i, err)
+			}
+		}
+		for i := range data {
+			b := bytes.Clone(data)
+			b[i] ^= 0x10
+			if _, err := readAll(bytes.NewReader(b)); !errors.Is(err, format.ErrFormat) {
+				t.Fatalf("byte %d changed: %v", i, err)
+			}
+		}
+	}
+	fr, _ := NewReader(bytes.NewReader(frame(t, recs)), "test")
+	for {
+		if _, n, end, _ := fr.Next(); end {
+			break
+		} else {
+			fr.ReadData(make([]byte, n))
+		}
+	}
+	if fr.Version() != 1 || fr.Trailer() != nil {
+		t.Errorf("version 1: version %d, trailer %q", fr.Version(), fr.Trailer())
+	}
+	if _, err := NewTrailerWriter(io.Discard, make([]byte, MaxTrailer+1)).Close(); err == nil {
+		t.Error("a trailer over MaxTrailer written")
+	}
+	// A trailer length past MaxTrailer is refused before its bytes.
+	var buf bytes.Buffer
+	w := NewTrailerWriter(&buf, nil)
+	w.Close()
+	b := buf.Bytes()[:buf.Len()-8]
+	b = append(b, 0xff, 0xff, 0xff, 0x7f)
+	if _, err := readAll(bytes.NewReader(b)); !errors.Is(err, format.ErrFormat) || errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("trailer of 2^31 bytes: %v", err)
 	}
 }

@@ -64,12 +64,14 @@ type Remover interface {
 // MemoryBudgeter is a structure (or a Builder) whose memory grows as keys
 // come: SetMaxBits(b) makes every later insert that would bring its Bits()
 // above b fail with an error, changing nothing, where it would otherwise
-// allocate (a growing filter's next link: package scalable). 0 removes the
-// budget. The command sets it to the memory the process may use
-// (internal/sysmem.Limit) before it adds keys (build, add), so that a
-// growth the process cannot hold is an error, not a fatal out-of-memory. Structures of fixed size need not implement it;
-// FilterBuilder's builder implements it for every filter, forwarding to the
-// filter when it has the method.
+// allocate (a scalable chain's next link, a cuckoo filter's next
+// sub-filter, a d-left filter's stash). 0 removes the budget. The command
+// sets it to the memory the process may use (internal/sysmem.Limit)
+// before it adds keys (build, add), so that a growth the process cannot
+// hold is an error, not a fatal out-of-memory. Every kind whose memory
+// grows implements it (the root package's TestMemoryBudgetEveryKind);
+// structures of fixed size need not. FilterBuilder's builder implements
+// it for every filter, forwarding to the filter when it has the method.
 type MemoryBudgeter interface {
 	SetMaxBits(bits uint64)
 }
