@@ -110,7 +110,7 @@ func cmdHello(c *client, args [][]byte) bool {
 			}
 			i++
 		default:
-			c.err("ERR Syntax error in HELLO option '" + oneLine(string(args[i])) + "'")
+			c.err("ERR Syntax error in HELLO option '" + argText(args[i]) + "'")
 			return false
 		}
 	}
@@ -207,7 +207,7 @@ func cmdClient(c *client, args [][]byte) bool {
 	arity := map[string]int{"setname": 3, "getname": 2, "id": 2, "setinfo": 4, "info": 2, "list": -2}
 	want, known := arity[sub]
 	if !known {
-		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try CLIENT HELP.")
+		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try CLIENT HELP.")
 		return false
 	}
 	if want >= 0 && len(args) != want || want < 0 && len(args) < -want {
@@ -241,7 +241,7 @@ func cmdClient(c *client, args [][]byte) bool {
 		case eqFold(args[2], "LIB-VER"):
 			c.libVer = string(args[3])
 		default:
-			c.err("ERR Unrecognized option '" + oneLine(string(args[2])) + "'")
+			c.err("ERR Unrecognized option '" + argText(args[2]) + "'")
 			return false
 		}
 		c.w.Simple("OK")
@@ -319,7 +319,7 @@ func cmdCommand(c *client, args [][]byte) bool {
 			c.w.BulkString(cmd.name)
 		}
 	default:
-		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try COMMAND HELP.")
+		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try COMMAND HELP.")
 	}
 	return false
 }
@@ -418,11 +418,11 @@ func cmdConfig(c *client, args [][]byte) bool {
 			c.err(wrongArity("config|set"))
 			return false
 		}
-		c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + oneLine(string(args[2])) + "'")
+		c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[2]) + "'")
 	case "resetstat":
 		c.w.Simple("OK")
 	default:
-		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try CONFIG HELP.")
+		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try CONFIG HELP.")
 	}
 	return false
 }

@@ -244,7 +244,7 @@ func cmdExpire(c *client, args [][]byte) bool {
 		case eqFold(o, "LT"):
 			lt = true
 		default:
-			c.err("ERR Unsupported option " + oneLine(string(o)))
+			c.err("ERR Unsupported option " + argText(o))
 			return false
 		}
 	}

@@ -197,5 +197,11 @@ func eqFold(b []byte, s string) bool {
 	return true
 }
 
+// argText is an argument as an error reply quotes it: at most 128 bytes
+// (Redis's "%.128s"), CR and LF as spaces. An option longer than that is
+// no option any command takes, and the reply stays one short line
+// whatever the client sent.
+func argText(b []byte) string { return oneLine(string(b[:min(len(b), 128)])) }
+
 const errNotInt = "ERR value is not an integer or out of range"
 const errSyntax = "ERR syntax error"
