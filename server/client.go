@@ -205,8 +205,9 @@ func (c *client) serve() {
 	}
 }
 
-// exec runs one command as Redis does: lookup, authentication, arity,
-// queueing inside MULTI, then the command.
+// exec runs one command as Redis does: lookup, authentication, arity (a
+// container's subcommand and its arity too), queueing inside MULTI (or
+// refusal, for the commands Redis flags no_multi), then the command.
 func (c *client) exec(args [][]byte) {
 	c.s.totalCommands.Add(1)
 	cmd := lookupCommand(args[0], &c.lower)
@@ -221,11 +222,30 @@ func (c *client) exec(args [][]byte) {
 		return
 	}
 	if !cmd.arityOK(len(args)) {
+		if c.multi && cmd.name == "exec" {
+			// Redis's execCommandAbort: a refused EXEC ends the
+			// transaction, saying why.
+			c.endTx()
+			c.err("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(wrongArity(cmd.name), "ERR "))
+			return
+		}
 		c.flagTx()
 		c.err(wrongArity(cmd.name))
 		return
 	}
+	if cmd.subs != nil && len(args) > 1 {
+		if msg := cmd.checkSub(args); msg != "" {
+			c.flagTx()
+			c.err(msg)
+			return
+		}
+	}
 	if c.multi && cmd.flags&fNoQueue == 0 {
+		if cmd.flags&fNoMulti != 0 {
+			c.flagTx()
+			c.err("ERR Command not allowed inside a transaction")
+			return
+		}
 		c.enqueue(args)
 		return
 	}

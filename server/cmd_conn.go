@@ -35,18 +35,22 @@ func init() {
 		g("command", -1, 0, "server", "Get array of Redis command details", cmdCommand),
 		g("config", -2, fAdmin, "server", "A container for server configuration commands", cmdConfig),
 		g("info", -1, 0, "server", "Get information and statistics about the server", cmdInfo),
-		g("save", 1, fAdmin, "server", "Synchronously save the dataset to disk", cmdSave),
+		g("save", 1, fAdmin|fNoMulti, "server", "Synchronously save the dataset to disk", cmdSave),
 		g("bgsave", -1, fAdmin, "server", "Asynchronously save the dataset to disk", cmdBgsave),
 		g("bgrewriteaof", 1, fAdmin, "server", "Asynchronously rewrite the append-only file", cmdBgsave),
 		g("lastsave", 1, fFast, "server", "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
-		g("shutdown", -1, fAdmin|fNoQueue, "server", "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
+		g("shutdown", -1, fAdmin|fNoMulti, "server", "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
 		g("multi", 1, fNoQueue|fFast, "transactions", "Mark the start of a transaction block", cmdMulti),
 		g("exec", 1, fNoQueue, "transactions", "Execute all commands issued after MULTI", cmdExec),
 		g("discard", 1, fNoQueue|fFast, "transactions", "Discard all commands issued after MULTI", cmdDiscard),
 		g("watch", -2, fNoQueue|fFast, "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block", cmdWatch),
-		g("unwatch", 1, fNoQueue|fFast, "transactions", "Forget about all watched keys", cmdUnwatch),
+		g("unwatch", 1, fFast, "transactions", "Forget about all watched keys", cmdUnwatch),
 	)
 	commandTable["watch"].first, commandTable["watch"].last, commandTable["watch"].step = 1, -1, 1
+	// Redis 7.0's subcommands and arities (CLIENT SETINFO is 7.2's: go-redis sends it).
+	commandTable["client"].subs = []subcommand{{"setname", 3}, {"getname", 2}, {"id", 2}, {"setinfo", 4}, {"info", 2}, {"list", -2}}
+	commandTable["command"].subs = []subcommand{{"count", 2}, {"info", -2}, {"docs", -2}, {"list", -2}}
+	commandTable["config"].subs = []subcommand{{"get", -3}, {"set", -4}, {"resetstat", 2}}
 }
 
 func cmdPing(c *client, args [][]byte) bool {
@@ -203,18 +207,8 @@ func validName(b []byte) bool {
 }
 
 func cmdClient(c *client, args [][]byte) bool {
-	sub := strings.ToLower(string(args[1]))
-	arity := map[string]int{"setname": 3, "getname": 2, "id": 2, "setinfo": 4, "info": 2, "list": -2}
-	want, known := arity[sub]
-	if !known {
-		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try CLIENT HELP.")
-		return false
-	}
-	if want >= 0 && len(args) != want || want < 0 && len(args) < -want {
-		c.err(wrongArity("client|" + sub))
-		return false
-	}
-	switch sub {
+	// exec checked the subcommand and its arity (command.subs).
+	switch strings.ToLower(string(args[1])) {
 	case "setname":
 		if !validName(args[2]) {
 			c.err("ERR Client names cannot contain spaces, newlines or special characters.")
@@ -395,10 +389,6 @@ func cmdConfig(c *client, args [][]byte) bool {
 	sub := strings.ToLower(string(args[1]))
 	switch sub {
 	case "get":
-		if len(args) < 3 {
-			c.err(wrongArity("config|get"))
-			return false
-		}
 		var out [][2]string
 		for _, p := range c.s.configParams() {
 			for _, pat := range args[2:] {
@@ -414,10 +404,6 @@ func cmdConfig(c *client, args [][]byte) bool {
 			c.w.BulkString(p[1])
 		}
 	case "set":
-		if len(args) < 4 {
-			c.err(wrongArity("config|set"))
-			return false
-		}
 		c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[2]) + "'")
 	case "resetstat":
 		c.w.Simple("OK")
