@@ -242,16 +242,23 @@ func cmdClient(c *client, args [][]byte) bool {
 	case "info":
 		c.w.Verbatim(c.describe() + "\n")
 	case "list":
-		var b strings.Builder
-		c.s.mu.Lock()
-		for o := range c.s.clients {
-			b.WriteString(o.describe())
-			b.WriteByte('\n')
-		}
-		c.s.mu.Unlock()
-		c.w.Verbatim(b.String())
+		c.w.Verbatim(c.s.clientList())
 	}
 	return false
+}
+
+// clientList is CLIENT LIST's text. (Every lock a command that only reads
+// takes is released by a defer: a panic must not leave it held, see
+// contain.)
+func (s *Server) clientList() string {
+	var b strings.Builder
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for o := range s.clients {
+		b.WriteString(o.describe())
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 func (c *client) describe() string {
@@ -642,13 +649,7 @@ func cmdInfo(c *client, args [][]byte) bool {
 	}
 	section("Stats", "total_connections_received", s.totalConns.Load(), "total_commands_processed", s.totalCommands.Load(),
 		"rejected_connections", s.rejectedConns.Load())
-	if !c.excl {
-		s.db.mu.RLock()
-	}
-	nkeys, nexp := len(s.db.m), len(s.db.expires)
-	if !c.excl {
-		s.db.mu.RUnlock()
-	}
+	nkeys, nexp := c.keyCounts()
 	if s.aof.lost() {
 		nkeys = 0 // counts that hold writes the log lost are no answer
 	} else {
@@ -661,6 +662,15 @@ func cmdInfo(c *client, args [][]byte) bool {
 	}
 	c.w.Verbatim(b.String())
 	return false
+}
+
+// keyCounts returns the number of keys and of keys with a time to live.
+func (c *client) keyCounts() (keys, expires int) {
+	if !c.excl {
+		c.s.db.mu.RLock()
+		defer c.s.db.mu.RUnlock()
+	}
+	return len(c.s.db.m), len(c.s.db.expires)
 }
 
 func b2i(b bool) int {
