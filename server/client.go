@@ -377,8 +377,7 @@ func (cmd *command) readsOnly() bool {
 // command, or a read while the keyspace is held exclusively (inside
 // EXEC), may have left a value or the keyspace half changed, and a panic
 // while sending replies may hold the log's locks: the server stops as a
-// crash would (stack on standard error and to the logger, exit status 2,
-// no snapshot). The locks held stay held meanwhile, so no other client
+// crash would (the stack logged, exit status 2, no snapshot). The locks held stay held meanwhile, so no other client
 // reads the change. The log holds every acknowledged write (the panicking
 // command was acknowledged to nobody).
 func (c *client) contain() {

@@ -46,8 +46,8 @@
 // are released by defers, the stack is logged, the client gets "ERR
 // internal error" and its connection is closed, and the other clients
 // are served. A panic in any other command may have left a value or the
-// keyspace half changed: the server stops as a crash would (the stack on
-// standard error, exit status 2, no snapshot), holding the command's locks
+// keyspace half changed: the server stops as a crash would (the stack
+// logged, exit status 2, no snapshot), holding the command's locks
 // until the process is gone so that nobody reads or snapshots the half
 // change; the log holds every acknowledged write.
 //

@@ -387,7 +387,7 @@ func (s *Server) background() {
 
 func (s *Server) logf(format string, args ...any) { s.logger.Printf(format, args...) }
 
-// reportPanic logs a contained panic: to Config.Logger, or to standard
+// reportPanic logs a panic's report: to Config.Logger, or to standard
 // error when there is none (a panic is a bug someone must see).
 func (s *Server) reportPanic(msg string) {
 	if s.cfg.Logger != nil {
@@ -397,13 +397,10 @@ func (s *Server) reportPanic(msg string) {
 	fmt.Fprintln(os.Stderr, msg)
 }
 
-// fatalPanic stops the process as an unrecovered panic would, with the
-// stack on standard error (and to Config.Logger), exit status 2, and no
-// snapshot: what the log holds is what a restart serves.
+// fatalPanic stops the process as an unrecovered panic would: the report
+// (with the stack) logged, exit status 2, no snapshot: what the log holds
+// is what a restart serves.
 func (s *Server) fatalPanic(msg string) {
-	if s.cfg.Logger != nil {
-		s.cfg.Logger.Print(msg)
-	}
-	fmt.Fprintln(os.Stderr, msg)
+	s.reportPanic(msg)
 	os.Exit(2)
 }
