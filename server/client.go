@@ -2,8 +2,10 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +49,10 @@ type client struct {
 	tx      [][]byte // encoded records of the EXEC block
 	lastErr string   // the last top-level error reply (replay checks it)
 
+	running  *command // the command running (for contain)
+	shared   bool     // db.mu is held shared for running
+	stage    uint8    // what the goroutine does (stageIO, …), for contain
+	mark     int      // where the reply of the command running begins in the output
 	res      []int8   // scratch: an insert's outcomes
 	out      replyBuf // replies not yet sent: sent between commands, never while a lock is held
 	quit     bool
@@ -170,6 +176,7 @@ func (c *client) serve() {
 		c.conn.Close()
 		s.conns.Done()
 	}()
+	defer c.contain() // after the cleanup above: a contained panic's reply goes out first
 	idle := s.cfg.IdleTimeout
 	for {
 		if c.r.Buffered() == 0 || c.pendingReplies() > 64<<10 {
@@ -188,7 +195,9 @@ func (c *client) serve() {
 			}
 			c.dlMu.Unlock()
 		}
+		c.stage = stageRead
 		args, err := c.r.ReadCommand()
+		c.stage = stageIO
 		if err != nil {
 			var pe *resp.ProtocolError
 			if errors.As(err, &pe) {
@@ -197,7 +206,9 @@ func (c *client) serve() {
 			c.flush()
 			return
 		}
+		c.stage, c.mark = stageExec, c.pendingReplies()
 		c.exec(args)
+		c.stage = stageIO
 		if c.quit {
 			c.flush()
 			return
@@ -205,8 +216,16 @@ func (c *client) serve() {
 	}
 }
 
-// exec runs one command as Redis does: lookup, authentication, arity,
-// queueing inside MULTI, then the command.
+// What a connection's goroutine is doing, for contain.
+const (
+	stageIO   uint8 = iota // sending replies, setting deadlines (the log's locks may be held)
+	stageRead              // reading a command (client-local state only)
+	stageExec              // running a command (exec)
+)
+
+// exec runs one command as Redis does: lookup, authentication, arity (a
+// container's subcommand and its arity too), queueing inside MULTI (or
+// refusal, for the commands Redis flags no_multi), then the command.
 func (c *client) exec(args [][]byte) {
 	c.s.totalCommands.Add(1)
 	cmd := lookupCommand(args[0], &c.lower)
@@ -221,11 +240,30 @@ func (c *client) exec(args [][]byte) {
 		return
 	}
 	if !cmd.arityOK(len(args)) {
+		if c.multi && cmd.name == "exec" {
+			// Redis's execCommandAbort: a refused EXEC ends the
+			// transaction, saying why.
+			c.endTx()
+			c.err("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(wrongArity(cmd.name), "ERR "))
+			return
+		}
 		c.flagTx()
 		c.err(wrongArity(cmd.name))
 		return
 	}
+	if cmd.subs != nil && len(args) > 1 {
+		if msg := cmd.checkSub(args); msg != "" {
+			c.flagTx()
+			c.err(msg)
+			return
+		}
+	}
 	if c.multi && cmd.flags&fNoQueue == 0 {
+		if cmd.flags&fNoMulti != 0 {
+			c.flagTx()
+			c.err("ERR Command not allowed inside a transaction")
+			return
+		}
 		c.enqueue(args)
 		return
 	}
@@ -277,23 +315,107 @@ func (c *client) call(cmd *command, args [][]byte) {
 		c.err(errOOM)
 		return
 	}
+	prev := c.running
+	c.running = cmd
 	if c.excl || cmd.lock == lockNone {
 		cmd.run(c, args)
+		c.running = prev
 		return
 	}
 	if cmd.lock != lockExcl {
+		// If cmd panics, the lock is still held (c.shared): contain
+		// releases it after a read and keeps it after a write (a
+		// snapshot, which must not freeze a half-changed value, waits for
+		// the exclusive lock until the server stops).
 		s.db.mu.RLock()
+		c.shared = true
 		again := cmd.run(c, args)
+		c.shared = false
 		s.db.mu.RUnlock()
 		if !again {
+			c.running = prev
 			return
 		}
 	}
+	// No defer: a command that panics holding the keyspace exclusively
+	// keeps it until the server stops (contain), so that nobody reads or
+	// snapshots what it half changed.
 	s.db.mu.Lock()
 	c.excl = true
 	cmd.run(c, args)
 	c.excl = false
 	s.db.mu.Unlock()
+	c.running = prev
+}
+
+// unlockWritten releases a write command's lock on e (taken with
+// e.mu.Lock). If the command panicked, e stays locked and the panic goes
+// on: no reader may see the half-changed value before the server stops.
+func unlockWritten(e *entry) {
+	if r := recover(); r != nil {
+		panic(r)
+	}
+	e.mu.Unlock()
+}
+
+// readsOnly reports whether a panic in cmd can be contained: cmd changes
+// nothing shared, neither keys (write commands, EXEC) nor persistence
+// (SAVE, BGSAVE, BGREWRITEAOF, SHUTDOWN, CONFIG are admin).
+func (cmd *command) readsOnly() bool {
+	return cmd.flags&(fWrite|fAdmin) == 0 && cmd.name != "exec"
+}
+
+// contain recovers a panic in a connection's goroutine (deferred by
+// serve: one defer per connection, none per command). A panic while
+// reading a command, or in a command that only reads outside MULTI/EXEC
+// (or in exec's own checks and queueing), is contained: the locks it held
+// were released as it unwound (every lock a reader takes is released by a
+// defer; contain releases the keyspace's shared lock, see call), the
+// stack is logged, the client gets the replies to the commands before it,
+// then "ERR internal error" in place of the half-written reply, and its
+// connection is closed; the server goes on serving the others. Any other
+// command, or a read while the keyspace is held exclusively (inside
+// EXEC), may have left a value or the keyspace half changed, and a panic
+// while sending replies may hold the log's locks: the server stops as a
+// crash would (the stack logged, exit status 2, no snapshot). The locks held stay held meanwhile, so no other client
+// reads the change. The log holds every acknowledged write (the panicking
+// command was acknowledged to nobody).
+func (c *client) contain() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	s := c.s
+	cmd := c.running
+	what := "reading a command"
+	switch {
+	case cmd != nil:
+		what = strings.ToUpper(cmd.name)
+	case c.stage == stageExec:
+		what = "dispatching a command"
+	case c.stage == stageIO:
+		what = "sending replies"
+	}
+	stack := debug.Stack()
+	if c.stage == stageIO || c.excl || c.inTx || cmd != nil && !cmd.readsOnly() {
+		s.fatalPanic(fmt.Sprintf("bloomlab: panic in %s (client %d): %v\n%s\nbloomlab: the keyspace may hold a half-applied change: stopping without a snapshot (the log holds every acknowledged write)", what, c.id, r, stack))
+		return
+	}
+	if c.shared {
+		c.shared = false
+		s.db.mu.RUnlock()
+	}
+	s.reportPanic(fmt.Sprintf("bloomlab: panic in %s (client %d), which only reads: closing this connection, serving the others: %v\n%s", what, c.id, r, stack))
+	c.running = nil
+	if c.stage == stageExec {
+		c.w.Flush() // the replies before mark, and the partial one after, into c.out
+		if len(c.out.b) > c.mark {
+			c.out.b = c.out.b[:c.mark]
+		}
+	}
+	c.err("ERR internal error")
+	c.stage = stageIO
+	c.flush()
 }
 
 // observe notes the log's end after a command that used the keyspace:

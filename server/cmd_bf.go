@@ -302,7 +302,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 		}
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer unlockWritten(e)
 	v := c.bfOf(e)
 	if v == nil {
 		return false
@@ -604,7 +604,7 @@ func bfLoadChunk(c *client, args [][]byte) bool {
 		return false
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer unlockWritten(e)
 	v, loading := e.v.(*loadingValue)
 	if !loading {
 		if e.v.typ() == bfType {

@@ -289,7 +289,7 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 		}
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer unlockWritten(e)
 	v := c.cfOf(e)
 	if v == nil {
 		return false
@@ -484,7 +484,7 @@ func cfDel(c *client, args [][]byte) bool {
 	if e == nil {
 		return false
 	}
-	defer e.mu.Unlock()
+	defer unlockWritten(e)
 	d := v.f.Hash(args[2])
 	if !v.f.ContainsHash(d) { // nothing to delete: no copy of a frozen value
 		c.w.Int(0)
@@ -512,7 +512,7 @@ func cfCompact(c *client, args [][]byte) bool {
 	if e == nil {
 		return false
 	}
-	defer e.mu.Unlock()
+	defer unlockWritten(e)
 	if err := s.writable(e); err != nil {
 		c.err("ERR " + err.Error())
 		return false
@@ -652,7 +652,7 @@ func cfLoadChunk(c *client, args [][]byte) bool {
 		return false
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer unlockWritten(e)
 	v, loading := e.v.(*cfLoadingValue)
 	if !loading {
 		if e.v.typ() == cfType {

@@ -144,6 +144,15 @@ func (c *client) cmsOf(key []byte, write bool) (*entry, *cmsValue) {
 	return e, v
 }
 
+// unlockWrittenEntry is unlockEntry(e, true) for a command that changed
+// e: if it panicked, e stays locked (see unlockWritten).
+func (c *client) unlockWrittenEntry(e *entry) {
+	if r := recover(); r != nil {
+		panic(r)
+	}
+	c.unlockEntry(e, true)
+}
+
 func (c *client) unlockEntry(e *entry, write bool) {
 	switch {
 	case c.excl:
@@ -163,7 +172,7 @@ func cmsIncrBy(c *client, args [][]byte) bool {
 	if e == nil {
 		return false
 	}
-	defer c.unlockEntry(e, true)
+	defer c.unlockWrittenEntry(e)
 	total := v.s.N()
 	for i := 2; i < len(args); i += 2 {
 		n, ok := parseInt(args[i+1])

@@ -35,18 +35,22 @@ func init() {
 		g("command", -1, 0, "server", "Get array of Redis command details", cmdCommand),
 		g("config", -2, fAdmin, "server", "A container for server configuration commands", cmdConfig),
 		g("info", -1, 0, "server", "Get information and statistics about the server", cmdInfo),
-		g("save", 1, fAdmin, "server", "Synchronously save the dataset to disk", cmdSave),
+		g("save", 1, fAdmin|fNoMulti, "server", "Synchronously save the dataset to disk", cmdSave),
 		g("bgsave", -1, fAdmin, "server", "Asynchronously save the dataset to disk", cmdBgsave),
 		g("bgrewriteaof", 1, fAdmin, "server", "Asynchronously rewrite the append-only file", cmdBgsave),
 		g("lastsave", 1, fFast, "server", "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
-		g("shutdown", -1, fAdmin|fNoQueue, "server", "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
+		g("shutdown", -1, fAdmin|fNoMulti, "server", "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
 		g("multi", 1, fNoQueue|fFast, "transactions", "Mark the start of a transaction block", cmdMulti),
 		g("exec", 1, fNoQueue, "transactions", "Execute all commands issued after MULTI", cmdExec),
 		g("discard", 1, fNoQueue|fFast, "transactions", "Discard all commands issued after MULTI", cmdDiscard),
 		g("watch", -2, fNoQueue|fFast, "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block", cmdWatch),
-		g("unwatch", 1, fNoQueue|fFast, "transactions", "Forget about all watched keys", cmdUnwatch),
+		g("unwatch", 1, fFast, "transactions", "Forget about all watched keys", cmdUnwatch),
 	)
 	commandTable["watch"].first, commandTable["watch"].last, commandTable["watch"].step = 1, -1, 1
+	// Redis 7.0's subcommands and arities (CLIENT SETINFO is 7.2's: go-redis sends it).
+	commandTable["client"].subs = []subcommand{{"setname", 3}, {"getname", 2}, {"id", 2}, {"setinfo", 4}, {"info", 2}, {"list", -2}}
+	commandTable["command"].subs = []subcommand{{"count", 2}, {"info", -2}, {"docs", -2}, {"list", -2}}
+	commandTable["config"].subs = []subcommand{{"get", -3}, {"set", -4}, {"resetstat", 2}}
 }
 
 func cmdPing(c *client, args [][]byte) bool {
@@ -110,7 +114,7 @@ func cmdHello(c *client, args [][]byte) bool {
 			}
 			i++
 		default:
-			c.err("ERR Syntax error in HELLO option '" + oneLine(string(args[i])) + "'")
+			c.err("ERR Syntax error in HELLO option '" + argText(args[i]) + "'")
 			return false
 		}
 	}
@@ -203,18 +207,8 @@ func validName(b []byte) bool {
 }
 
 func cmdClient(c *client, args [][]byte) bool {
-	sub := strings.ToLower(string(args[1]))
-	arity := map[string]int{"setname": 3, "getname": 2, "id": 2, "setinfo": 4, "info": 2, "list": -2}
-	want, known := arity[sub]
-	if !known {
-		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try CLIENT HELP.")
-		return false
-	}
-	if want >= 0 && len(args) != want || want < 0 && len(args) < -want {
-		c.err(wrongArity("client|" + sub))
-		return false
-	}
-	switch sub {
+	// exec checked the subcommand and its arity (command.subs).
+	switch strings.ToLower(string(args[1])) {
 	case "setname":
 		if !validName(args[2]) {
 			c.err("ERR Client names cannot contain spaces, newlines or special characters.")
@@ -241,23 +235,30 @@ func cmdClient(c *client, args [][]byte) bool {
 		case eqFold(args[2], "LIB-VER"):
 			c.libVer = string(args[3])
 		default:
-			c.err("ERR Unrecognized option '" + oneLine(string(args[2])) + "'")
+			c.err("ERR Unrecognized option '" + argText(args[2]) + "'")
 			return false
 		}
 		c.w.Simple("OK")
 	case "info":
 		c.w.Verbatim(c.describe() + "\n")
 	case "list":
-		var b strings.Builder
-		c.s.mu.Lock()
-		for o := range c.s.clients {
-			b.WriteString(o.describe())
-			b.WriteByte('\n')
-		}
-		c.s.mu.Unlock()
-		c.w.Verbatim(b.String())
+		c.w.Verbatim(c.s.clientList())
 	}
 	return false
+}
+
+// clientList is CLIENT LIST's text. (Every lock a command that only reads
+// takes is released by a defer: a panic must not leave it held, see
+// contain.)
+func (s *Server) clientList() string {
+	var b strings.Builder
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for o := range s.clients {
+		b.WriteString(o.describe())
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 func (c *client) describe() string {
@@ -319,7 +320,7 @@ func cmdCommand(c *client, args [][]byte) bool {
 			c.w.BulkString(cmd.name)
 		}
 	default:
-		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try COMMAND HELP.")
+		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try COMMAND HELP.")
 	}
 	return false
 }
@@ -395,10 +396,6 @@ func cmdConfig(c *client, args [][]byte) bool {
 	sub := strings.ToLower(string(args[1]))
 	switch sub {
 	case "get":
-		if len(args) < 3 {
-			c.err(wrongArity("config|get"))
-			return false
-		}
 		var out [][2]string
 		for _, p := range c.s.configParams() {
 			for _, pat := range args[2:] {
@@ -414,15 +411,11 @@ func cmdConfig(c *client, args [][]byte) bool {
 			c.w.BulkString(p[1])
 		}
 	case "set":
-		if len(args) < 4 {
-			c.err(wrongArity("config|set"))
-			return false
-		}
-		c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + oneLine(string(args[2])) + "'")
+		c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[2]) + "'")
 	case "resetstat":
 		c.w.Simple("OK")
 	default:
-		c.err("ERR unknown subcommand '" + oneLine(string(args[1])) + "'. Try CONFIG HELP.")
+		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try CONFIG HELP.")
 	}
 	return false
 }
@@ -658,13 +651,7 @@ func cmdInfo(c *client, args [][]byte) bool {
 	}
 	section("Stats", "total_connections_received", s.totalConns.Load(), "total_commands_processed", s.totalCommands.Load(),
 		"rejected_connections", s.rejectedConns.Load())
-	if !c.excl {
-		s.db.mu.RLock()
-	}
-	nkeys, nexp := len(s.db.m), len(s.db.expires)
-	if !c.excl {
-		s.db.mu.RUnlock()
-	}
+	nkeys, nexp := c.keyCounts()
 	if s.aof.lost() {
 		nkeys = 0 // counts that hold writes the log lost are no answer
 	} else {
@@ -677,6 +664,15 @@ func cmdInfo(c *client, args [][]byte) bool {
 	}
 	c.w.Verbatim(b.String())
 	return false
+}
+
+// keyCounts returns the number of keys and of keys with a time to live.
+func (c *client) keyCounts() (keys, expires int) {
+	if !c.excl {
+		c.s.db.mu.RLock()
+		defer c.s.db.mu.RUnlock()
+	}
+	return len(c.s.db.m), len(c.s.db.expires)
 }
 
 func b2i(b bool) int {

@@ -131,6 +131,9 @@ func cmdScan(c *client, args [][]byte) bool {
 	if cur == 0 {
 		cur = 1
 	}
+	// Redis takes any positive COUNT; more than the keyspace holds is the
+	// keyspace (and 2*count below cannot overflow).
+	count = max(min(count, int64(len(c.s.db.m))), 1)
 	// The count keys with the smallest positions at or after the cursor;
 	// the next cursor is the position after them.
 	var best []keyPos
@@ -241,7 +244,7 @@ func cmdExpire(c *client, args [][]byte) bool {
 		case eqFold(o, "LT"):
 			lt = true
 		default:
-			c.err("ERR Unsupported option " + oneLine(string(o)))
+			c.err("ERR Unsupported option " + argText(o))
 			return false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 type cmdFlags uint16
@@ -16,6 +17,7 @@ const (
 	fReadonly                      // for COMMAND INFO
 	fFast
 	fAdmin
+	fNoMulti // refused inside MULTI, aborting it (Redis's no_multi: SAVE, SHUTDOWN)
 )
 
 // lockMode is how the dispatcher holds the keyspace lock for a command.
@@ -39,7 +41,31 @@ type command struct {
 	first, last, step int // key positions, for COMMAND INFO
 	group, since      string
 	summary           string
+	subs              []subcommand // a container's (CLIENT, COMMAND, CONFIG)
 	run               func(c *client, args [][]byte) bool
+}
+
+// subcommand is a container command's subcommand (CLIENT SETNAME) and its
+// arity, counting the container's name. exec checks both before the
+// command runs or is queued, as Redis does: inside MULTI an unknown
+// subcommand or a wrong count aborts the transaction.
+type subcommand struct {
+	name  string
+	arity int
+}
+
+// checkSub returns the error for args[1] if cmd has no such subcommand or
+// the count is wrong for it, else "".
+func (cmd *command) checkSub(args [][]byte) string {
+	for _, sc := range cmd.subs {
+		if eqFold(args[1], sc.name) {
+			if sc.arity >= 0 && len(args) != sc.arity || sc.arity < 0 && len(args) < -sc.arity {
+				return wrongArity(cmd.name + "|" + sc.name)
+			}
+			return ""
+		}
+	}
+	return "ERR unknown subcommand '" + argText(args[1]) + "'. Try " + strings.ToUpper(cmd.name) + " HELP."
 }
 
 var commandTable = map[string]*command{}
@@ -196,6 +222,12 @@ func eqFold(b []byte, s string) bool {
 	}
 	return true
 }
+
+// argText is an argument as an error reply quotes it: at most 128 bytes
+// (Redis's "%.128s"), CR and LF as spaces. An option longer than that is
+// no option any command takes, and the reply stays one short line
+// whatever the client sent.
+func argText(b []byte) string { return oneLine(string(b[:min(len(b), 128)])) }
 
 const errNotInt = "ERR value is not an integer or out of range"
 const errSyntax = "ERR syntax error"

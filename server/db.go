@@ -275,6 +275,7 @@ func (s *Server) unwatchAll(c *client) {
 		return
 	}
 	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
 	for _, k := range c.watched {
 		if cs := s.watch.m[k]; cs != nil {
 			delete(cs, c)
@@ -284,7 +285,6 @@ func (s *Server) unwatchAll(c *client) {
 			s.watch.n.Add(-1)
 		}
 	}
-	s.watch.mu.Unlock()
 	c.watched = c.watched[:0]
 	c.dirty.Store(false)
 }

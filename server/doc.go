@@ -34,7 +34,22 @@
 // length before it allocates, a filter's requested size is checked against
 // RedisBloom's ranges and against MaxMemory before it is allocated, and
 // files and logs are validated before they are believed. Nothing a client
-// sends makes the server panic (the dispatch path is fuzzed).
+// sends makes the server panic: the dispatch path is fuzzed (FuzzConn),
+// and so is every command with extreme arguments in every position
+// (FuzzCommands; TestCommandWalk walks them all in every go test).
+//
+// # Panics
+//
+// Should a command panic anyway (a bug), a command that only reads (no
+// write flag, not admin, not inside EXEC), or the reading of a command,
+// costs only its client: its locks
+// are released by defers, the stack is logged, the client gets "ERR
+// internal error" and its connection is closed, and the other clients
+// are served. A panic in any other command may have left a value or the
+// keyspace half changed: the server stops as a crash would (the stack
+// logged, exit status 2, no snapshot), holding the command's locks
+// until the process is gone so that nobody reads or snapshots the half
+// change; the log holds every acknowledged write.
 //
 // # Concurrency and cost
 //

@@ -397,3 +397,21 @@ func (s *Server) background() {
 }
 
 func (s *Server) logf(format string, args ...any) { s.logger.Printf(format, args...) }
+
+// reportPanic logs a panic's report: to Config.Logger, or to standard
+// error when there is none (a panic is a bug someone must see).
+func (s *Server) reportPanic(msg string) {
+	if s.cfg.Logger != nil {
+		s.cfg.Logger.Print(msg)
+		return
+	}
+	fmt.Fprintln(os.Stderr, msg)
+}
+
+// fatalPanic stops the process as an unrecovered panic would: the report
+// (with the stack) logged, exit status 2, no snapshot: what the log holds
+// is what a restart serves.
+func (s *Server) fatalPanic(msg string) {
+	s.reportPanic(msg)
+	os.Exit(2)
+}
