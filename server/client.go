@@ -188,6 +188,8 @@ func (c *client) serve() {
 			}
 			c.dlMu.Unlock()
 		}
+		// Redis's limits before AUTH (a bulk of 16 KiB, 10 arguments).
+		c.r.Unauthenticated = !c.authed
 		args, err := c.r.ReadCommand()
 		if err != nil {
 			var pe *resp.ProtocolError

@@ -292,3 +292,64 @@ func TestSlowReaderHoldsNoLock(t *testing.T) {
 		t.Fatal("a client that does not read its replies blocks the server")
 	}
 }
+
+// TestUnauthenticatedLimits: with a password, a client that has not
+// authenticated may not make the server hold more than Redis lets it: a
+// bulk over 16384 bytes or more than 10 arguments is refused at its header
+// with Redis's text and the connection closed (Redis 7.0.15 does the same;
+// inline commands, at most 64 KiB, are not limited further, as in Redis).
+// Before, four such clients could each pin a 512 MiB argument. After AUTH
+// the limits are the configured ones.
+func TestUnauthenticatedLimits(t *testing.T) {
+	s := start(t, Config{Password: "sec"})
+	closed := func(c *rawConn, what string) {
+		t.Helper()
+		c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.conn.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("%s: connection not closed (%d, %v)", what, n, err)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"*2\r\n$4\r\nAUTH\r\n$16385\r\n", "-ERR Protocol error: unauthenticated bulk length"},
+		{"*1\r\n$536870912\r\n", "-ERR Protocol error: unauthenticated bulk length"},
+		{"*11\r\n", "-ERR Protocol error: unauthenticated multibulk length"},
+		{"*1048576\r\n", "-ERR Protocol error: unauthenticated multibulk length"},
+		{"*2000000\r\n", "-ERR Protocol error: unauthenticated multibulk length"}, // past -max-args: Redis's order
+		{"*1\r\n$-1\r\n", "-ERR Protocol error: invalid bulk length"},
+	} {
+		c := dial(t, s)
+		c.sendRaw(tc.in)
+		if v, _ := c.read(); v.String() != tc.want {
+			t.Errorf("%.20q: got %v, want %s", tc.in, v, tc.want)
+		}
+		closed(c, tc.in)
+	}
+	// At the limits: answered, connection open.
+	c := dial(t, s)
+	big := strings.Repeat("x", 16384)
+	for _, tc := range [][]string{
+		{"-WRONGPASS invalid username-password pair or user is disabled.", "AUTH", big},
+		{"-NOAUTH Authentication required.", "ECHO", big},
+		{"-NOAUTH Authentication required.", "BF.MADD", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%.30q: got %.80s, want %s", tc[1:], got, tc[0])
+		}
+	}
+	c.sendRaw("AUTH a b c d e f g h i j k\r\n")
+	if v, _ := c.read(); v.String() != "-ERR syntax error" {
+		t.Errorf("inline command of 12 arguments: %v", v)
+	}
+	// After AUTH (in the same pipeline) the configured limits apply.
+	c.sendRaw("AUTH sec\r\n" + string(resp.Command("ECHO", big+"y")) + string(resp.Command("BF.MADD", "f", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10")))
+	for _, want := range []string{"+OK", `$"` + big + `y"`, "*[" + strings.Repeat(":1, ", 9) + ":1]"} {
+		if v, _ := c.read(); v.String() != want {
+			t.Fatalf("after AUTH: got %.60v, want %.60s", v, want)
+		}
+	}
+	// Without a password there are no such limits.
+	open := dial(t, start(t, Config{}))
+	if got := open.do("ECHO", big+"y"); got != `$"`+big+`y"` {
+		t.Fatalf("no password: %.40s", got)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -63,6 +64,12 @@ func protoErr(format string, args ...any) error {
 	return &ProtocolError{Msg: fmt.Sprintf(format, args...)}
 }
 
+// Redis's limits for a client that has not authenticated (Reader.Unauthenticated).
+const (
+	unauthMaxArgs = 10
+	unauthMaxBulk = 16384
+)
+
 // Reader reads commands.
 type Reader struct {
 	br   *bufio.Reader
@@ -71,6 +78,14 @@ type Reader struct {
 	buf  []byte // the current command's argument bytes
 	// Inline reports whether the last command was an inline one.
 	Inline bool
+	// Unauthenticated applies Redis's limits for a client that has not
+	// authenticated (set it while a password is required and not given):
+	// a multibulk of more than 10 arguments or a bulk of more than 16384
+	// bytes is a *ProtocolError ("unauthenticated multibulk length",
+	// "unauthenticated bulk length") as soon as its header arrives.
+	// Inline commands are not limited further (as in Redis: their line
+	// is at most MaxInline).
+	Unauthenticated bool
 }
 
 // NewReader returns a Reader over r with the given limits (zero fields take
@@ -167,7 +182,13 @@ var errNumber = errors.New("not a number")
 
 func (r *Reader) readMultibulk() ([][]byte, error) {
 	n, err := r.readCount("too big mbulk count string")
-	if err == errNumber || err == nil && n > int64(r.lim.MaxArgs) {
+	if err == errNumber || err == nil && n > math.MaxInt32 {
+		return nil, protoErr("invalid multibulk length")
+	}
+	if err == nil && r.Unauthenticated && n > unauthMaxArgs {
+		return nil, protoErr("unauthenticated multibulk length")
+	}
+	if err == nil && n > int64(r.lim.MaxArgs) {
 		return nil, protoErr("invalid multibulk length")
 	}
 	if err != nil {
@@ -191,6 +212,9 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		size, err := r.readCount("too big bulk count string")
 		if err == errNumber || err == nil && (size < 0 || size > r.lim.MaxBulk) {
 			return nil, protoErr("invalid bulk length")
+		}
+		if err == nil && r.Unauthenticated && size > unauthMaxBulk {
+			return nil, protoErr("unauthenticated bulk length")
 		}
 		if err != nil {
 			return nil, eofInCommand(err)
