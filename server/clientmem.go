@@ -1,5 +1,10 @@
 package server
 
+import (
+	"runtime/debug"
+	"time"
+)
+
 // Memory that clients make the server hold (Redis's mem_clients_normal):
 // a connection's command buffers (the argument bytes and arrays of the
 // command being read, reported by the reader as they grow), its replies
@@ -16,6 +21,13 @@ package server
 // as mem_not_counted_for_evict).
 const (
 	clientFree = 128 << 10
+	// bigRelease: a release of at least this many bytes at once counts
+	// towards returning memory to the system (returnMemory).
+	bigRelease = 1 << 20
+	// returnAfter bytes released in large pieces are given back to the
+	// system once releases have stopped for returnQuiet.
+	returnAfter = 64 << 20
+	returnQuiet = time.Second
 	// sizeofSlice is a slice header's size (MULTI queue accounting).
 	sizeofSlice = 24
 )
@@ -40,6 +52,9 @@ func (c *client) clientMem(n int64, limited bool) bool {
 	s.clientFree.Add(n - counted)
 	if n > 0 {
 		s.notePeak()
+	} else if n <= -bigRelease {
+		s.released.Add(-n)
+		s.lastRelease.Store(time.Now().UnixNano())
 	}
 	return true
 }
@@ -82,4 +97,23 @@ func (s *Server) notePeak() {
 			return
 		}
 	}
+}
+
+// returnMemory gives the memory of large dropped buffers back to the
+// system: once at least returnAfter bytes were released in pieces of at
+// least bigRelease (a 200 MiB request done, a 16 MiB reply sent) and no
+// such release happened for returnQuiet, it runs debug.FreeOSMemory (a
+// garbage collection that returns every free page at once). Go would
+// otherwise keep the pages until the next collection, which a server
+// with a steady heap runs only every two minutes, and its scavenger
+// returns them gradually after that. A stream of large requests does not
+// trigger it until it pauses (the pages would be taken again at once).
+// The background loop calls it every 100 ms.
+func (s *Server) returnMemory() {
+	if s.released.Load() < returnAfter || time.Since(time.Unix(0, s.lastRelease.Load())) < returnQuiet {
+		return
+	}
+	s.released.Store(0)
+	debug.FreeOSMemory()
+	s.memReturns.Add(1)
 }

@@ -476,6 +476,13 @@ func TestClientMemory(t *testing.T) {
 	if got := ctl.do("BF.RESERVE", "f", "0.01", "25000000"); got != "+OK" {
 		t.Fatalf("the same write once the requests are done: %s", got)
 	}
+	// 128 MiB released in large pieces: returned to the system once
+	// releases have stopped for a second.
+	for deadline := time.Now().Add(30 * time.Second); s.memReturns.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes released, not returned to the system", s.released.Load())
+		}
+	}
 	// A MULTI queue is client memory too, released by EXEC or DISCARD.
 	q := dial(t, s)
 	q.do("MULTI")

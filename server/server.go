@@ -127,6 +127,9 @@ type Server struct {
 	// its part not in mem (each connection's first clientFree bytes).
 	clientMem, clientFree atomic.Int64
 	memPeak               atomic.Int64 // the largest mem seen by a reservation or a client's growth
+	// Large releases not yet returned to the system, the time of the
+	// last one, and how many times memory was returned (returnMemory).
+	released, lastRelease, memReturns atomic.Int64
 
 	aof     *aof // nil: not persisted
 	persist *persistence
@@ -376,6 +379,7 @@ func (s *Server) background() {
 		case <-tick.C:
 		}
 		s.expireCycle()
+		s.returnMemory()
 		if s.persist == nil {
 			continue
 		}
