@@ -55,6 +55,8 @@ type client struct {
 	mark     int      // where the reply of the command running begins in the output
 	res      []int8   // scratch: an insert's outcomes
 	out      replyBuf // replies not yet sent: sent between commands, never while a lock is held
+	held     int64    // bytes of out and queue accounted as client memory (account)
+	memTotal int64    // the connection's client memory: the reader's, out's and queue's (clientmem.go)
 	quit     bool
 	dlMu     sync.Mutex
 	stopping bool
@@ -64,6 +66,7 @@ type client struct {
 func newClient(s *Server, conn net.Conn) *client {
 	c := &client{s: s, conn: conn, id: s.nextID.Add(1), created: time.Now()}
 	c.r = resp.NewReader(conn, s.lim)
+	c.r.Account(c.growReader, c.readerFits)
 	c.w = resp.NewWriter(&c.out)
 	c.authed = s.cfg.Password == ""
 	return c
@@ -124,11 +127,12 @@ func (c *client) flush() error {
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	_, err := c.conn.Write(c.out.b)
-	if cap(c.out.b) > 1<<20 {
-		c.out.b = nil
+	if cap(c.out.b) > clientFree {
+		c.out.b = nil // a large reply's buffer is not kept (clientmem.go)
 	} else {
 		c.out.b = c.out.b[:0]
 	}
+	c.account()
 	return err
 }
 
@@ -170,6 +174,7 @@ func (c *client) serve() {
 	s := c.s
 	defer func() {
 		s.unwatchAll(c)
+		c.releaseMem()
 		s.mu.Lock()
 		delete(s.clients, c)
 		s.mu.Unlock()
@@ -195,9 +200,17 @@ func (c *client) serve() {
 			}
 			c.dlMu.Unlock()
 		}
+		// Redis's limits before AUTH (a bulk of 16 KiB, 10 arguments).
+		c.r.Unauthenticated = !c.authed
 		c.stage = stageRead
 		args, err := c.r.ReadCommand()
 		c.stage = stageIO
+		if err == resp.ErrNoMemory {
+			// Read to its end and dropped: too large for the memory left.
+			c.flagTx()
+			c.err(errOOM)
+			continue
+		}
 		if err != nil {
 			var pe *resp.ProtocolError
 			if errors.As(err, &pe) {
@@ -209,6 +222,8 @@ func (c *client) serve() {
 		c.stage, c.mark = stageExec, c.pendingReplies()
 		c.exec(args)
 		c.stage = stageIO
+		c.r.Release() // a large command's buffer goes before its reply
+		c.account()
 		if c.quit {
 			c.flush()
 			return
@@ -277,7 +292,7 @@ func (c *client) flagTx() {
 }
 
 func (c *client) enqueue(args [][]byte) {
-	n := int64(0)
+	n := int64(len(args)+1) * sizeofSlice // the copies' slice headers
 	for _, a := range args {
 		n += int64(len(a))
 	}
@@ -286,6 +301,13 @@ func (c *client) enqueue(args [][]byte) {
 		c.err("ERR transaction too large")
 		return
 	}
+	// The copy is client memory, which must fit under MaxMemory.
+	if !c.clientMem(n, true) {
+		c.multiErr = true
+		c.err(errOOM)
+		return
+	}
+	c.held += n
 	cp := make([][]byte, len(args))
 	for i, a := range args {
 		cp[i] = append([]byte(nil), a...)

@@ -151,7 +151,8 @@ func (s *Server) resize(key []byte, e *entry) {
 
 // reserve accounts n more bytes if they fit under MaxMemory, reporting
 // whether they did. Reservations are atomic: concurrent writers cannot
-// together exceed the limit.
+// together exceed the limit. The used memory includes what clients hold
+// (clientmem.go).
 func (s *Server) reserve(n int64) bool {
 	if n <= 0 {
 		return true
@@ -162,6 +163,7 @@ func (s *Server) reserve(n int64) bool {
 			return false
 		}
 		if s.mem.CompareAndSwap(cur, cur+n) {
+			s.notePeak()
 			return true
 		}
 	}

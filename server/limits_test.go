@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -290,5 +291,288 @@ func TestSlowReaderHoldsNoLock(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a client that does not read its replies blocks the server")
+	}
+}
+
+// TestUnauthenticatedLimits: with a password, a client that has not
+// authenticated may not make the server hold more than Redis lets it: a
+// bulk over 16384 bytes or more than 10 arguments is refused at its header
+// with Redis's text and the connection closed (Redis 7.0.15 does the same;
+// inline commands, at most 64 KiB, are not limited further, as in Redis).
+// Before, four such clients could each pin a 512 MiB argument. After AUTH
+// the limits are the configured ones.
+func TestUnauthenticatedLimits(t *testing.T) {
+	s := start(t, Config{Password: "sec"})
+	closed := func(c *rawConn, what string) {
+		t.Helper()
+		c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.conn.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("%s: connection not closed (%d, %v)", what, n, err)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"*2\r\n$4\r\nAUTH\r\n$16385\r\n", "-ERR Protocol error: unauthenticated bulk length"},
+		{"*1\r\n$536870912\r\n", "-ERR Protocol error: unauthenticated bulk length"},
+		{"*11\r\n", "-ERR Protocol error: unauthenticated multibulk length"},
+		{"*1048576\r\n", "-ERR Protocol error: unauthenticated multibulk length"},
+		{"*2000000\r\n", "-ERR Protocol error: unauthenticated multibulk length"}, // past -max-args: Redis's order
+		{"*1\r\n$-1\r\n", "-ERR Protocol error: invalid bulk length"},
+	} {
+		c := dial(t, s)
+		c.sendRaw(tc.in)
+		if v, _ := c.read(); v.String() != tc.want {
+			t.Errorf("%.20q: got %v, want %s", tc.in, v, tc.want)
+		}
+		closed(c, tc.in)
+	}
+	// At the limits: answered, connection open.
+	c := dial(t, s)
+	big := strings.Repeat("x", 16384)
+	for _, tc := range [][]string{
+		{"-WRONGPASS invalid username-password pair or user is disabled.", "AUTH", big},
+		{"-NOAUTH Authentication required.", "ECHO", big},
+		{"-NOAUTH Authentication required.", "BF.MADD", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%.30q: got %.80s, want %s", tc[1:], got, tc[0])
+		}
+	}
+	c.sendRaw("AUTH a b c d e f g h i j k\r\n")
+	if v, _ := c.read(); v.String() != "-ERR syntax error" {
+		t.Errorf("inline command of 12 arguments: %v", v)
+	}
+	// After AUTH (in the same pipeline) the configured limits apply.
+	c.sendRaw("AUTH sec\r\n" + string(resp.Command("ECHO", big+"y")) + string(resp.Command("BF.MADD", "f", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10")))
+	for _, want := range []string{"+OK", `$"` + big + `y"`, "*[" + strings.Repeat(":1, ", 9) + ":1]"} {
+		if v, _ := c.read(); v.String() != want {
+			t.Fatalf("after AUTH: got %.60v, want %.60s", v, want)
+		}
+	}
+	// Without a password there are no such limits.
+	open := dial(t, start(t, Config{}))
+	if got := open.do("ECHO", big+"y"); got != `$"`+big+`y"` {
+		t.Fatalf("no password: %.40s", got)
+	}
+}
+
+// infoInt returns an integer field of INFO's reply.
+func infoInt(t testing.TB, c *rawConn, field string) int64 {
+	t.Helper()
+	c.send("INFO", "memory")
+	v, _ := c.read()
+	for _, line := range strings.Split(string(v.Str), "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("INFO %s: %q", field, v)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO memory has no %s", field)
+	return 0
+}
+
+// sendBig sends a command whose last argument is size bytes of 'x',
+// without the final CRLF (the server then holds the argument), from a
+// buffer of 1 MiB: the test itself holds nothing large.
+func sendBig(c *rawConn, name string, size int) error {
+	chunk := bytes.Repeat([]byte{'x'}, 1<<20)
+	c.conn.SetWriteDeadline(time.Now().Add(60 * time.Second))
+	if _, err := fmt.Fprintf(c.conn, "*2\r\n$%d\r\n%s\r\n$%d\r\n", len(name), name, size); err != nil {
+		return err
+	}
+	for size > 0 {
+		n := min(size, len(chunk))
+		if _, err := c.conn.Write(chunk[:n]); err != nil {
+			return err
+		}
+		size -= n
+	}
+	return nil
+}
+
+// waitInfo polls INFO until field reaches at least want (a minute at most).
+func waitInfo(t testing.TB, c *rawConn, field string, want int64) int64 {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if n := infoInt(t, c, field); n >= want || time.Now().After(deadline) {
+			return n
+		}
+	}
+}
+
+// TestClientMemory: the requests clients are sending count in the used
+// memory that MaxMemory governs and in INFO's mem_clients_normal. While 8
+// connections each hold a 16 MiB argument (to an unknown command), a
+// write that would fit without them is refused with OOM; once the
+// commands are answered, their buffers are released (not kept for the
+// next command) and mem_clients_normal is back at its earlier value, to
+// the byte, and the write succeeds. Before, the requests counted nowhere
+// and each connection kept its largest buffer. (The 8 × 200 MiB size, and
+// the process's RSS, are TestServeClientMemory's in cmd/bloomlab.)
+func TestClientMemory(t *testing.T) {
+	const conns, size = 8, 16 << 20
+	s := start(t, Config{MaxMemory: conns*size + 24<<20})
+	ctl := dial(t, s)
+	cs := make([]*rawConn, conns)
+	for i := range cs {
+		cs[i] = dial(t, s)
+		// The same small commands before and after: buffers of the same
+		// sizes.
+		cs[i].do("FOO", strings.Repeat("x", 200))
+		cs[i].do("PING")
+	}
+	// ctl's buffers, once grown by an 8 KiB echo and 6 arguments, hold
+	// the commands below and INFO's replies (whose length varies with the
+	// figures) without growing.
+	ctl.do("ECHO", strings.Repeat("e", 8<<10))
+	ctl.do("FOO", "a", "b", "c", "d", "e")
+	before, usedBefore := infoInt(t, ctl, "mem_clients_normal"), infoInt(t, ctl, "used_memory")
+	errs := make(chan error, conns)
+	for _, c := range cs {
+		go func() { errs <- sendBig(c, "FOO", size) }()
+	}
+	for range cs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each buffer is the argument's size (its small buffer before was
+	// replaced).
+	during := waitInfo(t, ctl, "mem_clients_normal", before+conns*(size-1024))
+	if during < before+conns*(size-1024) || during > before+conns*size+1<<20 {
+		t.Fatalf("mem_clients_normal %d before, %d while %d connections hold %d bytes each", before, during, conns, size)
+	}
+	if used := infoInt(t, ctl, "used_memory"); used < usedBefore+conns*(size-1024) {
+		t.Fatalf("used_memory %d before, %d during: the requests are not counted", usedBefore, used)
+	}
+	// A 28.6 MiB filter fits under the limit, but not beside the requests.
+	if got := ctl.do("BF.RESERVE", "f", "0.01", "25000000"); got != "-"+errOOM {
+		t.Fatalf("a write past maxmemory while clients hold %d bytes: %s", during, got)
+	}
+	if got := ctl.do("BF.ADD", "small", "k"); got != ":1" {
+		t.Fatalf("a write that fits: %s", got)
+	}
+	ctl.do("DEL", "small")
+	for _, c := range cs {
+		c.sendRaw("\r\n")
+	}
+	for _, c := range cs {
+		if v, _ := c.read(); !strings.HasPrefix(v.String(), "-ERR unknown command 'FOO', with args beginning with: 'xxx") {
+			t.Fatalf("the large command: %.80v", v)
+		}
+		c.do("FOO", strings.Repeat("x", 200))
+		if got := c.do("PING"); got != "+PONG" {
+			t.Fatal(got)
+		}
+	}
+	if after := infoInt(t, ctl, "mem_clients_normal"); after != before {
+		t.Fatalf("mem_clients_normal %d before, %d during, %d after", before, during, after)
+	}
+	if used := infoInt(t, ctl, "used_memory"); used != usedBefore {
+		t.Fatalf("used_memory %d before, %d after", usedBefore, used)
+	}
+	if got := ctl.do("BF.RESERVE", "f", "0.01", "25000000"); got != "+OK" {
+		t.Fatalf("the same write once the requests are done: %s", got)
+	}
+	// 128 MiB released in large pieces: returned to the system once
+	// releases have stopped for a second.
+	for deadline := time.Now().Add(30 * time.Second); s.memReturns.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes released, not returned to the system", s.released.Load())
+		}
+	}
+	// A MULTI queue is client memory too, released by EXEC or DISCARD.
+	q := dial(t, s)
+	q.do("MULTI")
+	before = infoInt(t, ctl, "mem_clients_normal")
+	if got := q.do("ECHO", strings.Repeat("y", 1<<20)); got != "+QUEUED" {
+		t.Fatal(got)
+	}
+	if during := infoInt(t, ctl, "mem_clients_normal"); during < before+1<<20 {
+		t.Fatalf("a queued 1 MiB command: mem_clients_normal %d, then %d", before, during)
+	}
+	q.do("DISCARD")
+	// (q keeps its small buffers and the queue's array of one.)
+	if after := infoInt(t, ctl, "mem_clients_normal"); after > before+1024 {
+		t.Fatalf("after DISCARD: mem_clients_normal %d, was %d", after, before)
+	}
+}
+
+// TestClientMemoryRefused: a request whose bytes would take the used
+// memory past MaxMemory is refused: read to its end without being kept,
+// answered with OOM, the connection still in step. The check is made
+// before each growth of its buffer: at its header (a request larger than
+// the room left is never stored) and as its bytes arrive (another client's
+// request took the room meanwhile). The used memory never passes the
+// limit by more than the connections' uncounted first 128 KiB.
+func TestClientMemoryRefused(t *testing.T) {
+	const limit = 64 << 20
+	s := start(t, Config{MaxMemory: limit})
+	ctl := dial(t, s)
+	before := infoInt(t, ctl, "mem_clients_normal")
+	oom := "-" + errOOM
+	// Larger than the limit: refused, the connection goes on.
+	c := dial(t, s)
+	if err := sendBig(c, "FOO", 100<<20); err != nil {
+		t.Fatal(err)
+	}
+	c.sendRaw("\r\n")
+	if v, _ := c.read(); v.String() != oom {
+		t.Fatalf("a 100 MiB request under a 64 MiB limit: %.80v", v)
+	}
+	if got := c.do("PING"); got != "+PONG" {
+		t.Fatalf("after a refused request: %s", got)
+	}
+	// a announces 48 MiB and sends 8; b sends 40 MiB whole, which fits;
+	// a's remaining 40 MiB then do not.
+	a, b := dial(t, s), dial(t, s)
+	a.sendRaw(fmt.Sprintf("*2\r\n$3\r\nFOO\r\n$%d\r\n", 48<<20))
+	a.sendRaw(strings.Repeat("x", 8<<20))
+	waitInfo(t, ctl, "mem_clients_normal", before+8<<20)
+	if err := sendBig(b, "BAR", 40<<20); err != nil {
+		t.Fatal(err)
+	}
+	waitInfo(t, ctl, "mem_clients_normal", before+48<<20)
+	a.sendRaw(strings.Repeat("x", 40<<20) + "\r\n")
+	if v, _ := a.read(); v.String() != oom {
+		t.Fatalf("a request that no longer fits: %.80v", v)
+	}
+	b.sendRaw("\r\n")
+	if v, _ := b.read(); !strings.HasPrefix(v.String(), "-ERR unknown command 'BAR'") {
+		t.Fatalf("the request that fitted: %.80v", v)
+	}
+	// Refused inside MULTI: the transaction is aborted, as for any OOM.
+	a.do("MULTI")
+	if err := sendBig(a, "ECHO", 100<<20); err != nil {
+		t.Fatal(err)
+	}
+	a.sendRaw("\r\n")
+	if v, _ := a.read(); v.String() != oom {
+		t.Fatalf("inside MULTI: %.80v", v)
+	}
+	if got := a.do("EXEC"); got != "-EXECABORT Transaction discarded because of previous errors." {
+		t.Fatal(got)
+	}
+	for _, x := range []*rawConn{a, b, c} {
+		if got := x.do("PING"); got != "+PONG" {
+			t.Fatal(got)
+		}
+	}
+	if peak := infoInt(t, ctl, "used_memory_peak"); peak > limit+5*clientFree {
+		t.Fatalf("used_memory_peak %d under a limit of %d", peak, limit)
+	}
+	if after := infoInt(t, ctl, "mem_clients_normal"); after > before+3*clientFree {
+		t.Fatalf("mem_clients_normal %d before, %d after", before, after)
+	}
+	// Every byte accounted is given back when the connections close.
+	for _, x := range []*rawConn{a, b, c, ctl} {
+		x.conn.Close()
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.clientMem.Load() != 0 || s.clientFree.Load() != 0 || s.mem.Load() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("closed connections leave client memory %d (%d not counted), used memory %d", s.clientMem.Load(), s.clientFree.Load(), s.mem.Load())
+		}
 	}
 }

@@ -77,11 +77,14 @@ type Config struct {
 	// Password, if set, is required (AUTH or HELLO AUTH) before any
 	// other command.
 	Password string
-	// MaxMemory bounds the memory of the keys (bytes, as the server
-	// accounts it: filters' bits, sketches' counters, strings, per-key
-	// overhead). A write that would exceed it is refused with Redis's OOM
-	// error. 0: three quarters of the machine's physical memory;
-	// negative: no limit.
+	// MaxMemory bounds the used memory (bytes, as the server accounts
+	// it: the keys' filters' bits, sketches' counters, strings and
+	// per-key overhead, plus what clients hold beyond each connection's
+	// first 128 KiB: commands being read, replies not yet sent, MULTI
+	// queues). A write that would exceed it is refused with Redis's OOM
+	// error, and so is a command whose bytes would (it is read to its end
+	// without being kept). 0: three quarters of the machine's physical
+	// memory; negative: no limit.
 	MaxMemory int64
 	// MaxClients bounds concurrent connections (default 10,000).
 	MaxClients int
@@ -119,7 +122,14 @@ type Server struct {
 	maxMem int64
 
 	db  keyspace
-	mem atomic.Int64 // accounted bytes
+	mem atomic.Int64 // used memory, governed by maxMem: the keys' accounted bytes plus clientMem
+	// clientMem is the memory clients hold (clientmem.go); clientFree
+	// its part not in mem (each connection's first clientFree bytes).
+	clientMem, clientFree atomic.Int64
+	memPeak               atomic.Int64 // the largest mem seen by a reservation or a client's growth
+	// Large releases not yet returned to the system, the time of the
+	// last one, and how many times memory was returned (returnMemory).
+	released, lastRelease, memReturns atomic.Int64
 
 	aof     *aof // nil: not persisted
 	persist *persistence
@@ -380,6 +390,7 @@ func (s *Server) background() {
 		case <-tick.C:
 		}
 		s.expireCycle()
+		s.returnMemory()
 		if s.persist == nil {
 			continue
 		}

@@ -119,7 +119,7 @@ func runServe(e *env, args []string) error {
 	cert := fs.String("tls-cert", "", "TLS certificate (PEM); with -tls-key the server speaks only TLS")
 	key := fs.String("tls-key", "", "TLS private key (PEM)")
 	var maxmem byteSize
-	fs.Var(&maxmem, "maxmemory", "memory for keys; writes past it are refused with OOM (0: 3/4 of physical memory; units k, kb, m, mb, g, gb)")
+	fs.Var(&maxmem, "maxmemory", "memory for keys and for clients' requests and replies (INFO used_memory); writes and requests past it are refused with OOM (0: 3/4 of physical memory; units k, kb, m, mb, g, gb)")
 	noLimit := fs.Bool("no-maxmemory", false, "no memory limit at all")
 	maxClients := fs.Int("maxclients", 10000, "most concurrent connections")
 	timeout := fs.Duration("timeout", 0, "close a client that sends no complete command for this long (0: never)")

@@ -5,10 +5,12 @@
 //
 // The command reader treats its input as hostile: every length is checked
 // against Limits before it is believed, memory grows only as bytes arrive
-// (a client announcing a 512 MB argument and sending 10 bytes costs 10
-// bytes, not 512 MB), and malformed input returns a *ProtocolError whose
-// text is what Redis answers ("Protocol error: invalid bulk length"), after
-// which the connection must be closed. Nothing in it panics.
+// (a client announcing a 512 MB argument and sending 10 bytes costs 64
+// KiB, not 512 MB; past 64 KiB the buffer is at most four times what has
+// arrived), and malformed input returns a *ProtocolError whose text is
+// what Redis answers ("Protocol error: invalid bulk length"), after which
+// the connection must be closed. The memory it holds is reported, and can
+// be refused, as it grows (Account). Nothing in it panics.
 package resp
 
 import (
@@ -17,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -63,14 +66,133 @@ func protoErr(format string, args ...any) error {
 	return &ProtocolError{Msg: fmt.Sprintf(format, args...)}
 }
 
+// Redis's limits for a client that has not authenticated (Reader.Unauthenticated).
+const (
+	unauthMaxArgs = 10
+	unauthMaxBulk = 16384
+)
+
+// Sizes of the reader's arrays' elements, for Held.
+const (
+	sizeofSlice = 3 * strconv.IntSize / 8
+	sizeofInt   = strconv.IntSize / 8
+)
+
+// Between commands a reader keeps an argument buffer and argument arrays
+// of at most keep bytes each (Release): larger ones, which only large
+// commands need, are dropped.
+const keep = 64 << 10
+
+// ErrNoMemory is what ReadCommand returns for a command whose memory the
+// accounting function (Account) refused: the command was read to its end
+// without being kept, the connection is still in step, and the caller
+// answers it (a server: Redis's OOM error) and reads on.
+var ErrNoMemory = errors.New("resp: no memory for the command")
+
 // Reader reads commands.
 type Reader struct {
 	br   *bufio.Reader
 	lim  Limits
 	args [][]byte
+	offs []int  // the current command's argument offsets into buf
 	buf  []byte // the current command's argument bytes
+
+	acct    func(n int64) bool // see Account
+	fits    func(n int64) bool
+	held    int64 // bytes reported to acct
+	refused bool  // the current command is being skipped
+
 	// Inline reports whether the last command was an inline one.
 	Inline bool
+	// Unauthenticated applies Redis's limits for a client that has not
+	// authenticated (set it while a password is required and not given):
+	// a multibulk of more than 10 arguments or a bulk of more than 16384
+	// bytes is a *ProtocolError ("unauthenticated multibulk length",
+	// "unauthenticated bulk length") as soon as its header arrives.
+	// Inline commands are not limited further (as in Redis: their line
+	// is at most MaxInline).
+	Unauthenticated bool
+}
+
+// Account makes the reader report the memory it holds for commands (the
+// argument bytes and the arrays that describe them) to grow as it changes:
+// grow(n) with n > 0 asks for n more bytes before they are allocated and
+// returns whether they may be; grow(n) with n < 0 says that -n bytes were
+// released (its result is then ignored). fits(n), if not nil, is asked
+// when a bulk's header arrives, with the growth the whole bulk needs: it
+// says whether that much could be granted now, without taking it (the
+// bytes have not arrived, and may never). When grow or fits refuses, the
+// reader drops what it holds of the command, reads the rest of it without
+// keeping it, and ReadCommand returns ErrNoMemory: a bulk that cannot fit
+// is never stored. Between two calls, the reader holds exactly the sum of
+// what grow was told (Held).
+func (r *Reader) Account(grow, fits func(n int64) bool) { r.acct, r.fits = grow, fits }
+
+// Held returns the bytes the reader holds for commands: its argument
+// buffer and arrays (not its fixed 16 KiB input buffer).
+func (r *Reader) Held() int64 { return r.held }
+
+func (r *Reader) footprint() int64 {
+	return int64(cap(r.buf)) + int64(cap(r.args))*sizeofSlice + int64(cap(r.offs))*sizeofInt
+}
+
+// ask asks the accounting function for n more bytes.
+func (r *Reader) ask(n int64) bool {
+	if r.acct == nil || n <= 0 {
+		r.held += n
+		return true
+	}
+	if !r.acct(n) {
+		return false
+	}
+	r.held += n
+	return true
+}
+
+// settle reports the difference between what the reader holds and what it
+// reported, and reports whether a growth was accepted (a release always
+// is).
+func (r *Reader) settle() bool {
+	d := r.footprint() - r.held
+	if d == 0 {
+		return true
+	}
+	if d < 0 || r.acct == nil {
+		r.held += d
+		if r.acct != nil {
+			r.acct(d)
+		}
+		return true
+	}
+	if r.ask(d) {
+		return true
+	}
+	// Refused: what was allocated is dropped at once.
+	r.buf, r.args, r.offs = nil, nil, nil
+	r.settle()
+	return false
+}
+
+// Release ends the use of the last command's arguments (they must not be
+// used afterwards): a buffer or an array larger than 64 KiB is dropped, so
+// that a connection holds between commands only what an ordinary command
+// needs, whatever its largest command was. ReadCommand calls it first; a
+// caller that runs commands calls it when a command is done, so that the
+// memory is released before the reply is sent.
+func (r *Reader) Release() {
+	if cap(r.buf) <= keep && cap(r.args)*sizeofSlice <= keep && cap(r.offs)*sizeofInt <= keep {
+		return
+	}
+	if cap(r.buf) > keep {
+		r.buf = nil
+	}
+	if cap(r.args)*sizeofSlice > keep {
+		r.args = nil
+	}
+	if cap(r.offs)*sizeofInt > keep {
+		r.offs = nil
+	}
+	r.settle()
 }
 
 // NewReader returns a Reader over r with the given limits (zero fields take
@@ -84,11 +206,13 @@ func NewReader(r io.Reader, lim Limits) *Reader {
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
 // ReadCommand returns the next command's arguments (at least one). The
-// slices are valid until the next call. Empty lines and empty arrays are
-// skipped, as Redis does. At the end of input it returns io.EOF (or
-// io.ErrUnexpectedEOF in the middle of a command); malformed input returns
-// a *ProtocolError.
+// slices are valid until the next call (or Release). Empty lines and empty
+// arrays are skipped, as Redis does. At the end of input it returns io.EOF
+// (or io.ErrUnexpectedEOF in the middle of a command); malformed input
+// returns a *ProtocolError; a command whose memory Account's function
+// refused returns ErrNoMemory.
 func (r *Reader) ReadCommand() ([][]byte, error) {
+	r.Release()
 	for {
 		c, err := r.br.ReadByte()
 		if err != nil {
@@ -167,7 +291,13 @@ var errNumber = errors.New("not a number")
 
 func (r *Reader) readMultibulk() ([][]byte, error) {
 	n, err := r.readCount("too big mbulk count string")
-	if err == errNumber || err == nil && n > int64(r.lim.MaxArgs) {
+	if err == errNumber || err == nil && n > math.MaxInt32 {
+		return nil, protoErr("invalid multibulk length")
+	}
+	if err == nil && r.Unauthenticated && n > unauthMaxArgs {
+		return nil, protoErr("unauthenticated multibulk length")
+	}
+	if err == nil && n > int64(r.lim.MaxArgs) {
 		return nil, protoErr("invalid multibulk length")
 	}
 	if err != nil {
@@ -177,9 +307,11 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		return nil, nil
 	}
 	r.Inline = false
+	r.refused = false
 	r.buf = r.buf[:0]
 	// Offsets into buf, turned into slices at the end (buf may move).
-	offs := make([]int, 0, min(n, 1024)+1)
+	r.offs = r.offs[:0]
+	total := int64(0)
 	for i := int64(0); i < n; i++ {
 		c, err := r.br.ReadByte()
 		if err != nil {
@@ -192,34 +324,95 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		if err == errNumber || err == nil && (size < 0 || size > r.lim.MaxBulk) {
 			return nil, protoErr("invalid bulk length")
 		}
+		if err == nil && r.Unauthenticated && size > unauthMaxBulk {
+			return nil, protoErr("unauthenticated bulk length")
+		}
 		if err != nil {
 			return nil, eofInCommand(err)
 		}
-		if int64(len(r.buf))+size > r.lim.MaxCommand {
+		if total+size > r.lim.MaxCommand {
 			return nil, protoErr("command of more than %d bytes", r.lim.MaxCommand)
 		}
-		offs = append(offs, len(r.buf))
+		total += size
+		if !r.refused && len(r.offs) == cap(r.offs) && !r.growOffs(n+1) {
+			r.refuse()
+		}
+		if need := size - int64(cap(r.buf)-len(r.buf)); !r.refused && need > 0 && r.fits != nil && !r.fits(need) {
+			r.refuse()
+		}
+		if !r.refused {
+			r.offs = append(r.offs, len(r.buf))
+		}
 		if err := r.readBulk(int(size)); err != nil {
 			return nil, err
 		}
 	}
-	offs = append(offs, len(r.buf))
+	if !r.refused && len(r.offs) == cap(r.offs) && !r.growOffs(n+1) {
+		r.refuse() // (room for the end offset)
+	}
+	if !r.refused && int64(cap(r.args)) < n {
+		if r.ask((n - int64(cap(r.args))) * sizeofSlice) {
+			r.args = make([][]byte, 0, n)
+		} else {
+			r.refuse()
+		}
+	}
+	if r.refused {
+		r.refused = false
+		return nil, ErrNoMemory
+	}
+	r.offs = append(r.offs, len(r.buf))
 	r.args = r.args[:0]
-	for i := 0; i+1 < len(offs); i++ {
-		r.args = append(r.args, r.buf[offs[i]:offs[i+1]:offs[i+1]])
+	for i := 0; i+1 < len(r.offs); i++ {
+		r.args = append(r.args, r.buf[r.offs[i]:r.offs[i+1]:r.offs[i+1]])
 	}
 	return r.args, nil
 }
 
+// growOffs grows the offsets' array (doubling, to at most limit entries),
+// reporting whether its memory was granted.
+func (r *Reader) growOffs(limit int64) bool {
+	c := int64(cap(r.offs))
+	nc := min(max(2*c, 16), limit)
+	if nc <= c {
+		nc = c + 1
+	}
+	if !r.ask((nc - c) * sizeofInt) {
+		return false
+	}
+	offs := make([]int, len(r.offs), nc)
+	copy(offs, r.offs)
+	r.offs = offs
+	return true
+}
+
+// refuse drops the current command: what the reader holds of it is
+// released and the rest is read without being kept.
+func (r *Reader) refuse() {
+	r.refused = true
+	r.buf, r.offs = nil, nil
+	r.settle()
+}
+
 // readBulk appends size bytes and the "\r\n" after them to r.buf (without
-// the terminator), growing r.buf only as the bytes arrive.
+// the terminator), growing r.buf only as the bytes arrive. While the
+// command is refused, it reads them without keeping them.
 func (r *Reader) readBulk(size int) error {
 	for size > 0 {
-		chunk := min(size, 64<<10)
-		if cap(r.buf)-len(r.buf) < chunk {
-			r.buf = append(r.buf[:len(r.buf):len(r.buf)], make([]byte, chunk)...)[:len(r.buf)]
+		if r.refused {
+			n, err := r.br.Discard(size)
+			if err != nil {
+				return eofInCommand(err)
+			}
+			size -= n
+			continue
+		}
+		if len(r.buf) == cap(r.buf) && !r.growBuf(size) {
+			r.refuse()
+			continue
 		}
 		start := len(r.buf)
+		chunk := min(size, cap(r.buf)-start)
 		r.buf = r.buf[:start+chunk]
 		if _, err := io.ReadFull(r.br, r.buf[start:]); err != nil {
 			r.buf = r.buf[:start]
@@ -235,6 +428,28 @@ func (r *Reader) readBulk(size int) error {
 		return protoErr("expected CRLF after a bulk string")
 	}
 	return nil
+}
+
+// growBuf grows r.buf for a bulk of which remaining bytes are still to
+// come, by at least min(remaining, 64 KiB), reporting whether the memory
+// was granted. The capacity grows fourfold (few copies, so little garbage:
+// a 200 MiB argument allocates 285 MiB in all where doubling allocates 456,
+// and the process's RSS follows the sum until the garbage is collected),
+// but never more than a quarter of the buffer past the current bulk's end:
+// a single 200 MiB argument ends in a buffer of exactly 200 MiB, and every
+// growth is by at least a quarter (copies stay linear in the command's
+// size). The buffer is at most four times the bytes received.
+func (r *Reader) growBuf(remaining int) bool {
+	l, c := len(r.buf), cap(r.buf)
+	step := l + min(remaining, 64<<10)
+	nc := max(min(4*c, l+max(remaining, c/4)), step)
+	if !r.ask(int64(nc - c)) {
+		return false
+	}
+	buf := make([]byte, l, nc)
+	copy(buf, r.buf)
+	r.buf = buf
+	return true
 }
 
 func eofInCommand(err error) error {
@@ -255,6 +470,12 @@ func (r *Reader) readInline() ([][]byte, error) {
 	r.Inline = true
 	r.buf = append(r.buf[:0], line...)
 	args, err := splitArgs(r.buf, r.args[:0])
+	if args != nil {
+		r.args = args[:0]
+	}
+	if !r.settle() {
+		return nil, ErrNoMemory // the line was consumed: still in step
+	}
 	if err != nil {
 		return nil, err
 	}

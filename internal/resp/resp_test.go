@@ -158,20 +158,43 @@ func FuzzReadCommand(f *testing.F) {
 	for _, s := range []string{
 		"*1\r\n$4\r\nPING\r\n", "PING\r\n", `ECHO "a\x41" 'b'` + "\r\n", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
 		"*-1\r\n", "*1\r\n$-1\r\n", "\r\n", "*3\r\n$1\r\na\r\n",
+		"*2\r\n$1\r\na\r\n$1\r\nb\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", // the offsets' array grows for the end offset
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lim := Limits{MaxArgs: 64, MaxBulk: 1 << 12, MaxInline: 1 << 10, MaxCommand: 1 << 14}
 		r := NewReader(bytes.NewReader(data), lim)
+		// The memory budget and the authentication come from the input.
+		budget, reported := int64(1<<20), int64(0)
+		if len(data) > 0 {
+			budget = int64(data[0]) * 64
+			r.Unauthenticated = data[0]&1 == 1
+		}
+		r.Account(func(n int64) bool {
+			if reported+n > budget && n > 0 {
+				return false
+			}
+			reported += n
+			return true
+		}, func(n int64) bool { return reported+n <= budget })
 		for i := 0; i < 1000; i++ {
 			args, err := r.ReadCommand()
+			if reported != r.Held() || reported != r.footprint() || reported < 0 || reported > budget {
+				t.Fatalf("reported %d, held %d, footprint %d, budget %d", reported, r.Held(), r.footprint(), budget)
+			}
+			if err == ErrNoMemory {
+				continue
+			}
 			if err != nil {
 				var pe *ProtocolError
 				if err != io.EOF && err != io.ErrUnexpectedEOF && !errors.As(err, &pe) {
 					t.Fatalf("unexpected error %v", err)
 				}
 				return
+			}
+			if r.Unauthenticated && !r.Inline && len(args) > unauthMaxArgs {
+				t.Fatalf("%d arguments before AUTH", len(args))
 			}
 			if len(args) == 0 || len(args) > lim.MaxArgs {
 				t.Fatalf("%d args", len(args))
@@ -219,4 +242,80 @@ func TestLongLineWithoutNewline(t *testing.T) {
 		t.Fatal("the reader waits for a newline")
 	}
 	pw.Close()
+}
+
+// TestAccount: the reader reports every byte it holds for commands before
+// it allocates it, refuses a command whose memory is denied without losing
+// its place in the stream, gives a large command's buffers back once the
+// command is done, and sizes a single large argument's buffer exactly.
+func TestAccount(t *testing.T) {
+	var in bytes.Buffer
+	in.Write(Command("PING"))
+	in.Write(Command("ECHO", strings.Repeat("a", 300<<10))) // refused: over the budget
+	in.WriteString("ECHO inline\r\n")
+	in.Write(Command("ECHO", strings.Repeat("b", 200<<10))) // fits once the budget is raised
+	in.Write(Command("PING"))
+	r := NewReader(&in, Limits{})
+	budget, reported, peak := int64(256<<10), int64(0), int64(0)
+	asked := int64(0)
+	r.Account(func(n int64) bool {
+		if n > 0 && reported+n > budget {
+			return false
+		}
+		reported += n
+		peak = max(peak, reported)
+		return true
+	}, func(n int64) bool { asked = n; return reported+n <= budget })
+	check := func(want string, wantErr error) {
+		t.Helper()
+		args, err := r.ReadCommand()
+		if err != wantErr {
+			t.Fatalf("%s: error %v, want %v", want, err, wantErr)
+		}
+		if got := string(bytes.Join(args, []byte(" "))); err == nil && got[:min(len(got), 10)] != want {
+			t.Fatalf("got %.20q, want %q", got, want)
+		}
+		if reported != r.Held() || reported != r.footprint() {
+			t.Fatalf("%s: reported %d, held %d, footprint %d", want, reported, r.Held(), r.footprint())
+		}
+	}
+	check("PING", nil)
+	check("", ErrNoMemory)
+	// Refused at its header: nothing of it was stored.
+	if reported > 64<<10 || peak > 64<<10 || asked != 300<<10 {
+		t.Fatalf("after the refused command: %d held, peak %d (%d asked)", reported, peak, asked)
+	}
+	check("ECHO inlin", nil)
+	budget = 1 << 20
+	check("ECHO bbbbb", nil)
+	if c := cap(r.buf); c != 4+200<<10 {
+		t.Fatalf("a 200 KiB argument's buffer: %d bytes", c)
+	}
+	r.Release()
+	if reported > 1<<10 {
+		t.Fatalf("after Release: %d bytes held", reported)
+	}
+	check("PING", nil)
+}
+
+// TestUnauthenticated: Redis's limits before AUTH, in Redis's order of
+// checks; inline commands are not limited further.
+func TestUnauthenticated(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"*11\r\n", "unauthenticated multibulk length"},
+		{"*2000\r\n", "unauthenticated multibulk length"}, // past MaxArgs
+		{"*3000000000\r\n", "invalid multibulk length"},
+		{"*1\r\n$16385\r\n", "unauthenticated bulk length"},
+		{"*1\r\n$30000\r\n", "invalid bulk length"}, // past MaxBulk: checked first, as Redis
+		{"*10\r\n$16384\r\n", ""},
+		{"A B C D E F G H I J K L\r\n", ""},
+	} {
+		r := NewReader(strings.NewReader(c.in), Limits{MaxArgs: 1000, MaxBulk: 20000})
+		r.Unauthenticated = true
+		_, err := r.ReadCommand()
+		var pe *ProtocolError
+		if errors.As(err, &pe) != (c.want != "") || pe != nil && pe.Msg != c.want {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+	}
 }
