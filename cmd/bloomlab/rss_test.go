@@ -45,7 +45,8 @@ func resetPeakRSS(t *testing.T, pid int) {
 	}
 }
 
-// usedMemory is INFO's used_memory: the bytes of the keyspace's values.
+// usedMemory is INFO's used_memory_dataset: the bytes of the keyspace's
+// values (used_memory adds the clients' buffers).
 func usedMemory(t *testing.T, rdb *redis.Client) int64 {
 	t.Helper()
 	info, err := rdb.Info(context.Background(), "memory").Result()
@@ -53,7 +54,7 @@ func usedMemory(t *testing.T, rdb *redis.Client) int64 {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+		if v, ok := strings.CutPrefix(line, "used_memory_dataset:"); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				t.Fatal(err)
@@ -61,7 +62,7 @@ func usedMemory(t *testing.T, rdb *redis.Client) int64 {
 			return n
 		}
 	}
-	t.Fatalf("no used_memory in INFO: %q", info)
+	t.Fatalf("no used_memory_dataset in INFO: %q", info)
 	return 0
 }
 
