@@ -194,14 +194,18 @@ func commands(b block) []*command {
 		}
 		cont = strings.HasSuffix(l, `\`)
 	}
-	for _, c := range out {
-		for len(c.want) > 0 && c.want[len(c.want)-1] == "" {
-			c.want = c.want[:len(c.want)-1]
+	trim := func(l []string) []string {
+		for len(l) > 0 && l[len(l)-1] == "" {
+			l = l[:len(l)-1]
 		}
+		return l
+	}
+	for _, c := range out {
+		c.want = trim(c.want)
 		if n := len(c.want); n > 0 {
 			if m := exitRE.FindStringSubmatch(c.want[n-1]); m != nil {
 				c.exit, _ = strconv.Atoi(m[1])
-				c.want = c.want[:n-1]
+				c.want = trim(c.want[:n-1])
 			}
 		}
 		if len(c.want) == 0 {
@@ -429,6 +433,9 @@ func goTool() string {
 // the package doc for the conventions).
 func TestDocs(t *testing.T) {
 	start := time.Now()
+	count(func() {
+		tally.commands, tally.commandsFailed, tally.outputs, tally.goRun, tally.goFailed, tally.skipped = 0, 0, 0, 0, 0, 0
+	})
 	root := moduleRoot(t)
 	pages := loadPages(t, root)
 	bin := t.TempDir()
@@ -1075,5 +1082,56 @@ func TestLinks(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLint pins what the lint refuses and what it lets through.
+func TestLint(t *testing.T) {
+	for _, c := range []struct {
+		cmd string
+		bad int
+	}{
+		{"bloomlab serve -addr 127.0.0.1:6380 -dir data &", 0},
+		{"redis-cli -p 6380 BF.EXISTS users alice", 0},
+		{"redis-server --port 6380 --save ''", 0},
+		{"bloomlab info 'redis://127.0.0.1:6380?key=users'", 0},
+		{"bloomlab query users.blf /dev/null # /var/lib in a comment", 0},
+		{"bloomlab serve -dir /var/lib/bloomlab", 2},
+		{"redis-cli BF.EXISTS users alice", 1},
+		{"redis-server", 1},
+		{"bloomlab add 'redis://127.0.0.1:6379?key=users' keys.txt", 1},
+		{"bloomlab query 'redis+cluster://10.0.0.1:7000,127.0.0.1:7001?key=u' k.txt", 1},
+		{"bloomlab info 'rediss://alice:secret@cache.example:6380?key=users'", 1},
+	} {
+		if got := lint(&command{text: c.cmd}); len(got) != c.bad {
+			t.Errorf("lint(%q) = %q, want %d findings", c.cmd, got, c.bad)
+		}
+	}
+}
+
+// TestCommands pins how a block becomes commands.
+func TestCommands(t *testing.T) {
+	b := block{page: "p.md", line: 1, lang: "console", lines: []string{
+		"$ printf 'a\\nb\\n' \\",
+		"  > k.txt",
+		"$ bloomlab query f.blf k.txt",
+		"a",
+		"",
+		"[exit status 1]",
+		"$ bloomlab serve -addr 127.0.0.1:6380 &   # a server",
+	}}
+	cs := commands(b)
+	if len(cs) != 3 {
+		t.Fatalf("%d commands, want 3", len(cs))
+	}
+	if cs[0].text != "printf 'a\\nb\\n' \\\n  > k.txt" || cs[0].want != nil || cs[0].line != 2 {
+		t.Errorf("continued command: %+v", cs[0])
+	}
+	if !slices.Equal(cs[1].want, []string{"a"}) || cs[1].exit != 1 || cs[1].line != 4 {
+		t.Errorf("transcript: want %q exit %d line %d", cs[1].want, cs[1].exit, cs[1].line)
+	}
+	script := commands(block{page: "p.md", line: 10, lang: "sh", lines: []string{"# a comment", "", "seq 1 3 > k.txt", "bloomlab add f.blf k.txt"}})
+	if len(script) != 2 || script[0].line != 13 || script[1].want != nil {
+		t.Errorf("script: %+v", script)
 	}
 }
