@@ -1,23 +1,51 @@
 // Package bloomlab is the root of the bloomlab module: Bloom-filter-family
-// data structures from three research papers, with the theory beside each
-// and a lab that reproduces the papers' tables (cmd/bloomlab).
+// data structures built from the sources that define them, with the
+// theory beside each structure and a lab that reproduces the sources'
+// tables and figures from the real structures (cmd/bloomlab).
+//
+// The sources, by the names the packages and docs cite them with (§ for a
+// section; docs/ERRATA.md lists where one errs):
+//
+//   - 000: S. Lumetta, M. Mitzenmacher, "Using the Power of Two Choices to
+//     Improve Bloom Filters", Internet Mathematics (2007)
+//   - 001: A. Kirsch, M. Mitzenmacher, "Less Hashing, Same Performance:
+//     Building a Better Bloom Filter", ESA 2006
+//   - 002: F. Bonomi, M. Mitzenmacher, R. Panigrahy, S. Singh,
+//     G. Varghese, "Bloom Filters via d-Left Hashing and Dynamic Bit
+//     Reassignment"
+//   - 003: the lecture notes "Notes 14 for CS 170: Bloom Filters"
+//   - 004: the lecture notes "Bloom filters and Hashing"
+//   - CF: B. Fan, D. G. Andersen, M. Kaminsky, M. Mitzenmacher, "Cuckoo
+//     Filter: Practically Better Than Bloom", CoNEXT 2014
+//   - P. S. Almeida, C. Baquero, N. Preguiça, D. Hutchison, "Scalable
+//     Bloom Filters", Information Processing Letters (2007)
+//   - RedisBloom 2.4 (Redis's BF.*, CF.* and CMS.* commands and their dump
+//     formats), which the redisbloom profiles and the server reproduce bit
+//     for bit
 //
 // The structures live in their own packages:
 //
 //   - bloom: standard and partitioned Bloom filters (003, 004 §5, 001)
 //   - counting: the counting Bloom filter (000 §2.1, 004 §9)
-//   - dleft: the d-left Bloom filter with dynamic bit reassignment (002 §II)
-//   - choices: the Bloom filter with c choices, online and offline (000 §3)
 //   - blocked: the cache-line-blocked Bloom filter (004 §8)
+//   - choices: the Bloom filter with c choices, online and offline (000 §3)
+//   - dleft: the d-left Bloom filter with dynamic bit reassignment (002 §II)
 //   - dlcbf: the d-left counting Bloom filter and its dynamic variants (002 §III)
 //   - countmin: the Count-Min sketch with two-hash rows (001 §7); as a
 //     Filter its Contains means "estimated count > 0"
+//   - cuckoo: the cuckoo filter (CF), which deletes, counts and grows; its
+//     RedisBloom profile is bit for bit RedisBloom's CF.* filter
 //   - scalable: a growing chain of Bloom filters whose compound rate stays
-//     below its target however far it grows; its RedisBloom profile is
-//     byte-compatible with the Bloom filter of Redis (BF.*)
+//     below its target however far it grows (Almeida et al.); its
+//     RedisBloom profile is byte-compatible with the Bloom filter of Redis
+//     (BF.*)
 //   - hashing: the base hash and the index schemes of "Less Hashing, Same
 //     Performance" (001), shared by every structure
 //   - theory: closed forms and optimal parameters
+//   - server: `bloomlab serve`, RedisBloom's BF.*, CF.* and CMS.* commands
+//     over Redis's protocol, with snapshots and an append-only log
+//   - redisblocked: a blocked filter kept in plain Redis strings, sharded
+//     over a Redis Cluster, shared by any number of processes
 //
 // This package reads any bloomlab file: ReadFrom and Unmarshal return
 // whatever kind the file holds, as a Filter, the contract every kind

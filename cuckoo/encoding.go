@@ -138,9 +138,9 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 // Unmarshal decodes a filter from data, which must hold exactly one file.
 func Unmarshal(data []byte) (*Filter, error) { return format.Unmarshal(data, "cuckoo", decode) }
 
-// Decode reads one cuckoo filter in the bloomlab file format from d.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
-
+// decode reads one cuckoo filter in the bloomlab file format from d
+// (Filter.ReadFrom, Unmarshal and bloomlab.ReadFrom are the public ways
+// in).
 func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindCuckoo)
 	if err != nil {

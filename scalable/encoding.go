@@ -109,9 +109,9 @@ func (f *Filter) replace(g *Filter) {
 	f.links.Store(g.links.Load())
 }
 
-// Decode reads one scalable filter in the bloomlab file format from d.
-func Decode(d *format.Decoder) (*Filter, error) { return decode(d) }
-
+// decode reads one scalable filter in the bloomlab file format from d
+// (Filter.ReadFrom, UnmarshalBinary and bloomlab.ReadFrom are the public
+// ways in).
 func decode(d *format.Decoder) (*Filter, error) {
 	params, err := d.Begin(format.KindScalable)
 	if err != nil {

@@ -1,12 +1,12 @@
 // Package server is a Redis-protocol server for bloomlab's filters: it
-// speaks RESP2 and RESP3 and answers RedisBloom's BF.* and CMS.* commands
-// as RedisBloom 2.4.23 does, byte for byte (the recorded transcripts in
-// testdata replay over a socket), so unchanged Redis clients (go-redis,
-// redis-cli, redis-py, Jedis…) use it. It also serves filters built
-// offline by bloomlab (Config.Load), of any kind. `bloomlab serve` is this
-// package behind flags; tests and programs run it in-process on a
-// listener (Run, Serve). docs/SERVER.md is the long form: commands,
-// differences from RedisBloom, persistence formats, limits.
+// speaks RESP2 and RESP3 and answers RedisBloom's BF.*, CF.* and CMS.*
+// commands as RedisBloom 2.4.23 does, byte for byte (the recorded
+// transcripts in testdata replay over a socket), so unchanged Redis
+// clients (go-redis, redis-cli, redis-py, Jedis…) use it. It also serves
+// filters built offline by bloomlab (Config.Load), of any kind. `bloomlab
+// serve` is this package behind flags; tests and programs run it
+// in-process on a listener (Run, Serve). docs/SERVER.md is the long form:
+// commands, differences from RedisBloom, persistence formats, limits.
 //
 // # Guarantee
 //

@@ -45,9 +45,9 @@ func Example() {
 // restarts.
 func ExampleConfig_load() {
 	cfg := server.Config{
-		Dir:         "/var/lib/bloomlab",
+		Dir:         "data", // created if missing
 		AppendFsync: server.Always,
 		Load:        []server.Load{{Name: "users", Path: "users.blf"}},
 	}
-	_ = cfg // server.New(cfg), then s.ListenAndServe("127.0.0.1:6379")
+	_ = cfg // server.New(cfg), then s.ListenAndServe("127.0.0.1:6380")
 }

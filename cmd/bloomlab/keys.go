@@ -17,9 +17,15 @@ const maxKeyLen = 1 << 20
 var utf8BOM = []byte("\xef\xbb\xbf")
 
 // keyRules says how key files are read, for help texts.
-const keyRules = "Keys are read one per line from the KEYFILEs, or from standard input when there is none or the name is \"-\". " +
+const keyRules = "Keys are read one per line from the KEYFILEs, or from standard input when there is none or the name is \"-\" " +
+	"(on a terminal, a notice says so first; Ctrl-D ends the input). " +
 	"A trailing CR is stripped (CRLF files work), a UTF-8 byte-order mark at the start of a file is stripped, empty lines are skipped, " +
 	"and lines may be up to 1 MiB long; any other bytes, binary included, are part of the key."
+
+// stdinNotice is printed before keys are read from standard input when it
+// is a terminal: without it the command would wait silently for input the
+// user may not know it wants.
+const stdinNotice = "bloomlab: reading keys from standard input (a terminal), one per line; end with Ctrl-D (or give a key file, /dev/null for none)"
 
 // keyFiles returns the key sources named on the command line: "-" (standard
 // input) when there is none.
@@ -48,6 +54,9 @@ func (e *env) forEachKey(files []string, fn func(key []byte, file string, line i
 	}
 	for _, name := range files {
 		if name == "-" {
+			if isTerminal(e.stdin) {
+				fmt.Fprintln(e.stderr, stdinNotice)
+			}
 			if err := scanKeys(e.stdin, sourceName(name), fn); err != nil {
 				return err
 			}

@@ -1,17 +1,12 @@
 package main
 
-import (
-	"io"
-	"os"
-)
+import "os"
 
-// isTerminal reports whether w is a character device (a terminal), where
-// progress is shown; pipes, files and buffers stay quiet.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// isTerminal reports whether f (an io.Reader or io.Writer of the command)
+// is a terminal: where progress is shown, where a binary filter is not
+// written, and where keys read from standard input get a notice. Pipes,
+// files, buffers and other character devices (/dev/null) are not.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && isatty(file)
 }
