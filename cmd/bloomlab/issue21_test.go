@@ -203,3 +203,15 @@ func TestBuildCuckooRepeatsHint(t *testing.T) {
 		t.Errorf("dleft past its stash: exit %d: %s", code, e)
 	}
 }
+
+// redis -h says what pull and push take: a cuckoo (CF) filter too, by
+// CF.SCANDUMP and CF.LOADCHUNK. It named the BF commands and a scalable
+// file only, though both move RedisBloom-profile cuckoo filters.
+func TestRedisHelpNamesCuckoo(t *testing.T) {
+	o, _, code := invoke([]string{"redis", "push", "-h"}, "")
+	for _, want := range []string{"CF.SCANDUMP", "CF.LOADCHUNK", "CF.INFO", "-kind scalable|cuckoo -profile redisbloom", "bytes per BF.LOADCHUNK or CF.LOADCHUNK"} {
+		if code != 0 || !strings.Contains(strings.Join(strings.Fields(o), " "), want) {
+			t.Errorf("redis push -h (exit %d) does not say %q:\n%s", code, want, o)
+		}
+	}
+}
