@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/flagx"
 	"github.com/bloomlab/bloomlab/internal/kind"
 )
@@ -203,7 +204,7 @@ func runBuild(e *env, args []string) error {
 	var added uint64
 	err = e.forEachKey(files, func(key []byte, file string, line int) error {
 		if err := b.Add(key); err != nil {
-			return fmt.Errorf("build: key %s (%s:%d): %w; nothing written (size for more keys with -n)", quoteKey(key), sourceName(file), line, err)
+			return fmt.Errorf("build: key %s (%s:%d): %w; nothing written (%s)", quoteKey(key), sourceName(file), line, err, fullHint(b, key, err))
 		}
 		added++
 		return nil
@@ -221,6 +222,23 @@ func runBuild(e *env, args []string) error {
 		return fmt.Errorf("build: the key files held %d keys when counted and %d when read again; nothing written", t.N, added)
 	}
 	return tgt.write(e, f, *force)
+}
+
+// fullHint says what to do about a key the filter being built refused
+// (err): size for more keys, except when the key is a cuckoo filter's
+// repeated key, whose copies take a slot each in its two buckets
+// whatever the size.
+func fullHint(b kind.Builder, key []byte, err error) string {
+	if errors.Is(err, cuckoo.ErrFull) {
+		// A cuckoo filter is its own builder: Finish returns it as it
+		// stands, and the refused add changed nothing.
+		if f, ferr := b.Finish(); ferr == nil {
+			if c, ok := f.(*cuckoo.Filter); ok && c.Count(key) >= 2 {
+				return "the key files repeat this key, and a cuckoo filter keeps every copy: remove the repeats (sort -u)"
+			}
+		}
+	}
+	return "size for more keys with -n"
 }
 
 // checkMemory refuses a structure larger than the memory the process may

@@ -178,3 +178,40 @@ func TestCuckooCapacityRoundTrip(t *testing.T) {
 		t.Errorf("version-1 file: capacity %d, want its 480 slots", c)
 	}
 }
+
+// A build that fails on copies of one key in a cuckoo filter says to
+// remove the repeated keys; it said "size for more keys with -n", which
+// cannot help: every copy of a key takes a slot in the key's two buckets,
+// whatever the filter's size. A build that fails on distinct keys keeps
+// the -n hint.
+func TestBuildCuckooRepeatsHint(t *testing.T) {
+	t.Chdir(t.TempDir())
+	defer func(f func() uint64) { memoryLimit = f }(memoryLimit)
+	memoryLimit = func() uint64 { return 1 << 20 }
+	for _, n := range []string{"1000", "1e5"} {
+		_, e, code := invoke([]string{"build", "-kind", "cuckoo", "-n", n, "-expansion", "32768", "-o", "x.blf", "-"}, strings.Repeat("same\n", 20))
+		if code != 1 || !strings.Contains(e, "repeat") || !strings.Contains(e, "sort -u") || strings.Contains(e, "with -n") {
+			t.Errorf("-n %s, copies of one key: exit %d: %s", n, code, e)
+		}
+	}
+	var keys strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&keys, "k%d\n", i)
+	}
+	_, e, code := invoke([]string{"build", "-kind", "dleft", "-n", "100", "-fpr", "0.01", "-stash-limit", "1", "-o", "d.blf", "-"}, keys.String())
+	if code != 1 || !strings.Contains(e, "size for more keys with -n") || strings.Contains(e, "sort -u") {
+		t.Errorf("dleft past its stash: exit %d: %s", code, e)
+	}
+}
+
+// redis -h says what pull and push take: a cuckoo (CF) filter too, by
+// CF.SCANDUMP and CF.LOADCHUNK. It named the BF commands and a scalable
+// file only, though both move RedisBloom-profile cuckoo filters.
+func TestRedisHelpNamesCuckoo(t *testing.T) {
+	o, _, code := invoke([]string{"redis", "push", "-h"}, "")
+	for _, want := range []string{"CF.SCANDUMP", "CF.LOADCHUNK", "CF.INFO", "-kind scalable|cuckoo -profile redisbloom", "bytes per BF.LOADCHUNK or CF.LOADCHUNK"} {
+		if code != 0 || !strings.Contains(strings.Join(strings.Fields(o), " "), want) {
+			t.Errorf("redis push -h (exit %d) does not say %q:\n%s", code, want, o)
+		}
+	}
+}

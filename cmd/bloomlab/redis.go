@@ -19,9 +19,10 @@ func init() {
 		summary: "Move a filter between a file and Redis. With a TARGET (redis://…?key=NAME, rediss://…, redis+cluster://…; see build): " +
 			"push uploads a blocked file into bloomlab's layout of plain strings (any Redis, Valkey, a cluster), streaming it, visible only once " +
 			"complete, replacing an existing filter only with -force; pull downloads it into a bloomlab file. With -addr and -key: a filter " +
-			"of RedisBloom's BF commands (bloomlab serve, Redis 8, Redis Stack): pull reads KEY with BF.SCANDUMP into a bloomlab file; " +
-			"push writes a RedisBloom-profile scalable file (bloomlab build -kind scalable -profile redisbloom) to KEY with BF.LOADCHUNK " +
-			"and checks BF.INFO afterwards. The dump is taken chunk by chunk: add nothing to KEY during a pull.",
+			"of RedisBloom's BF or CF commands (bloomlab serve, Redis 8, Redis Stack): pull reads KEY with BF.SCANDUMP (a cuckoo key with " +
+			"CF.SCANDUMP, under WATCH) into a bloomlab file; push writes a RedisBloom-profile scalable or cuckoo file (bloomlab build " +
+			"-kind scalable|cuckoo -profile redisbloom, or an earlier pull) to KEY with BF.LOADCHUNK or CF.LOADCHUNK and checks BF.INFO or " +
+			"CF.INFO afterwards. A BF dump is taken chunk by chunk: add nothing to KEY during a pull.",
 		usage: "bloomlab redis push [-force] FILE.blf TARGET | pull TARGET -o FILE.blf | pull|push -addr HOST:PORT -key KEY … (RedisBloom)",
 		run:   runRedis,
 	})
@@ -44,7 +45,7 @@ func runRedis(e *env, args []string) error {
 	key := fs.String("key", "", "the filter's key")
 	out := fs.String("o", "", "pull: the bloomlab file to write (\"-\": standard output)")
 	force := fs.Bool("force", false, "push: replace KEY (TARGET) if it exists")
-	chunk := fs.Int("chunk", scalable.DefaultChunkSize, "push: bytes per BF.LOADCHUNK")
+	chunk := fs.Int("chunk", scalable.DefaultChunkSize, "push: bytes per BF.LOADCHUNK or CF.LOADCHUNK")
 	timeout := fs.Duration("timeout", time.Minute, "timeout of each command")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {

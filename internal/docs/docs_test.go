@@ -596,7 +596,7 @@ func runPage(t *testing.T, p *page, bin string) map[string][32]byte {
 			pr := &bgProc{c: c, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 			cmd.Stdout, cmd.Stderr = pr.out, pr.out
 			if err := cmd.Start(); err != nil {
-				t.Fatalf("%s: %s: %v", c.where(), run, err)
+				t.Fatalf("%s: %s: %v", c.where(), shown(c.text, run), err)
 			}
 			go func() { pr.err = cmd.Wait(); close(pr.done) }()
 			bg = append(bg, pr)
@@ -607,7 +607,7 @@ func runPage(t *testing.T, p *page, bin string) map[string][32]byte {
 		cmd.Stdout, cmd.Stderr = &out, &out
 		begin := time.Now()
 		if err := cmd.Start(); err != nil {
-			t.Fatalf("%s: %s: %v", c.where(), run, err)
+			t.Fatalf("%s: %s: %v", c.where(), shown(c.text, run), err)
 		}
 		timer := time.AfterFunc(commandTimeout, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 		err := cmd.Wait()
@@ -616,15 +616,15 @@ func runPage(t *testing.T, p *page, bin string) map[string][32]byte {
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		} else if err != nil {
-			t.Fatalf("%s: %s: %v", c.where(), run, err)
+			t.Fatalf("%s: %s: %v", c.where(), shown(c.text, run), err)
 		}
 		took := time.Since(begin)
 		if took >= commandTimeout {
-			fail("%s: %s: still running after %v: killed (does it wait for standard input, or for a server?)\n%s", c.where(), run, commandTimeout, out.String())
+			fail("%s: %s: still running after %v: killed (does it wait for standard input, or for a server?)\n%s", c.where(), shown(c.text, run), commandTimeout, out.String())
 			continue
 		}
 		if code != c.exit {
-			fail("%s: %s: exit status %d, the doc says %d\n%s", c.where(), run, code, c.exit, out.String())
+			fail("%s: %s: exit status %d, the doc says %d\n%s", c.where(), shown(c.text, run), code, c.exit, out.String())
 			continue
 		}
 		if c.want != nil {
@@ -634,11 +634,11 @@ func runPage(t *testing.T, p *page, bin string) map[string][32]byte {
 				want[i] = port(w)
 			}
 			if got := outputLines(out.String()); !matchLines(want, got) {
-				fail("%s: %s: output differs from the doc\n--- doc\n%s\n--- got\n%s", c.where(), run, strings.Join(want, "\n"), strings.Join(got, "\n"))
+				fail("%s: %s: output differs from the doc\n--- doc\n%s\n--- got\n%s", c.where(), shown(c.text, run), strings.Join(want, "\n"), strings.Join(got, "\n"))
 			}
 		}
 		if took > 5*time.Second {
-			t.Logf("%s: %s: %v", c.where(), run, took.Round(time.Millisecond))
+			t.Logf("%s: %s: %v", c.where(), shown(c.text, run), took.Round(time.Millisecond))
 		}
 	}
 	stopAll(t, bg)
@@ -657,6 +657,15 @@ func runPage(t *testing.T, p *page, bin string) map[string][32]byte {
 		return nil
 	})
 	return files
+}
+
+// shown is a command for a message: as the page spells it (text), then as
+// the test ran it (run), if its ports or a rewrite changed it.
+func shown(text, run string) string {
+	if run == text {
+		return text
+	}
+	return text + " (run as: " + run + ")"
 }
 
 // waitPorts waits until the page ports a background command names accept
@@ -679,11 +688,11 @@ func waitPorts(t *testing.T, pr *bgProc, run string, ports map[string]string) {
 			}
 			select {
 			case <-pr.done:
-				t.Fatalf("%s: %s exited before it listened on %s: %v\n%s", pr.c.where(), run, port, pr.err, pr.out.String())
+				t.Fatalf("%s: %s exited before it listened on %s: %v\n%s", pr.c.where(), shown(pr.c.text, run), port, pr.err, pr.out.String())
 			case <-time.After(20 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: %s: nothing listens on %s after 30 s\n%s", pr.c.where(), run, port, pr.out.String())
+				t.Fatalf("%s: %s: nothing listens on %s after 30 s\n%s", pr.c.where(), shown(pr.c.text, run), port, pr.out.String())
 			}
 		}
 	}
@@ -1133,5 +1142,18 @@ func TestCommands(t *testing.T) {
 	script := commands(block{page: "p.md", line: 10, lang: "sh", lines: []string{"# a comment", "", "seq 1 3 > k.txt", "bloomlab add f.blf k.txt"}})
 	if len(script) != 2 || script[0].line != 13 || script[1].want != nil {
 		t.Errorf("script: %+v", script)
+	}
+}
+
+// A failing command is reported as the page spells it, so that a reader
+// finds it there: the test's ports and rewrites follow, when they changed
+// it ("redis-cli -p 38407 …" is on no page).
+func TestShownCommand(t *testing.T) {
+	if got := shown("bloomlab info a.blf", "bloomlab info a.blf"); got != "bloomlab info a.blf" {
+		t.Errorf("unchanged: %q", got)
+	}
+	want := "redis-cli -p 6380 PING (run as: redis-cli -p 38407 PING)"
+	if got := shown("redis-cli -p 6380 PING", "redis-cli -p 38407 PING"); got != want {
+		t.Errorf("substituted: %q, want %q", got, want)
 	}
 }
