@@ -381,7 +381,7 @@ func (f *Filter) DefaultMaxBits() uint64 {
 // ErrFull) and changes nothing. 0 removes the budget, the default
 // included; the sub-filters f has are kept whatever the budget. On the
 // zero Filter, which has no room, it does nothing. bloomlab build and add
-// set it to the memory the process may use.
+// lower it to the memory the process may use where that is less.
 func (f *Filter) SetMaxBits(bits uint64) {
 	if len(f.subs) == 0 {
 		return

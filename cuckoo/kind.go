@@ -294,7 +294,7 @@ func describe(g kind.Filter) []kind.Field {
 		if f.MaxBits() == 0 {
 			budget = "none"
 		}
-		fields = append(fields, kind.Field{Name: "memory budget", Value: budget, Note: "bits the tables may grow to (not stored in the file; build and add set the memory the process may use)"})
+		fields = append(fields, kind.Field{Name: "memory budget", Value: budget, Note: "bits the tables may grow to (not stored in the file: the default, or less where the process may use less memory)"})
 	}
 	if b, err := f.NextSubFilterBits(); err != nil {
 		fields = append(fields, kind.Field{Name: "next sub-filter", Value: "cannot grow", Note: err.Error(), Warn: true})

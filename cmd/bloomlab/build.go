@@ -261,13 +261,26 @@ var memoryLimit = sysmem.Limit
 // of a structure that allocates as keys come (kind.MemoryBudgeter: a
 // scalable chain's next link), so that an add that would outgrow it fails
 // with an error, the key refused and the structure unchanged, instead of
-// ending the process with a fatal out-of-memory. Unknown limit: no budget.
+// ending the process with a fatal out-of-memory. A smaller budget the
+// structure already has (a growing cuckoo filter's default, which stops
+// copies of one key from doubling its tables up to all of memory) is
+// kept. Unknown limit: no budget beyond the structure's own.
 func setMemoryBudget(x any) {
-	if mb, ok := x.(kind.MemoryBudgeter); ok {
-		if have := memoryLimit(); have > 0 {
-			mb.SetMaxBits(satMul8(have))
+	mb, ok := x.(kind.MemoryBudgeter)
+	if !ok {
+		return
+	}
+	have := memoryLimit()
+	if have == 0 {
+		return
+	}
+	budget := satMul8(have)
+	if cur, ok := x.(interface{ MaxBits() uint64 }); ok {
+		if b := cur.MaxBits(); b != 0 && b < budget {
+			return
 		}
 	}
+	mb.SetMaxBits(budget)
 }
 
 // satMul8 is 8·b, saturated at 2^64 − 1.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bloomlab/bloomlab/scalable"
 )
 
 // Regression tests for issue 21's items on the command.
@@ -91,6 +93,40 @@ func TestCuckooMemoryBudget(t *testing.T) {
 	}
 	if out, _, code := invoke([]string{"query", "-c", "r.blf", "few.txt"}, ""); code != 0 || out != "4\n" {
 		t.Errorf("keys after the adds: %q, exit %d", out, code)
+	}
+}
+
+// TestCuckooDefaultBudgetKept: build and add keep a growing cuckoo
+// filter's own default budget (cuckoo.DefaultMaxBits: 2^30 bits here)
+// where it is below the memory the process may use: they replaced it with
+// all of that memory, so that copies of one key doubled the tables until
+// then (an add of 185 copies grew a filter to 18 GiB before its refusal).
+// With 1 TiB to use, 72 copies of one key grew the tables to 2^32 bits
+// (512 MiB) without a word; the default refuses them at 2^30.
+func TestCuckooDefaultBudgetKept(t *testing.T) {
+	t.Chdir(t.TempDir())
+	defer func(f func() uint64) { memoryLimit = f }(memoryLimit)
+	memoryLimit = func() uint64 { return 1 << 40 }
+	same := strings.Repeat("same\n", 72)
+	_, e, code := invoke([]string{"build", "-kind", "cuckoo", "-profile", "redisbloom", "-n", "1000", "-expansion", "2", "-o", "r.blf", "-"}, same)
+	if code != 1 || !strings.Contains(e, "memory budget of 1073741824 bits") {
+		t.Fatalf("build of 72 copies: exit %d: %s", code, e)
+	}
+	if _, e, code := invoke([]string{"build", "-kind", "cuckoo", "-profile", "redisbloom", "-n", "1000", "-expansion", "2", "-o", "r.blf", "-"}, "same\n"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, e)
+	}
+	_, e, code = invoke([]string{"add", "r.blf", "-"}, same)
+	if code != 1 || !strings.Contains(e, "memory budget of 1073741824 bits") || !strings.Contains(e, "unchanged") {
+		t.Fatalf("add of 72 copies: exit %d: %s", code, e)
+	}
+	// A scalable chain, which has no budget of its own, gets the memory.
+	f, err := scalable.New(scalable.Config{Capacity: 100, FPR: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setMemoryBudget(f)
+	if got := f.MaxBits(); got != 8<<40 {
+		t.Errorf("scalable budget %d, want %d", got, uint64(8<<40))
 	}
 }
 

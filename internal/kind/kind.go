@@ -396,3 +396,12 @@ func (b *filterBuilder) SetMaxBits(bits uint64) {
 		mb.SetMaxBits(bits)
 	}
 }
+
+// MaxBits returns the filter's memory budget (0: none, or a filter of
+// fixed size), where the filter says it.
+func (b *filterBuilder) MaxBits() uint64 {
+	if mb, ok := b.f.(interface{ MaxBits() uint64 }); ok {
+		return mb.MaxBits()
+	}
+	return 0
+}
