@@ -83,10 +83,27 @@ func (f *Filter) compatible(g *Filter) error {
 // buckets there depend on hash bits the filter does not keep), so two
 // grown filters whose first sub-filters are both nearly full do not
 // merge. If one does not fit, Merge fails with an error wrapping ErrFull
-// and f is unchanged; on a mismatch it fails wrapping ErrIncompatible.
+// and f is unchanged; so it does, wrapping ErrCannotGrow (and ErrFull),
+// if g's extra sub-filters would take f's tables past the memory budget
+// set for f (Config.MaxBits, SetMaxBits; not the default, which bounds
+// the growth that copies of a key force, while g's sub-filters exist
+// already); on a mismatch it fails wrapping ErrIncompatible.
 func (f *Filter) Merge(g *Filter) error {
 	if err := f.compatible(g); err != nil {
 		return err
+	}
+	if budget := f.MaxBits(); f.maxBits != 0 && budget > 0 && len(g.subs) > len(f.subs) {
+		// g's extra sub-filters are a growth: within the budget set for f
+		// (the default, which bounds the growth copies of a key force,
+		// stands aside: g's sub-filters exist already).
+		have, extra := f.Bits(), uint64(0)
+		for _, s := range g.subs[len(f.subs):] {
+			extra = satAdd(extra, s.m*f.lay.bucketBits)
+		}
+		if extra > budget || have > budget-extra {
+			return fmt.Errorf("cuckoo: merge: %w: g's %d more sub-filters would bring the tables from %d to %d bits, beyond the memory budget of %d bits (SetMaxBits); the filter is unchanged",
+				ErrCannotGrow, len(g.subs)-len(f.subs), have, satAdd(have, extra), budget)
+		}
 	}
 	h := f.Clone() // g may be f: it is read, h written
 	for len(h.subs) < len(g.subs) {

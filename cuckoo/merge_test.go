@@ -1,6 +1,7 @@
 package cuckoo
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -119,4 +120,43 @@ func TestCompact(t *testing.T) {
 func TestInlining(t *testing.T) {
 	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/cuckoo",
 		"(*sub).index", "(*sub).alt", "read64", "(*Filter).fingerprint", "(*layout).hasZero", "(*layout).zeroLanes")
+}
+
+// TestMergeRespectsMaxBits: Merge gives f g's extra sub-filters only
+// within f's memory budget (MaxBits): past it, it fails wrapping
+// ErrCannotGrow and f is unchanged. Before, a filter with a budget of
+// 2^15 bits took a grown filter's 1.2 Gbit of tables without a word.
+func TestMergeRespectsMaxBits(t *testing.T) {
+	g, err := New(Config{Capacity: 1000, Expansion: 2, MaxBits: NoMaxBits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 64 { // 8 copies per growth: 8 sub-filters
+		if err := g.Add([]byte("same")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := New(Config{Capacity: 1000, Expansion: 2, MaxBits: 4 * g.subs[0].m * g.lay.bucketBits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Add([]byte("mine")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := f.MarshalBinary()
+	err = f.Merge(g)
+	if !errors.Is(err, ErrCannotGrow) || !errors.Is(err, ErrFull) {
+		t.Fatalf("merging %d sub-filters (%d bits) into a budget of %d bits: %v (now %d bits)", len(g.subs), g.Bits(), f.MaxBits(), err, f.Bits())
+	}
+	if after, _ := f.MarshalBinary(); !bytes.Equal(before, after) {
+		t.Fatal("a refused merge changed the filter")
+	}
+	// Within the budget it merges.
+	f.SetMaxBits(g.Bits())
+	if err := f.Merge(g); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Contains([]byte("mine")) || f.Count([]byte("same")) != 64 {
+		t.Fatalf("after the merge: mine %v, same ×%d", f.Contains([]byte("mine")), f.Count([]byte("same")))
+	}
 }

@@ -340,7 +340,7 @@ func (c *client) call(cmd *command, args [][]byte) {
 	prev := c.running
 	c.running = cmd
 	if c.excl || cmd.lock == lockNone {
-		cmd.run(c, args)
+		c.run(cmd, args)
 		c.running = prev
 		return
 	}
@@ -351,7 +351,7 @@ func (c *client) call(cmd *command, args [][]byte) {
 		// the exclusive lock until the server stops).
 		s.db.mu.RLock()
 		c.shared = true
-		again := cmd.run(c, args)
+		again := c.run(cmd, args)
 		c.shared = false
 		s.db.mu.RUnlock()
 		if !again {
@@ -364,10 +364,64 @@ func (c *client) call(cmd *command, args [][]byte) {
 	// snapshots what it half changed.
 	s.db.mu.Lock()
 	c.excl = true
-	cmd.run(c, args)
+	c.run(cmd, args)
 	c.excl = false
 	s.db.mu.Unlock()
 	c.running = prev
+}
+
+// run runs cmd. The reply of a command that only reads (repliesOnly)
+// is client memory that must fit under MaxMemory, like a request: if it
+// does not, it is replaced by an OOM error (fitReply).
+func (c *client) run(cmd *command, args [][]byte) bool {
+	if c.conn == nil || !cmd.repliesOnly(args) {
+		return cmd.run(c, args)
+	}
+	start := c.pendingReplies()
+	again := cmd.run(c, args)
+	c.fitReply(start)
+	return again
+}
+
+// repliesOnly reports whether cmd's only effect is its reply (the
+// commands Redis flags readonly, and PING, ECHO, INFO, COMMAND, CLIENT
+// LIST and CLIENT INFO), which may then be refused for want of memory.
+func (cmd *command) repliesOnly(args [][]byte) bool {
+	switch {
+	case cmd.flags&fReadonly != 0:
+		return true
+	case cmd.name == "client":
+		return len(args) > 1 && (eqFold(args[1], "list") || eqFold(args[1], "info"))
+	}
+	switch cmd.name {
+	case "ping", "echo", "info", "command":
+		return true
+	}
+	return false
+}
+
+// replyFits reports whether n more bytes of replies would fit under
+// MaxMemory now (a command with a large reply asks before it builds it).
+func (c *client) replyFits(n int64) bool { return c.conn == nil || c.readerFits(n) }
+
+// fitReply checks the reply of a command that only reads, written after
+// start: if its bytes (beyond the connection's first clientFree bytes)
+// do not fit under MaxMemory, it is dropped and the command answered
+// OOM, as a request that does not fit is. Without it, the replies that
+// clients do not read (each connection holds one, a 16 MiB BF.SCANDUMP
+// chunk or a whole KEYS, until the write times out), or that EXEC
+// gathers (40 queued reads of a 2 MiB string: 80 MiB), were counted but
+// held whatever the limit. The commands whose reply can be large without
+// a large request (GET, KEYS, BF.SCANDUMP, CF.SCANDUMP) ask replyFits
+// first and do not build a reply that cannot fit; a dropped reply's
+// buffer, still allocated, is accounted until it is sent.
+func (c *client) fitReply(start int) {
+	c.w.Flush() // into c.out: a replyBuf does not fail
+	if n := int64(len(c.out.b) - start); n > 0 && !c.readerFits(n) {
+		c.out.b = c.out.b[:start]
+		c.err(errOOM)
+	}
+	c.account()
 }
 
 // unlockWritten releases a write command's lock on e (taken with

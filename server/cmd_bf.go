@@ -554,6 +554,10 @@ func bfScanDump(c *client, args [][]byte) bool {
 		c.err("ERR " + oneLine(err.Error()))
 		return false
 	}
+	if !c.replyFits(int64(len(data))) {
+		c.err(errOOM)
+		return false
+	}
 	c.w.Array(2)
 	c.w.Int(next)
 	c.w.Bulk(data)

@@ -588,6 +588,10 @@ func cfScanDump(c *client, args [][]byte) bool {
 		c.err("ERR " + oneLine(err.Error()))
 		return false
 	}
+	if !c.replyFits(int64(len(data))) {
+		c.err(errOOM)
+		return false
+	}
 	c.w.Array(2)
 	c.w.Int(next)
 	if data == nil {

@@ -75,10 +75,16 @@ func cmdType(c *client, args [][]byte) bool {
 func cmdKeys(c *client, args [][]byte) bool {
 	now := nowMs()
 	var out []string
+	size := int64(0) // the reply's
 	for k, e := range c.s.db.m {
 		if !e.expired(now) && globMatch(args[1], []byte(k)) {
 			out = append(out, k)
+			size += int64(len(k)) + 16
 		}
+	}
+	if !c.replyFits(size) {
+		c.err(errOOM)
+		return false
 	}
 	c.w.Array(len(out))
 	for _, k := range out {
@@ -469,6 +475,10 @@ func cmdGet(c *client, args [][]byte) bool {
 	sv, ok := e.v.(*strValue)
 	if !ok {
 		c.err(errWrongType)
+		return false
+	}
+	if !c.replyFits(int64(len(sv.b))) {
+		c.err(errOOM)
 		return false
 	}
 	c.w.Bulk(sv.b)

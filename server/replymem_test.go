@@ -1,0 +1,162 @@
+package server
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bloomlab/bloomlab/internal/resp"
+)
+
+// statInt returns an integer field of INFO stats.
+func statInt(t *testing.T, c *rawConn, field string) int64 {
+	t.Helper()
+	c.send("INFO", "stats")
+	v, _ := c.read()
+	for _, line := range strings.Split(string(v.Str), "\r\n") {
+		if f, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO stats has no %s", field)
+	return 0
+}
+
+// TestReplyMemoryRefused: a command that only reads and whose reply would
+// take the used memory past MaxMemory is answered OOM instead of the
+// reply. Before, replies counted in used_memory but nothing refused them:
+// one connection queueing 40 × GET of an 2 MiB string in MULTI made EXEC
+// build an 80 MiB reply under a 16 MiB limit (1,000 queued BF.SCANDUMP
+// chunks of 16 MiB make 16 GB), and connections that do not read their
+// replies each held one (60 × BF.SCANDUMP: 1.26 GB RSS under
+// -maxmemory 300mb).
+func TestReplyMemoryRefused(t *testing.T) {
+	const size, big, limit = 2 << 20, 8 << 20, 32 << 20
+	s := start(t, Config{MaxMemory: limit})
+	ctl := dial(t, s)
+	if got := ctl.do("SET", "s", strings.Repeat("v", size)); got != "+OK" {
+		t.Fatal(got)
+	}
+	if got := ctl.do("SET", "big", strings.Repeat("b", big)); got != "+OK" {
+		t.Fatal(got)
+	}
+
+	// One connection, a transaction of 40 reads of 2 MiB.
+	c := dial(t, s)
+	c.do("MULTI")
+	for range 40 {
+		if got := c.do("GET", "s"); got != "+QUEUED" {
+			t.Fatal(got)
+		}
+	}
+	c.send("EXEC")
+	v, _ := c.read()
+	full, oom := 0, 0
+	for _, r := range v.Elems {
+		switch {
+		case len(r.Str) == size:
+			full++
+		case r.String() == "-"+errOOM:
+			oom++
+		default:
+			t.Fatalf("EXEC's reply holds %.80v", r)
+		}
+	}
+	if full+oom != 40 || full > limit/size || oom == 0 {
+		t.Fatalf("EXEC of 40 GET of %d bytes under a limit of %d: %d replies, %d OOM", size, limit, full, oom)
+	}
+	// (Past the limit by at most the spare capacity of the reply buffer,
+	// which grows by a quarter at a time.)
+	if peak := infoInt(t, ctl, "used_memory_peak"); peak > limit+limit/4+2*clientFree {
+		t.Fatalf("used_memory_peak %d under a limit of %d", peak, limit)
+	}
+
+	// Connections that do not read their replies (of 8 MiB: more than the
+	// kernel's socket buffers take): each may hold one while it fits, the
+	// others are answered OOM.
+	before := infoInt(t, ctl, "mem_clients_normal")
+	const conns = 16
+	cmds := statInt(t, ctl, "total_commands_processed")
+	cs := make([]*rawConn, conns)
+	for i := range cs {
+		cs[i] = dialSmallWindow(t, s)
+		cs[i].send("GET", "big")
+	}
+	// Every GET has run once the commands counted are ctl's INFOs and
+	// theirs (a command is counted as it begins: wait for its reply to be
+	// built too).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if statInt(t, ctl, "total_commands_processed") >= cmds+conns+1 || time.Now().After(deadline) {
+			break
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if used := infoInt(t, ctl, "used_memory"); used > limit+conns*clientFree+1<<20 {
+		t.Fatalf("used_memory %d under a limit of %d while %d connections do not read a reply of %d bytes", used, limit, conns, big)
+	}
+	full, oom = 0, 0
+	for _, c := range cs {
+		v, _ := c.read()
+		switch {
+		case len(v.Str) == big:
+			full++
+		case v.String() == "-"+errOOM:
+			oom++
+		default:
+			t.Fatalf("GET: %.80v", v)
+		}
+		if got := c.do("PING"); got != "+PONG" {
+			t.Fatal(got)
+		}
+	}
+	if oom == 0 || full == 0 {
+		t.Fatalf("%d connections not reading a GET of %d bytes under a limit of %d: %d replies, %d OOM", conns, big, limit, full, oom)
+	}
+	for _, c := range cs {
+		c.conn.Close()
+	}
+	if after := waitInfoDown(t, ctl, "mem_clients_normal", before); after != before {
+		t.Fatalf("mem_clients_normal %d before, %d after", before, after)
+	}
+}
+
+// waitInfoDown polls INFO until field is at most want (a minute at most).
+func waitInfoDown(t testing.TB, c *rawConn, field string, want int64) int64 {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if n := infoInt(t, c, field); n <= want || time.Now().After(deadline) {
+			return n
+		}
+	}
+}
+
+// dialSmallWindow dials s with a receive buffer of 4 KiB, set before the
+// connection is made (so that the window is small from the start): the
+// server's replies wait in its own buffers until the test reads them.
+func dialSmallWindow(t *testing.T, s *Server) *rawConn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		rc.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		})
+		return err
+	}}
+	conn, err := d.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	c := &rawConn{t: t, conn: conn}
+	c.rr = resp.NewReplyReader(io.TeeReader(bufio.NewReader(conn), &c.raw), 0)
+	return c
+}
