@@ -252,9 +252,18 @@ func TestCFRefusal(t *testing.T) {
 // same filter byte for byte.
 func TestCFMaxMemory(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Dir: dir, MaxMemory: 4000}
+	cfg := Config{Dir: dir, MaxMemory: 1 << 40}
 	s := start(t, cfg)
 	c := dial(t, s)
+	// Client memory counts too: the connection's buffers are first grown
+	// as large as the CF.INSERT below makes them, then the limit leaves
+	// 4000 bytes for keys.
+	warm := []string{"CF.MEXISTS", "none"}
+	for i := 0; i < 320; i++ {
+		warm = append(warm, fmt.Sprint("i", i))
+	}
+	c.do(warm...)
+	limitKeys(s, 4000)
 	oom := "-" + errOOM
 	expect(t, c, [][]string{
 		{oom, "CF.RESERVE", "big", "100000"},

@@ -67,6 +67,7 @@ func newClient(s *Server, conn net.Conn) *client {
 	c := &client{s: s, conn: conn, id: s.nextID.Add(1), created: time.Now()}
 	c.r = resp.NewReader(conn, s.lim)
 	c.r.Account(c.growReader, c.readerFits)
+	c.clientMem(connFixed, false)
 	c.w = resp.NewWriter(&c.out)
 	c.authed = s.cfg.Password == ""
 	return c
@@ -127,7 +128,7 @@ func (c *client) flush() error {
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	_, err := c.conn.Write(c.out.b)
-	if cap(c.out.b) > clientFree {
+	if cap(c.out.b) > keepReplies {
 		c.out.b = nil // a large reply's buffer is not kept (clientmem.go)
 	} else {
 		c.out.b = c.out.b[:0]

@@ -6,21 +6,29 @@ import (
 )
 
 // Memory that clients make the server hold (Redis's mem_clients_normal):
-// a connection's command buffers (the argument bytes and arrays of the
-// command being read, reported by the reader as they grow), its replies
-// not yet sent, and its MULTI queue. Beyond a connection's first
-// clientFree bytes it is part of the used memory that MaxMemory governs
-// (Server.mem), as in Redis: while clients hold large requests, writes
-// that would allocate past the limit are refused with OOM, and a request
-// whose bytes would take the used memory past the limit is refused (read
-// to its end without being kept, answered OOM). The first clientFree bytes
-// of each connection, like its fixed buffers (16 KiB in, 16 KiB out) and
-// goroutine, are bounded by MaxClients instead: ordinary commands and
-// pipelines are read and answered on a full server, and a client's
-// ordinary buffers never make another's write fail (INFO reports them
-// as mem_not_counted_for_evict).
+// a connection's fixed buffers (connFixed), its command buffers (the
+// argument bytes and arrays of the command being read, reported by the
+// reader as they grow), its replies not yet sent, and its MULTI queue. All
+// of it is part of the used memory that MaxMemory governs (Server.mem), as
+// in Redis: while clients hold memory, writes that would allocate past
+// the limit are refused with OOM. What a connection may take beyond its
+// first clientFree bytes must also fit under the limit: a request (or the
+// reply of a command that only reads) whose bytes would take the used
+// memory past it is refused (read to its end without being kept, answered
+// OOM). Within its first clientFree bytes a connection's buffers grow
+// whatever the limit, so that ordinary commands and pipelines are read and
+// answered on a full server (as Redis reads them): that part, at most
+// MaxClients × (connFixed + clientFree), counts in the used memory but is
+// not refused.
 const (
 	clientFree = 128 << 10
+	// connFixed is a connection's memory before it sends anything: the
+	// reader's and the writer's 16 KiB buffers.
+	connFixed = 32 << 10
+	// keepReplies: a reply buffer larger than this is dropped once sent
+	// (as Redis keeps a 16 KiB reply buffer per client), so that a client
+	// that pipelined once does not hold its buffer in the used memory.
+	keepReplies = 16 << 10
 	// bigRelease: a release of at least this many bytes at once counts
 	// towards returning memory to the system (returnMemory).
 	bigRelease = 1 << 20
@@ -32,24 +40,24 @@ const (
 	sizeofSlice = 24
 )
 
-// clientMem changes the connection's client memory by n bytes. Growth
-// beyond clientFree is reserved under MaxMemory when limited (and refused,
-// changing nothing, when it does not fit), or accounted regardless.
-// Only the connection's goroutine calls it.
+// clientMem changes the connection's client memory by n bytes. All of it
+// counts in the used memory; growth beyond clientFree is reserved under
+// MaxMemory when limited (and refused, changing nothing, when it does not
+// fit). Only the connection's goroutine calls it.
 func (c *client) clientMem(n int64, limited bool) bool {
 	s := c.s
 	old := c.memTotal
-	counted := max(0, old+n-clientFree) - max(0, old-clientFree)
-	if counted > 0 && limited {
-		if !s.reserve(counted) {
+	beyond := max(0, old+n-clientFree) - max(0, old-clientFree)
+	if beyond > 0 && limited {
+		if !s.reserve(beyond) {
 			return false
 		}
-	} else if counted != 0 {
-		s.mem.Add(counted)
+		s.mem.Add(n - beyond)
+	} else {
+		s.mem.Add(n)
 	}
 	c.memTotal = old + n
 	s.clientMem.Add(n)
-	s.clientFree.Add(n - counted)
 	if n > 0 {
 		s.notePeak()
 	} else if n <= -bigRelease {
@@ -85,9 +93,9 @@ func (c *client) releaseMem() {
 	c.held = 0
 }
 
-// usedMemory is INFO's used_memory: the keys and all client memory
-// (what MaxMemory governs plus every connection's first clientFree bytes).
-func (s *Server) usedMemory() int64 { return s.mem.Load() + s.clientFree.Load() }
+// usedMemory is INFO's used_memory: the keys and all client memory,
+// what MaxMemory governs.
+func (s *Server) usedMemory() int64 { return s.mem.Load() }
 
 // notePeak records the used memory's peak (INFO's used_memory_peak).
 func (s *Server) notePeak() {

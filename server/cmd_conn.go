@@ -624,18 +624,17 @@ func cmdInfo(c *client, args [][]byte) bool {
 	s.mu.Unlock()
 	section("Clients", "connected_clients", nclients, "maxclients", s.cfg.MaxClients, "blocked_clients", 0)
 	// Redis's fields: used_memory is the keys' accounted memory plus what
-	// clients hold (mem_clients_normal, here the whole overhead);
-	// -maxmemory governs used_memory less mem_not_counted_for_evict (each
-	// connection's first 128 KiB, clientmem.go).
-	clientMem, free := s.clientMem.Load(), s.clientFree.Load()
-	used := s.mem.Load() + free
+	// clients hold (mem_clients_normal, here the whole overhead), all of
+	// it governed by -maxmemory (clientmem.go).
+	clientMem := s.clientMem.Load()
+	used := s.mem.Load()
 	peak, rssNow := max(s.memPeak.Load(), used), rss()
 	section("Memory", "used_memory", used, "used_memory_human", human(used),
 		"used_memory_rss", rssNow, "used_memory_rss_human", human(rssNow),
 		"used_memory_peak", peak, "used_memory_peak_human", human(peak),
 		"used_memory_overhead", clientMem, "used_memory_dataset", used-clientMem,
 		"maxmemory", max(s.maxMem, 0), "maxmemory_human", human(max(s.maxMem, 0)), "maxmemory_policy", "noeviction",
-		"mem_not_counted_for_evict", free, "mem_clients_slaves", 0, "mem_clients_normal", clientMem)
+		"mem_not_counted_for_evict", 0, "mem_clients_slaves", 0, "mem_clients_normal", clientMem)
 	if p := s.persist; p != nil {
 		status := "ok"
 		if !p.lastOK.Load() {

@@ -13,6 +13,22 @@ import (
 )
 
 // start runs an in-process server for the test and stops it at the end.
+// plusClients is a MaxMemory of limit bytes for the keys plus the client
+// memory of conns connections sending small commands (their fixed buffers
+// and a few KiB of arguments and replies), which counts in the used memory
+// too.
+func plusClients(limit int64, conns int) int64 {
+	return limit + int64(conns)*(connFixed+16<<10)
+}
+
+// limitKeys sets the memory limit to what s uses now (its keys and its
+// clients' buffers) plus room bytes, for a test that measures a key's
+// memory against the limit to the byte: its connections must be idle,
+// with buffers already as large as the test's commands make them (a
+// warm-up), so that the room is all for keys. The next command a
+// connection sends orders this write before the server's reads.
+func limitKeys(s *Server, room int64) { s.maxMem = s.mem.Load() + room }
+
 func start(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	s, err := Run(cfg)

@@ -160,7 +160,7 @@ func TestRedisReplies(t *testing.T) {
 // with Redis's OOM text and changes nothing; reads and deletes go on; a
 // growing filter refuses the add that would open a link past the limit.
 func TestMaxMemory(t *testing.T) {
-	s := start(t, Config{MaxMemory: 64 << 10})
+	s := start(t, Config{MaxMemory: plusClients(64<<10, 1)})
 	c := dial(t, s)
 	oom := "-OOM command not allowed when used memory > 'maxmemory'."
 	if got := c.do("BF.RESERVE", "big", "0.001", "10000000"); got != oom {
@@ -570,9 +570,54 @@ func TestClientMemoryRefused(t *testing.T) {
 	for _, x := range []*rawConn{a, b, c, ctl} {
 		x.conn.Close()
 	}
-	for deadline := time.Now().Add(10 * time.Second); s.clientMem.Load() != 0 || s.clientFree.Load() != 0 || s.mem.Load() != 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); s.clientMem.Load() != 0 || s.mem.Load() != 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("closed connections leave client memory %d (%d not counted), used memory %d", s.clientMem.Load(), s.clientFree.Load(), s.mem.Load())
+			t.Fatalf("closed connections leave client memory %d, used memory %d", s.clientMem.Load(), s.mem.Load())
 		}
+	}
+}
+
+// TestClientMemoryAllCounted: every byte clients hold counts in the used
+// memory that MaxMemory governs, their small buffers and their fixed
+// ones included (Redis counts them too). Connections that each hold less
+// than 128 KiB, each a partial argument of 100 KiB, made writes refused
+// with OOM once together they take the used memory past the limit; before,
+// a connection's first 128 KiB and its 32 KiB of fixed buffers were not
+// counted (mem_not_counted_for_evict), so 10,000 connections could hold
+// 1.6 GB beyond any limit and a 1 MiB BF.RESERVE here was accepted.
+func TestClientMemoryAllCounted(t *testing.T) {
+	const conns, part, limit = 60, 100 << 10, 8 << 20
+	s := start(t, Config{MaxMemory: limit})
+	ctl := dial(t, s)
+	ctl.do("ECHO", strings.Repeat("e", 8<<10))
+	if got := infoInt(t, ctl, "mem_not_counted_for_evict"); got != 0 {
+		t.Fatalf("mem_not_counted_for_evict %d", got)
+	}
+	before := infoInt(t, ctl, "used_memory")
+	if before < 32<<10 {
+		t.Fatalf("a connection uses %d bytes: its fixed buffers are not counted", before)
+	}
+	cs := make([]*rawConn, conns)
+	for i := range cs {
+		cs[i] = dial(t, s)
+		cs[i].sendRaw(fmt.Sprintf("*2\r\n$3\r\nFOO\r\n$%d\r\n%s", part+10, strings.Repeat("x", part)))
+	}
+	held := int64(conns) * (part + 32<<10)
+	used := waitInfo(t, ctl, "used_memory", before+held)
+	if used < before+held || used > limit {
+		t.Fatalf("used_memory %d with %d connections holding %d bytes each (before: %d)", used, conns, part, before)
+	}
+	oom := "-" + errOOM
+	if got := ctl.do("BF.RESERVE", "f", "0.001", "500000"); got != oom { // 1.1 MiB
+		t.Fatalf("a 1.1 MiB filter with %d of %d bytes in use: %s", used, limit, got)
+	}
+	for _, c := range cs {
+		c.conn.Close()
+	}
+	if after := waitInfoDown(t, ctl, "used_memory", before+4<<10); after > before+4<<10 {
+		t.Fatalf("used_memory %d after the connections closed, %d before", after, before)
+	}
+	if got := ctl.do("BF.RESERVE", "f", "0.001", "500000"); got != "+OK" {
+		t.Fatalf("once the connections are closed: %s", got)
 	}
 }

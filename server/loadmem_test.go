@@ -29,7 +29,7 @@ func allocatedBy(f func()) uint64 {
 func residentOf(s *Server) int64 {
 	s.db.mu.RLock()
 	defer s.db.mu.RUnlock()
-	n := s.mem.Load()
+	n := s.mem.Load() - s.clientMem.Load()
 	for _, e := range s.db.m {
 		switch v := e.v.(type) {
 		case *loadingValue:

@@ -123,10 +123,9 @@ type Server struct {
 
 	db  keyspace
 	mem atomic.Int64 // used memory, governed by maxMem: the keys' accounted bytes plus clientMem
-	// clientMem is the memory clients hold (clientmem.go); clientFree
-	// its part not in mem (each connection's first clientFree bytes).
-	clientMem, clientFree atomic.Int64
-	memPeak               atomic.Int64 // the largest mem seen by a reservation or a client's growth
+	// clientMem is the memory clients hold (clientmem.go), a part of mem.
+	clientMem atomic.Int64
+	memPeak   atomic.Int64 // the largest mem seen by a reservation or a client's growth
 	// Large releases not yet returned to the system, the time of the
 	// last one, and how many times memory was returned (returnMemory).
 	released, lastRelease, memReturns atomic.Int64
