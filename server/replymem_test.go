@@ -1,16 +1,10 @@
 package server
 
 import (
-	"bufio"
-	"io"
-	"net"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/bloomlab/bloomlab/internal/resp"
 )
 
 // statInt returns an integer field of INFO stats.
@@ -137,26 +131,4 @@ func waitInfoDown(t testing.TB, c *rawConn, field string, want int64) int64 {
 			return n
 		}
 	}
-}
-
-// dialSmallWindow dials s with a receive buffer of 4 KiB, set before the
-// connection is made (so that the window is small from the start): the
-// server's replies wait in its own buffers until the test reads them.
-func dialSmallWindow(t *testing.T, s *Server) *rawConn {
-	t.Helper()
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		var err error
-		rc.Control(func(fd uintptr) {
-			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return err
-	}}
-	conn, err := d.Dial("tcp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	c := &rawConn{t: t, conn: conn}
-	c.rr = resp.NewReplyReader(io.TeeReader(bufio.NewReader(conn), &c.raw), 0)
-	return c
 }
