@@ -79,12 +79,13 @@ type Config struct {
 	Password string
 	// MaxMemory bounds the used memory (bytes, as the server accounts
 	// it: the keys' filters' bits, sketches' counters, strings and
-	// per-key overhead, plus what clients hold beyond each connection's
-	// first 128 KiB: commands being read, replies not yet sent, MULTI
+	// per-key overhead, plus all that clients hold: each connection's
+	// fixed buffers, commands being read, replies not yet sent, MULTI
 	// queues). A write that would exceed it is refused with Redis's OOM
-	// error, and so is a command whose bytes would (it is read to its end
-	// without being kept). 0: three quarters of the machine's physical
-	// memory; negative: no limit.
+	// error, and so is a command whose bytes beyond the connection's
+	// first 128 KiB would (it is read to its end without being kept).
+	// 0: three quarters of the machine's physical memory; negative: no
+	// limit.
 	MaxMemory int64
 	// MaxClients bounds concurrent connections (default 10,000).
 	MaxClients int
