@@ -43,7 +43,7 @@ package hashing
 
 import (
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/base"
 	"math/bits"
 
 	"github.com/zeebo/xxh3"
@@ -185,7 +185,7 @@ type Indexer struct {
 }
 
 // ErrParam is wrapped by every parameter error of this package.
-var ErrParam = kind.ErrParam
+var ErrParam = base.ErrParam
 
 // PartitionSize returns the smallest number of positions m' ≥ m that scheme s
 // accepts with k hash functions: a multiple of k for Partition and

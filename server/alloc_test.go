@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // benchClient is a connection's command path without the network:

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // client is one connection (or the internal client that replays the log

@@ -30,7 +30,7 @@
 //
 // # Safety
 //
-// Input is hostile: the protocol reader (internal/resp) bounds every
+// Input is hostile: the protocol reader (server/internal/resp) bounds every
 // length before it allocates, a filter's requested size is checked against
 // RedisBloom's ranges and against MaxMemory before it is allocated, and
 // files and logs are validated before they are believed. Nothing a client

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // FuzzConn feeds arbitrary byte streams to a connection of a fresh

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // Structured fuzzing of the command table: every command, with extreme

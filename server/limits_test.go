@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // TestInline: inline commands (as telnet and nc send them), with quotes,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/bloomlab/bloomlab/internal/redistest"
-	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // multiTranscript sends SET k v, then MULTI, cmd, EXEC and PING on a

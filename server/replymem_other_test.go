@@ -8,7 +8,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // dialSmallWindow dials s and sets a receive buffer of 4 KiB once the

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/bloomlab/bloomlab/internal/resp"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // dialSmallWindow dials s with a receive buffer of 4 KiB, set before the

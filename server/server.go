@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/resp"
 	"github.com/bloomlab/bloomlab/internal/sysmem"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // Fsync is the log's durability policy, with Redis's appendfsync meanings.

@@ -24,7 +24,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/base"
 )
 
 // Limits of the c-choice functions: k hash functions per group and c groups.
@@ -407,7 +407,7 @@ func SizeChoicesScheme(s hashing.Scheme, n uint64, eps float64, c, kmax int) (m 
 	}
 	if odd {
 		for m = hashing.NextPrime(m); ; m = hashing.NextPrime(m + 1) {
-			kind.PlanStep()
+			base.PlanStep()
 			if m > MaxBits {
 				return 0, 0, tooLarge(n, eps)
 			}

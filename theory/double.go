@@ -73,7 +73,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/base"
 )
 
 // doubleScheme reports whether s derives a standard filter's positions by
@@ -417,7 +417,7 @@ func sizeScheme(s hashing.Scheme, n uint64, eps float64, kmax int, unit uint64) 
 			return 0, 0, tooLarge(n, eps)
 		}
 		for m = hashing.NextPrime(m); m <= MaxBits; m = hashing.NextPrime(m + 1) {
-			kind.PlanStep()
+			base.PlanStep()
 			if fits(m) {
 				k, _ := best(m)
 				return m, k, nil

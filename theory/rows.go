@@ -18,7 +18,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/base"
 )
 
 // RowSets returns the number of equally likely position sets of a key in
@@ -116,7 +116,7 @@ func SizeRows(s hashing.Scheme, n uint64, eps float64, dmax int, maxCells uint64
 		}
 		if prime && dd >= 2 {
 			for ww = hashing.NextPrime(ww); ww <= wmax && logFPRows(s, ww, dd, nf) > logEps; ww = hashing.NextPrime(ww + 1) {
-				kind.PlanStep()
+				base.PlanStep()
 			}
 			if ww > wmax {
 				continue

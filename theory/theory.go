@@ -74,7 +74,7 @@ package theory
 
 import (
 	"fmt"
-	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/base"
 	"math"
 )
 
@@ -100,7 +100,7 @@ var (
 type paramError string
 
 func (e paramError) Error() string { return string(e) }
-func (e paramError) Unwrap() error { return kind.ErrParam }
+func (e paramError) Unwrap() error { return base.ErrParam }
 
 // finite reports whether x is neither NaN nor ±Inf.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -381,7 +381,7 @@ func smallestTrue(lo, hi uint64, pred func(uint64) bool) uint64 {
 // O(log(limit)) times.
 func searchUp(start, limit uint64, pred func(uint64) bool) (x uint64, ok bool) {
 	counted := pred
-	pred = func(x uint64) bool { kind.PlanStep(); return counted(x) }
+	pred = func(x uint64) bool { base.PlanStep(); return counted(x) }
 	start = min(max(start, 1), limit)
 	if pred(start) {
 		// Walk down in doubling steps to an x with pred false (or 0).

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/lab"
+	"github.com/bloomlab/bloomlab/cmd/bloomlab/internal/lab"
 )
 
 // Regression tests for the defects a hostile review of reproduce and

@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bloomlab/bloomlab/cmd/bloomlab/internal/lab"
 	"github.com/bloomlab/bloomlab/internal/flagx"
-	"github.com/bloomlab/bloomlab/internal/lab"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/lab"
+	"github.com/bloomlab/bloomlab/cmd/bloomlab/internal/lab"
 	"github.com/bloomlab/bloomlab/internal/sysmem"
 )
 

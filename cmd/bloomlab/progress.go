@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/lab"
+	"github.com/bloomlab/bloomlab/cmd/bloomlab/internal/lab"
 )
 
 // progressInterval is the least time between two redraws of the progress

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/bloomlab/bloomlab/internal/lab"
+	"github.com/bloomlab/bloomlab/cmd/bloomlab/internal/lab"
 )
 
 // fakeClock is a clock the test advances by hand.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/lab"
+	"github.com/bloomlab/bloomlab/cmd/bloomlab/internal/lab"
 )
 
 // timedResult is one experiment's result and how long it ran.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomlab/bloomlab/internal/lab"
+	"github.com/bloomlab/bloomlab/cmd/bloomlab/internal/lab"
 )
 
 // TestResultsDoc: docs/RESULTS.md, the full-size run committed to the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"runtime"
@@ -11,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bloomlab/bloomlab/internal/resp"
 )
 
 // memConn is a raw connection to `bloomlab serve` that can stream a large
@@ -20,7 +19,7 @@ import (
 type memConn struct {
 	t    *testing.T
 	conn net.Conn
-	rr   *resp.ReplyReader
+	rr   *bufio.Reader
 }
 
 func dialMem(t *testing.T, addr string) *memConn {
@@ -30,23 +29,89 @@ func dialMem(t *testing.T, addr string) *memConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &memConn{t: t, conn: conn, rr: resp.NewReplyReader(bufio.NewReader(conn), 0)}
+	return &memConn{t: t, conn: conn, rr: bufio.NewReader(conn)}
 }
 
-func (c *memConn) read() resp.Value {
+// reply is a RESP2 reply: Kind is its type byte; Str the line of a
+// simple string, error or integer, or the bytes of a bulk string; Elems
+// an array's elements.
+type reply struct {
+	Kind  byte
+	Str   []byte
+	Elems []reply
+}
+
+// String is the reply as "+OK", "-ERR …", ":1", or the bulk's text.
+func (v reply) String() string {
+	if v.Kind == '$' {
+		return string(v.Str)
+	}
+	return string(v.Kind) + string(v.Str)
+}
+
+func (c *memConn) read() reply {
 	c.t.Helper()
 	c.conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-	v, err := c.rr.Read()
+	v, err := readReply(c.rr)
 	if err != nil {
 		c.t.Fatalf("reading a reply: %v", err)
 	}
 	return v
 }
 
-func (c *memConn) do(args ...string) resp.Value {
+// readReply reads one RESP2 reply (the server's replies to these tests
+// are small: no bound is needed).
+func readReply(r *bufio.Reader) (reply, error) {
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return reply{}, err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return reply{}, fmt.Errorf("bad reply line %q", line)
+	}
+	v := reply{Kind: line[0], Str: line[1 : len(line)-2]}
+	switch v.Kind {
+	case '+', '-', ':':
+		return v, nil
+	case '$', '*':
+		n, err := strconv.Atoi(string(v.Str))
+		if err != nil {
+			return reply{}, fmt.Errorf("bad length in %q", line)
+		}
+		if n < 0 {
+			return reply{Kind: v.Kind}, nil
+		}
+		if v.Kind == '$' {
+			b := make([]byte, n+2)
+			if _, err := io.ReadFull(r, b); err != nil {
+				return reply{}, err
+			}
+			return reply{Kind: '$', Str: b[:n]}, nil
+		}
+		v.Elems = make([]reply, n)
+		for i := range v.Elems {
+			if v.Elems[i], err = readReply(r); err != nil {
+				return reply{}, err
+			}
+		}
+		return v, nil
+	}
+	return reply{}, fmt.Errorf("unknown reply type in %q", line)
+}
+
+// respCommand encodes args as a RESP array of bulk strings.
+func respCommand(args ...string) []byte {
+	b := fmt.Appendf(nil, "*%d\r\n", len(args))
+	for _, a := range args {
+		b = fmt.Appendf(b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b
+}
+
+func (c *memConn) do(args ...string) reply {
 	c.t.Helper()
 	c.conn.SetWriteDeadline(time.Now().Add(60 * time.Second))
-	if _, err := c.conn.Write(resp.Command(args...)); err != nil {
+	if _, err := c.conn.Write(respCommand(args...)); err != nil {
 		c.t.Fatal(err)
 	}
 	return c.read()

@@ -21,10 +21,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/base"
 	"io"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 )
@@ -79,7 +79,7 @@ type MemoryBudgeter interface {
 // Errors. Every parameter error of every bloomlab package wraps ErrParam,
 // every attempt to combine mismatched structures ErrIncompatible.
 var (
-	ErrParam        = errors.New("invalid parameter")
+	ErrParam        = base.ErrParam
 	ErrIncompatible = errors.New("incompatible filters")
 	// ErrNotPresent: Remove was given a key the structure proves absent;
 	// nothing was changed. Each kind's ErrNotPresent wraps it.
@@ -293,17 +293,14 @@ func Decode(d *format.Decoder) (Filter, error) {
 	return dec(d)
 }
 
-// planSteps counts the evaluations the planners' searches make (package
-// theory's sizing searches, a growing kind's links, d-left's loads).
-var planSteps atomic.Uint64
-
 // PlanStep records one evaluation of a planner's search. Every search a
 // Planner runs calls it once per candidate, so that tests bound a
-// planner's work for any target by counting, not by timing.
-func PlanStep() { planSteps.Add(1) }
+// planner's work for any target by counting, not by timing (the counter
+// lives in internal/base, which the lowest layers use).
+func PlanStep() { base.PlanStep() }
 
 // PlanSteps returns the number of PlanStep calls so far in the process.
-func PlanSteps() uint64 { return planSteps.Load() }
+func PlanSteps() uint64 { return base.PlanSteps() }
 
 // PlanDefault sizes kind s for t with its default options.
 func PlanDefault(s *Spec, t Target) (Plan, error) {
