@@ -60,9 +60,30 @@
 // Cost: Add and Estimate hash the key once (xxh3-128) and touch d counters,
 // with no division and no allocation. Memory is w·d 64-bit words.
 //
+// Profiles: everything above is the bloomlab profile, the default. The
+// redisbloom profile (Config.Profile RedisBloom, NewRedisBloom) is bit for
+// bit RedisBloom's Count-Min sketch, CMS.* (src/cms.c, the same in
+// RedisBloom 2.4.23 and 8.6.2): row i of a key is column MurmurHash2(key,
+// i) mod w (hashing.MurmurHash2, the modulo taken with a precomputed
+// reciprocal, no division), counters are 32 bits (w·d·4 bytes) and
+// saturate at 2^32 − 1, and N, the count, wraps modulo 2^64 as RedisBloom's
+// size_t. IncrBy is CMS.INCRBY's answer for one key (the estimate after
+// the add, ErrOverflow when that is 2^32 − 1, the add kept as RedisBloom
+// keeps it); TryAdd refuses an add that would saturate a counter, changing
+// nothing; MergeWeighted is CMS.MERGE with WEIGHTS, negative ones
+// included, refusing what RedisBloom refuses ("CMS: MERGE overflow") and
+// changing nothing then; RedisDimensions is CMS.INITBYPROB's width and
+// depth. Its rows cannot be derived from a Digest: AddHash, EstimateHash
+// and ContainsHash panic on it. An estimate is never below min(true count,
+// 2^32 − 1) unless a merge had a negative weight; after one it can be. Its
+// files use the header's scheme 64 (docs/FORMAT.md), their payload
+// RedisBloom's counter array. The kind "countmin" builds it with -profile
+// redisbloom (-m and -k as CMS.INITBYDIM's width and depth, -eps and
+// -delta as CMS.INITBYPROB's).
+//
 // Concurrency: Estimate*, Contains*, EstimatedFPR and WriteTo may run
-// concurrently; Add*, Merge, Clear, SetCapacity and ReadFrom must not run
-// concurrently with anything.
+// concurrently; Add*, IncrBy, TryAdd, Merge*, Clear, SetCapacity and
+// ReadFrom must not run concurrently with anything.
 package countmin
 
 import (
@@ -95,29 +116,49 @@ const (
 type Config struct {
 	// Width w: counters per row, ≥ 1. Required.
 	Width uint64
-	// Depth d: rows, 1 … 64. Required.
+	// Depth d: rows, 1 … 64 (redisbloom profile: 1 … RedisMaxDepth).
+	// Required.
 	Depth int
 	// Scheme derives the d row positions from the key's digest:
 	// hashing.Double (default: g_i = h1 + i·h2 mod w, 001), hashing.Enhanced
-	// or hashing.Independent (d independent hashes).
+	// or hashing.Independent (d independent hashes). The redisbloom
+	// profile's rows are its own (MurmurHash2 per row): its Scheme is
+	// hashing.RedisBloom, which 0 means there.
 	Scheme hashing.Scheme
-	// Conservative selects conservative update.
+	// Conservative selects conservative update (bloomlab profile only).
 	Conservative bool
-	// Seed of the base hash.
+	// Seed of the base hash (bloomlab profile only; RedisBloom's rows
+	// have fixed seeds, and the redisbloom profile's Seed is 0).
 	Seed uint64
+	// Profile is Bloomlab (the default, which 0 means) or RedisBloom (bit
+	// for bit RedisBloom's CMS.*: MurmurHash2 rows, 32-bit counters; see
+	// the package documentation, Profiles).
+	Profile Profile
 }
 
-// Sketch is a Count-Min sketch. Create one with New or NewWithEstimates;
+// Sketch is a Count-Min sketch. Create one with New, NewWithEstimates or
+// NewRedisBloom;
 // the zero value is an empty sketch with no room (see the package doc).
 type Sketch struct {
 	cfg      Config
 	ix       *hashing.Indexer
-	cells    []uint64 // row i at [i·w, (i+1)·w)
+	cells    []uint64 // row i at [i·w, (i+1)·w); redisbloom: 32-bit counters, two a word (get32)
+	recip    uint64   // redisbloom: ⌊(2^64 − 1)/w⌋, for hashing.Mod64
 	total    uint64   // sum of the counts added (saturating)
 	capacity uint64   // keys the sketch was sized for (0: unknown)
 }
 
 func normalize(cfg Config) (Config, error) {
+	if cfg.Profile == 0 {
+		cfg.Profile = Bloomlab
+	}
+	switch cfg.Profile {
+	case RedisBloom:
+		return normalizeRedis(cfg)
+	case Bloomlab:
+	default:
+		return cfg, fmt.Errorf("countmin: Profile = %v, want bloomlab or redisbloom: %w", cfg.Profile, ErrParam)
+	}
 	if cfg.Scheme == 0 {
 		cfg.Scheme = hashing.Double
 	}
@@ -129,7 +170,26 @@ func normalize(cfg Config) (Config, error) {
 	case cfg.Width*uint64(cfg.Depth) > MaxCells:
 		return cfg, fmt.Errorf("countmin: Width·Depth = %d exceeds 2^36: %w", cfg.Width*uint64(cfg.Depth), ErrParam)
 	case cfg.Scheme != hashing.Double && cfg.Scheme != hashing.Enhanced && cfg.Scheme != hashing.Independent:
-		return cfg, fmt.Errorf("countmin: Scheme = %v, want double, enhanced or independent: %w", cfg.Scheme, ErrParam)
+		return cfg, fmt.Errorf("countmin: Scheme = %v, want double, enhanced or independent (or Profile: RedisBloom): %w", cfg.Scheme, ErrParam)
+	}
+	return cfg, nil
+}
+
+// normalizeRedis checks a redisbloom-profile configuration.
+func normalizeRedis(cfg Config) (Config, error) {
+	if cfg.Scheme == 0 {
+		cfg.Scheme = hashing.RedisBloom
+	}
+	switch {
+	case cfg.Scheme != hashing.RedisBloom || cfg.Conservative || cfg.Seed != 0:
+		return cfg, fmt.Errorf("countmin: the redisbloom profile hashes its rows with MurmurHash2 and fixed seeds and updates every row (Scheme must be 0 or redisbloom, Seed 0, Conservative false; got %v, %d, %v): %w",
+			cfg.Scheme, cfg.Seed, cfg.Conservative, ErrParam)
+	case cfg.Width < 1 || cfg.Width > MaxCells:
+		return cfg, fmt.Errorf("countmin: Width = %d out of range [1, 2^36]: %w", cfg.Width, ErrParam)
+	case cfg.Depth < 1 || uint64(cfg.Depth) > RedisMaxDepth:
+		return cfg, fmt.Errorf("countmin: Depth = %d out of range [1, 2^32 − 1]: %w", cfg.Depth, ErrParam)
+	case cfg.Width*uint64(cfg.Depth) > MaxCells: // both ≤ 2^36: no overflow
+		return cfg, fmt.Errorf("countmin: Width·Depth = %d exceeds 2^36: %w", cfg.Width*uint64(cfg.Depth), ErrParam)
 	}
 	return cfg, nil
 }
@@ -144,6 +204,12 @@ func New(cfg Config) (*Sketch, error) {
 }
 
 func build(cfg Config, cells []uint64) (*Sketch, error) {
+	if cfg.Profile == RedisBloom {
+		if cells == nil {
+			cells = make([]uint64, redisWords(cfg.Width*uint64(cfg.Depth)))
+		}
+		return &Sketch{cfg: cfg, cells: cells, recip: math.MaxUint64 / cfg.Width}, nil
+	}
 	ix, err := hashing.NewIndexer(cfg.Scheme, cfg.Width, cfg.Depth)
 	if err != nil {
 		return nil, fmt.Errorf("countmin: %w: %w", err, ErrParam)
@@ -209,13 +275,24 @@ func (s *Sketch) SetCapacity(n uint64) {
 
 // errZero is the error of a method that needs a sketch made by New.
 func errZero(method string) error {
-	return fmt.Errorf("countmin: %s on the zero Sketch, which has no counters; create one with New or NewWithEstimates: %w", method, ErrParam)
+	return fmt.Errorf("countmin: %s on the zero Sketch, which has no counters; create one with New, NewWithEstimates or NewRedisBloom: %w", method, ErrParam)
 }
 
 // mustBeMade panics, naming the constructors, if s is the zero Sketch.
 func (s *Sketch) mustBeMade(method string) {
-	if s.ix == nil {
+	if s.zero() {
 		panic(errZero(method).Error())
+	}
+}
+
+// zero reports whether s is the zero Sketch (made by no constructor).
+func (s *Sketch) zero() bool { return s.cfg.Width == 0 }
+
+// mustBeBloomlab panics if s is a redisbloom-profile sketch, whose rows
+// do not come from a Digest.
+func (s *Sketch) mustBeBloomlab(method string) {
+	if s.cfg.Profile == RedisBloom {
+		panic("countmin: " + method + " takes a bloomlab digest, but this redisbloom-profile sketch hashes each row of the key itself (MurmurHash2): call it with the key (Add, Estimate, Contains)")
 	}
 }
 
@@ -225,10 +302,13 @@ func (s *Sketch) Kind() string { return "countmin" }
 // Seed returns the base hash seed.
 func (s *Sketch) Seed() uint64 { return s.cfg.Seed }
 
-// Bits returns the size of the counters in bits, 64·w·d.
+// Bits returns the size of the counters in bits: 64·w·d, or for the
+// redisbloom profile 32·w·d rounded up to a multiple of 64 (its counters
+// are held two to a word).
 func (s *Sketch) Bits() uint64 { return 64 * uint64(len(s.cells)) }
 
-// Digest hashes key with the sketch's seed.
+// Digest hashes key with the sketch's seed, for AddHash and EstimateHash
+// (bloomlab profile).
 func (s *Sketch) Digest(key []byte) hashing.Digest { return hashing.Sum(key, s.cfg.Seed) }
 
 func satAdd(a, b uint64) uint64 {
@@ -239,19 +319,34 @@ func satAdd(a, b uint64) uint64 {
 	return x
 }
 
-// Add adds count to key.
-func (s *Sketch) Add(key []byte, count uint64) { s.AddHash(hashing.Sum(key, s.cfg.Seed), count) }
+// Add adds count to key. Counters saturate at the largest value they hold
+// (bloomlab: 2^64 − 1; redisbloom: 2^32 − 1, and N wraps modulo 2^64, as
+// RedisBloom's CMS.INCRBY does); TryAdd refuses an add that would saturate
+// one, IncrBy reports one. It panics on the zero Sketch.
+func (s *Sketch) Add(key []byte, count uint64) {
+	if s.cfg.Profile == RedisBloom {
+		redisAdd(s, key, count)
+		return
+	}
+	s.AddHash(hashing.Sum(key, s.cfg.Seed), count)
+}
 
 // AddString is Add for a string key.
 func (s *Sketch) AddString(key string, count uint64) {
+	if s.cfg.Profile == RedisBloom {
+		redisAdd(s, key, count)
+		return
+	}
 	s.AddHash(hashing.SumString(key, s.cfg.Seed), count)
 }
 
-// AddHash adds count to the key with digest d. It panics on the zero
-// Sketch.
+// AddHash adds count to the key with digest d (bloomlab profile). It
+// panics on the zero Sketch and on a redisbloom-profile sketch, whose rows
+// are not derived from a digest.
 func (s *Sketch) AddHash(d hashing.Digest, count uint64) {
 	if s.ix == nil {
 		s.mustBeMade("Add")
+		s.mustBeBloomlab("AddHash")
 	}
 	s.total = satAdd(s.total, count)
 	switch {
@@ -333,19 +428,29 @@ func (s *Sketch) update(d hashing.Digest, v uint64, raise bool) {
 }
 
 // Estimate returns the smallest of key's d counters: never less than the
-// key's true count.
+// key's true count, or than the largest value a counter holds (2^64 − 1,
+// redisbloom 2^32 − 1) where a counter saturated, unless a merge with a
+// negative weight (MergeWeighted) took counts away.
 func (s *Sketch) Estimate(key []byte) uint64 {
+	if s.cfg.Profile == RedisBloom {
+		return redisEstimate(s, key, false)
+	}
 	return s.EstimateHash(hashing.Sum(key, s.cfg.Seed))
 }
 
 // EstimateString is Estimate for a string key.
 func (s *Sketch) EstimateString(key string) uint64 {
+	if s.cfg.Profile == RedisBloom {
+		return redisEstimate(s, key, false)
+	}
 	return s.EstimateHash(hashing.SumString(key, s.cfg.Seed))
 }
 
-// EstimateHash is Estimate for a pre-hashed key.
+// EstimateHash is Estimate for a pre-hashed key (bloomlab profile; it
+// panics on a redisbloom-profile sketch).
 func (s *Sketch) EstimateHash(d hashing.Digest) uint64 {
 	if s.ix == nil {
+		s.mustBeBloomlab("EstimateHash")
 		return 0 // the zero Sketch: empty
 	}
 	w, c := s.cfg.Width, s.cells
@@ -378,15 +483,20 @@ func (s *Sketch) ContainsString(key string) bool { return s.EstimateString(key) 
 func (s *Sketch) ContainsHash(d hashing.Digest) bool { return s.EstimateHash(d) > 0 }
 
 // Merge adds t's counters to s's, so that s sketches both streams. It fails,
-// changing nothing, unless both have the same width, depth, scheme, update
-// rule and seed (ErrIncompatible) and were made by New (ErrParam). s keeps
-// its capacity.
+// changing nothing, unless both have the same profile, width, depth,
+// scheme, update rule and seed (ErrIncompatible) and were made by New
+// (ErrParam). s keeps its capacity. Bloomlab-profile counters saturate;
+// redisbloom-profile sketches merge as RedisBloom's CMS.MERGE s 2 s t
+// does (MergeWeighted): a counter sum above 2^32 − 1 is refused, changing
+// nothing, with an error wrapping ErrOverflow.
 func (s *Sketch) Merge(t *Sketch) error {
-	if s.ix == nil || t.ix == nil {
+	if s.zero() || t.zero() {
 		return errZero("Merge")
 	}
 	a, b := s.cfg, t.cfg
 	switch {
+	case a.Profile != b.Profile:
+		return fmt.Errorf("countmin: merge: profile differs (%v vs %v): %w", a.Profile, b.Profile, ErrIncompatible)
 	case a.Width != b.Width:
 		return fmt.Errorf("countmin: merge: width differs (%d vs %d): %w", a.Width, b.Width, ErrIncompatible)
 	case a.Depth != b.Depth:
@@ -398,6 +508,9 @@ func (s *Sketch) Merge(t *Sketch) error {
 	case a.Seed != b.Seed:
 		return fmt.Errorf("countmin: merge: seed differs (%d vs %d): %w", a.Seed, b.Seed, ErrIncompatible)
 	}
+	if a.Profile == RedisBloom {
+		return s.redisMerge(t, 1)
+	}
 	for i, x := range t.cells {
 		s.cells[i] = satAdd(s.cells[i], x)
 	}
@@ -408,16 +521,21 @@ func (s *Sketch) Merge(t *Sketch) error {
 // MergeScaled adds w times t's counters to s's (RedisBloom's CMS.MERGE
 // with WEIGHTS), saturating at 2^64 − 1 as Add does. The sketches must be
 // compatible as for Merge; on error s is unchanged. A weight of 0 changes
-// nothing.
+// nothing. Redisbloom-profile sketches merge as CMS.MERGE s 2 s t WEIGHTS
+// 1 w (MergeWeighted): a counter sum above 2^32 − 1, or a w above 2^63 −
+// 1, is refused with an error wrapping ErrOverflow.
 func (s *Sketch) MergeScaled(t *Sketch, w uint64) error {
 	if w == 1 {
 		return s.Merge(t)
 	}
-	if s.ix == nil || t.ix == nil {
+	if s.zero() || t.zero() {
 		return errZero("MergeScaled")
 	}
 	if s.cfg != t.cfg {
 		return s.Merge(t) // the same checks and messages; s is not changed
+	}
+	if s.cfg.Profile == RedisBloom {
+		return s.redisMerge(t, w)
 	}
 	for i, x := range t.cells {
 		s.cells[i] = satAdd(s.cells[i], satMul(x, w))
@@ -462,8 +580,11 @@ func (s *Sketch) Equal(t *Sketch) bool {
 // fraction of (h1, h2) pairs whose d counters are all nonzero, counted by
 // walking the rows from the nonzero counters of the first two.
 func (s *Sketch) EstimatedFPR() float64 {
-	if s.ix == nil {
+	if s.zero() {
 		return 0
+	}
+	if s.cfg.Profile == RedisBloom {
+		return s.redisFPR()
 	}
 	w := s.cfg.Width
 	p := 1.0

@@ -330,6 +330,10 @@ func FuzzUnmarshal(f *testing.F) {
 	p.AddString("x", 3)
 	b, _ := p.MarshalBinary()
 	f.Add(b)
+	for _, r := range []*Sketch{redisGolden(f), func() *Sketch { r, _ := NewRedisBloom(2, 2); r.AddString("x", 7); return r }()} {
+		b, _ := r.MarshalBinary()
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, in := range [][]byte{data, reseal(data)} {
 			var s Sketch

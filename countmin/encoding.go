@@ -11,8 +11,9 @@ import (
 )
 
 // File layout (docs/FORMAT.md, "Kind 7: countmin"): the common header with
-// kind 7, the row scheme (2 double, 3 enhanced, 1 independent) and the
-// seed; a 29-byte parameter block
+// kind 7, the row scheme (2 double, 3 enhanced, 1 independent; 64
+// redisbloom for the redisbloom profile, seed 0) and the seed; a 29-byte
+// parameter block
 //
 //	offset size field
 //	0      8    w, counters per row (1 … 2^36)
@@ -29,6 +30,15 @@ import (
 // then the CRC-32C trailer. Without conservative update every row sums to
 // N unless a counter or N saturated; a file that breaks this is rejected.
 // With it every counter is at most N.
+//
+// The redisbloom profile's payload is its w·d 32-bit counters, two to a
+// word (counter j in bits 32·(j mod 2) … of word ⌊j/2⌋: the bytes of
+// RedisBloom's uint32_t array, as its RDB value holds them), and a zero
+// counter after them when w·d is odd; flags 0 (no conservative update), d
+// up to 2^32 − 1, seed 0. Its counters and N are not checked against
+// each other: a merge with negative weights (MergeWeighted) of sketches
+// with saturated counters leaves rows that do not sum to N, as RedisBloom
+// does, so any counters and any N make a sketch.
 
 // Lengths of the parameter block: today's, and that of files written before
 // the capacity was recorded.
@@ -40,7 +50,7 @@ const (
 // WriteTo writes s in the bloomlab file format. The zero Sketch is not
 // written: WriteTo returns an error wrapping ErrParam.
 func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
-	if s.ix == nil {
+	if s.zero() {
 		return 0, errZero("WriteTo")
 	}
 	var p format.Params
@@ -89,10 +99,13 @@ func decode(d *format.Decoder) (*Sketch, error) {
 	if flags > 1 {
 		return nil, bad("unknown flags %#x", flags)
 	}
+	if hashing.Scheme(d.Header.Scheme) == hashing.RedisBloom {
+		return decodeRedis(d, w, depth, flags, total, capacity)
+	}
 	if depth > MaxDepth {
 		return nil, bad("d = %d out of range [1, %d]", depth, MaxDepth)
 	}
-	cfg, err := normalize(Config{Width: w, Depth: int(depth), Scheme: hashing.Scheme(d.Header.Scheme), Conservative: flags == 1, Seed: d.Header.Seed})
+	cfg, err := normalize(Config{Profile: Bloomlab, Width: w, Depth: int(depth), Scheme: hashing.Scheme(d.Header.Scheme), Conservative: flags == 1, Seed: d.Header.Seed})
 	if err != nil || d.Header.Scheme == 0 {
 		return nil, bad("parameters: %s (scheme %d)", strings.TrimPrefix(fmt.Sprint(err), "countmin: "), d.Header.Scheme)
 	}
@@ -114,6 +127,39 @@ func decode(d *format.Decoder) (*Sketch, error) {
 		if err := checkRows(cells, w, total, cfg.Conservative); err != nil {
 			return nil, bad("%v", err)
 		}
+	}
+	s, err := build(cfg, cells)
+	if err != nil {
+		return nil, bad("%s", strings.TrimPrefix(err.Error(), "countmin: "))
+	}
+	s.total, s.capacity = total, capacity
+	return s, nil
+}
+
+// decodeRedis reads the payload of a redisbloom-profile sketch, whose
+// parameters decode has read.
+func decodeRedis(d *format.Decoder, w uint64, depth uint32, flags uint8, total, capacity uint64) (*Sketch, error) {
+	bad := func(msg string, args ...any) error {
+		return fmt.Errorf("countmin: "+msg+": %w", append(args, format.ErrFormat)...)
+	}
+	cfg, err := normalize(Config{Profile: RedisBloom, Width: w, Depth: int(depth), Conservative: flags == 1, Seed: d.Header.Seed})
+	if err != nil {
+		return nil, bad("redisbloom profile: %s", strings.TrimPrefix(err.Error(), "countmin: "))
+	}
+	n := w * uint64(depth)
+	words := redisWords(n)
+	if d.Header.PayloadLen != words*8 {
+		return nil, bad("payload of %d bytes, w·d = %d 32-bit counters need %d", d.Header.PayloadLen, n, words*8)
+	}
+	cells, err := d.Words(words)
+	if err != nil {
+		return nil, fmt.Errorf("countmin: %w", err)
+	}
+	if err := d.End(); err != nil {
+		return nil, fmt.Errorf("countmin: %w", err)
+	}
+	if n%2 == 1 && cells[words-1]>>32 != 0 {
+		return nil, bad("the padding after the last of %d counters is %#x, want 0", n, cells[words-1]>>32)
 	}
 	s, err := build(cfg, cells)
 	if err != nil {

@@ -269,6 +269,20 @@ func TestZeroValue(t *testing.T) {
 		"AddString":      func(s *Sketch) string { return mustPanic(func() { s.AddString("k", 1) }) },
 		"AddHash":        func(s *Sketch) string { return mustPanic(func() { s.AddHash(dg, 1) }) },
 		"SetCapacity":    func(s *Sketch) string { return mustPanic(func() { s.SetCapacity(3) }) },
+		"IncrBy":         func(s *Sketch) string { return mustPanic(func() { _, _ = s.IncrBy([]byte("k"), 1) }) },
+		"TryAdd":         func(s *Sketch) string { return mustPanic(func() { _, _ = s.TryAdd([]byte("k"), 1) }) },
+		"Profile":        func(s *Sketch) string { return want(s.Profile() == 0, "non-zero") },
+		"MergeWeighted": func(s *Sketch) string {
+			r, _ := NewRedisBloom(4, 2)
+			if m := errParam(s.MergeWeighted([]*Sketch{r}, []int64{1})); m != "" {
+				return m
+			}
+			g := r.Clone()
+			if m := errParam(g.MergeWeighted([]*Sketch{s}, []int64{1})); m != "" || !g.Equal(r) {
+				return "merging the zero Sketch in: " + m
+			}
+			return ""
+		},
 		"Merge": func(s *Sketch) string {
 			if m := errParam(s.Merge(&Sketch{})); m != "" {
 				return m

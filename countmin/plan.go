@@ -81,12 +81,18 @@ func DimensionsBitsPerKey(n uint64, bitsPerKey float64) (w uint64, d int, err er
 }
 
 func dimensionsBitsPerKey(s hashing.Scheme, n uint64, bitsPerKey float64) (w uint64, d int, err error) {
+	return counterDimensions(s, n, bitsPerKey, 64)
+}
+
+// counterDimensions is dimensionsBitsPerKey for counters of counterBits
+// bits (64, or 32 for the redisbloom profile).
+func counterDimensions(s hashing.Scheme, n uint64, bitsPerKey float64, counterBits int) (w uint64, d int, err error) {
 	if n < 1 {
 		return 0, 0, fmt.Errorf("countmin: n = 0, want ≥ 1: %w", ErrParam)
 	}
-	cf := math.Floor(bitsPerKey * float64(n) / 64)
+	cf := math.Floor(bitsPerKey * float64(n) / float64(counterBits))
 	if !(cf >= 1 && cf <= MaxCells) {
-		return 0, 0, fmt.Errorf("countmin: %v bits per key for %d keys make %v 64-bit counters, want 1 … 2^36: %w", bitsPerKey, n, cf, ErrParam)
+		return 0, 0, fmt.Errorf("countmin: %v bits per key for %d keys make %v %d-bit counters, want 1 … 2^36: %w", bitsPerKey, n, cf, counterBits, ErrParam)
 	}
 	c := uint64(cf)
 	bestFPR := math.Inf(1)

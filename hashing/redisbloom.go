@@ -80,3 +80,43 @@ func Mod64(t, m, recip uint64) uint64 {
 	r := t - q*m - m
 	return r + m&uint64(int64(r)>>63)
 }
+
+// murmur2M is MurmurHash2's multiplier (the low half of MurmurHash64A's).
+const murmur2M = 0x5bd1e995
+
+// MurmurHash2 returns Austin Appleby's 32-bit MurmurHash2 of key (a
+// []byte or a string, which it does not copy) with the given seed, as
+// RedisBloom computes it (deps/murmur2/MurmurHash2.c) on a little-endian
+// machine: 4-byte blocks read little-endian, the tail of 1 to 3 bytes
+// folded in from its last byte down. RedisBloom's Count-Min sketch hashes
+// row i of a key with MurmurHash2(key, i). It allocates nothing.
+// RedisBloom passes the length as a C int; keys of 2^31 bytes or more
+// (which Redis does not accept) are hashed here with their full length,
+// the length mixed into the seed modulo 2^32.
+func MurmurHash2[K []byte | string](key K, seed uint32) uint32 {
+	h := seed ^ uint32(len(key))
+	for len(key) >= 4 {
+		k := uint32(key[0]) | uint32(key[1])<<8 | uint32(key[2])<<16 | uint32(key[3])<<24
+		k *= murmur2M
+		k ^= k >> 24
+		k *= murmur2M
+		h *= murmur2M
+		h ^= k
+		key = key[4:]
+	}
+	switch len(key) {
+	case 3:
+		h ^= uint32(key[2]) << 16
+		fallthrough
+	case 2:
+		h ^= uint32(key[1]) << 8
+		fallthrough
+	case 1:
+		h ^= uint32(key[0])
+		h *= murmur2M
+	}
+	h ^= h >> 13
+	h *= murmur2M
+	h ^= h >> 15
+	return h
+}

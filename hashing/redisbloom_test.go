@@ -88,3 +88,70 @@ func TestMurmurNoAlloc(t *testing.T) {
 		t.Errorf("RedisBloomHash: %v allocs", a)
 	}
 }
+
+// TestMurmurHash2KnownAnswers pins MurmurHash2 to the values RedisBloom
+// 8.6.2's own C code (deps/murmur2/MurmurHash2.c, compiled with gcc -O2 on
+// x86-64) gives: the keys "", "a", "ab", …, "abcdefghijklmnopq" (every
+// tail length 0–3 with zero to four 4-byte blocks) with seeds 0, 1, 2 (the
+// first rows of a Count-Min sketch) and 0xdeadbeef; bytes at and above 0x80
+// (no sign extension in the tail); and the keys of the recorded CMS
+// vectors.
+func TestMurmurHash2KnownAnswers(t *testing.T) {
+	want := [][4]uint32{
+		{0x00000000, 0x5bd15e36, 0xb7a2bc6d, 0x5c8efdb6},
+		{0x92685f5e, 0x2550b18c, 0x2cf62649, 0x4b41757c},
+		{0x1aa14063, 0x64e150ee, 0x849d2f9d, 0xf9697493},
+		{0x13577c9b, 0x60a4fcc1, 0xe70a2fe6, 0xfbb7b030},
+		{0x26873021, 0xc93f7a16, 0x0173798d, 0xe11cb673},
+		{0x5f09a8de, 0xcec85d7e, 0x363ce146, 0x8f448d60},
+		{0x4bc8e979, 0x1b258370, 0x1a8075d4, 0xcb49f026},
+		{0xf9a1cef3, 0x0afa6525, 0x9f1781fa, 0x6eac3719},
+		{0x042287e6, 0x4065991a, 0x33c5adef, 0xc00aa113},
+		{0xf0319aa7, 0x137c8cbe, 0xbacf4e97, 0x2816216d},
+		{0x4b09c914, 0x0777f008, 0x27966336, 0x22c9c4b2},
+		{0x4a7439a6, 0x9f3df687, 0xaf1dda95, 0xe10048a4},
+		{0xccc2c864, 0x80a4c4b3, 0x2dc55048, 0xe3474d02},
+		{0xffa24a10, 0x69fd1aab, 0x2a87e876, 0xb0b05ff5},
+		{0x353f4c98, 0x149a58d3, 0x85479dc2, 0x5c7d4a0f},
+		{0xa9554d67, 0x6ab55a25, 0x236f8c6a, 0x1b2c0544},
+		{0x42191d71, 0xe16b1957, 0x6569c336, 0xe92f43dc},
+		{0x7ad1dc7b, 0x38aee8a3, 0x08660dd1, 0xf34bdaa0},
+	}
+	key := "abcdefghijklmnopq"
+	for n, w := range want {
+		for i, seed := range []uint32{0, 1, 2, 0xdeadbeef} {
+			if got := MurmurHash2([]byte(key[:n]), seed); got != w[i] {
+				t.Errorf("MurmurHash2(%q, %#x) = %#08x, want %#08x", key[:n], seed, got, w[i])
+			}
+			if got := MurmurHash2(key[:n], seed); got != w[i] {
+				t.Errorf("MurmurHash2(string %q, %#x) = %#08x, want %#08x", key[:n], seed, got, w[i])
+			}
+		}
+	}
+	high := []byte{0xff, 0x80, 0x7f, 0x00, 0xfe, 0x81, 0xc3, 0x01, 0xaa}
+	for n, w := range []uint32{0x4169f731, 0x7eb04937, 0xace8e9b3, 0x1d04a1ce, 0xae0408b7, 0xd11c3b86, 0x5b813eff, 0xc42b582d, 0x2064100d} {
+		if got := MurmurHash2(high[:n+1], 5); got != w {
+			t.Errorf("MurmurHash2(% x, 5) = %#08x, want %#08x", high[:n+1], got, w)
+		}
+	}
+	for k, w := range map[string][4]uint32{
+		"a":    {2456313694, 626045324, 754329161, 2260187636},
+		"b":    {2260187636, 754329161, 626045324, 2456313694},
+		"foo":  {2414502773, 197930586, 1907694736, 66259465},
+		"bar":  {670491991, 4231626153, 1295181353, 1660390895},
+		"n-x0": {905397136, 2602773334, 522257488, 1870400794},
+		"n-x1": {1754479331, 3722402789, 29228579, 370336684},
+	} {
+		for seed := range uint32(4) {
+			if got := MurmurHash2(k, seed); got != w[seed] {
+				t.Errorf("MurmurHash2(%q, %d) = %d, want %d", k, seed, got, w[seed])
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		_ = MurmurHash2(high, 1)
+		_ = MurmurHash2(key, 2)
+	}); a != 0 {
+		t.Errorf("MurmurHash2 allocates %v times", a)
+	}
+}

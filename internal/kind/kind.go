@@ -352,8 +352,9 @@ func Merge[T interface {
 // Adder returns a function adding one key to f, if f takes keys one at a
 // time: Add(key) (bloom, counting, …), Add(key) error (kinds whose insert
 // can be refused), Add(key) (present bool, err error) (a growing filter,
-// which reports whether the key may already be present), or Add(key,
-// count) (a Count-Min sketch: count 1).
+// which reports whether the key may already be present), or TryAdd(key,
+// count) (estimate, error) or Add(key, count) (a Count-Min sketch: count 1;
+// TryAdd, preferred, refuses a count its counters cannot hold).
 func Adder(f Filter) (func(key []byte) error, bool) {
 	switch a := f.(type) {
 	case interface{ Add([]byte) error }:
@@ -362,6 +363,10 @@ func Adder(f Filter) (func(key []byte) error, bool) {
 		return func(key []byte) error { _, err := a.Add(key); return err }, true
 	case interface{ Add([]byte) }:
 		return func(key []byte) error { a.Add(key); return nil }, true
+	case interface {
+		TryAdd([]byte, uint64) (uint64, error)
+	}:
+		return func(key []byte) error { _, err := a.TryAdd(key, 1); return err }, true
 	case interface{ Add([]byte, uint64) }:
 		return func(key []byte) error { a.Add(key, 1); return nil }, true
 	}

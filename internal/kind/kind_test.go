@@ -53,6 +53,18 @@ type countAdder struct{ fake }
 
 func (f *countAdder) Add(key []byte, n uint64) { f.keys[string(key)] += int(n) }
 
+// tryCountAdder has Add(key, count) and TryAdd(key, count), which refuses:
+// Adder must call TryAdd.
+type tryCountAdder struct{ countAdder }
+
+func (f *tryCountAdder) TryAdd(key []byte, n uint64) (uint64, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	f.keys[string(key)] += int(n)
+	return uint64(f.keys[string(key)]), nil
+}
+
 func spec(name string, order int) Spec {
 	return Spec{
 		Name: name, Order: order,
@@ -145,6 +157,8 @@ func TestAdder(t *testing.T) {
 		{&refusingAdder{fake{keys: keys(), err: full}}, full},
 		{&presentAdder{fake{keys: keys()}}, nil},
 		{&countAdder{fake{keys: keys()}}, nil},
+		{&tryCountAdder{countAdder{fake{keys: keys()}}}, nil},
+		{&tryCountAdder{countAdder{fake{keys: keys(), err: full}}}, full},
 	}
 	for _, c := range cases {
 		add, ok := Adder(c.f)
