@@ -144,6 +144,18 @@ func TestCluster(t *testing.T) {
 		if n := h.rt(); n != 3 {
 			t.Errorf("%v: a batch of 1000 keys took %d round trips, want 3 (one per node)", m, n)
 		}
+		// Batches of other keys, whose GETRANGEs land on other shards than
+		// the commands reused from the batches before: still one round
+		// trip per node (no command is sent to a node that answers MOVED).
+		for i := range 6 {
+			h.reset()
+			if _, err := f.ContainsBatch(ctx, keys(fmt.Sprint("rt", i), 100+300*i), nil); err != nil {
+				t.Fatal(err)
+			}
+			if n := h.rt(); n != 3 {
+				t.Errorf("%v: batch %d of %d other keys took %d round trips, want 3 (one per node)", m, i, 100+300*i, n)
+			}
+		}
 
 		// Migrate the slot of shard 0 to another node, operating at each
 		// stage: keys still on the source, keys moved (ASK), slot
