@@ -17,10 +17,11 @@ import (
 )
 
 // clusterClient returns a cluster client whose node clients count round
-// trips in h.
+// trips in h, with the options the package doc recommends for a dead node
+// to be an error quickly (one dial per attempt).
 func clusterClient(t *testing.T, cl *redistest.Cluster, h *countHook) *redis.ClusterClient {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), DisableIdentity: true,
-		DialTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
+		DialTimeout: time.Second, DialerRetries: 1, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 		MaxRedirects: 3, MaxRetries: 1})
 	if h != nil {
 		c.OnNewNode(func(n *redis.Client) { n.AddHook(h) })
