@@ -17,10 +17,11 @@ import (
 )
 
 // clusterClient returns a cluster client whose node clients count round
-// trips in h.
+// trips in h, with the options the package doc recommends for a dead node
+// to be an error quickly (one dial per attempt).
 func clusterClient(t *testing.T, cl *redistest.Cluster, h *countHook) *redis.ClusterClient {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), DisableIdentity: true,
-		DialTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
+		DialTimeout: time.Second, DialerRetries: 1, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 		MaxRedirects: 3, MaxRetries: 1})
 	if h != nil {
 		c.OnNewNode(func(n *redis.Client) { n.AddHook(h) })
@@ -143,6 +144,18 @@ func TestCluster(t *testing.T) {
 		}
 		if n := h.rt(); n != 3 {
 			t.Errorf("%v: a batch of 1000 keys took %d round trips, want 3 (one per node)", m, n)
+		}
+		// Batches of other keys, whose GETRANGEs land on other shards than
+		// the commands reused from the batches before: still one round
+		// trip per node (no command is sent to a node that answers MOVED).
+		for i := range 6 {
+			h.reset()
+			if _, err := f.ContainsBatch(ctx, keys(fmt.Sprint("rt", i), 100+300*i), nil); err != nil {
+				t.Fatal(err)
+			}
+			if n := h.rt(); n != 3 {
+				t.Errorf("%v: batch %d of %d other keys took %d round trips, want 3 (one per node)", m, i, 100+300*i, n)
+			}
 		}
 
 		// Migrate the slot of shard 0 to another node, operating at each

@@ -45,6 +45,15 @@
 // by a master that fails before its replica has it is lost (asynchronous
 // replication).
 //
+// How soon a node that is down becomes an error is the client's to say:
+// go-redis (v9.15 and later) dials 5 times, 100 ms apart, in each attempt
+// (DialerRetries, DialerRetryTimeout), and a cluster client makes
+// MaxRedirects+1 attempts, so that with its defaults a batch that touches
+// a dead master took 3.4 s (a refused connection; an address that does not
+// answer costs DialTimeout per dial) instead of 0.1 s. Give the client
+// DialerRetries: 1 (go-redis reads 0 as its default, 5) and a DialTimeout
+// that suits the network, as bloomlab's command does.
+//
 // # False positives
 //
 // As package blocked's: theory.FPBlocked at the number of distinct keys

@@ -342,8 +342,13 @@ type batch struct {
 	failed []int // indices of failed keys
 	again  []int // indices to retry after a retired shard
 	ferr   error
-	cspan  []int       // first b.cmds index of each shard's commands; one more entry at the end
-	ranges []*rangeCmd // GETRANGE commands, reused from batch to batch
+	cspan  []int // first b.cmds index of each shard's commands; one more entry at the end
+	// GETRANGE commands, reused from batch to batch for keys of the slot
+	// they were made for (see ranges); rangeN counts them, rangeUsed lists
+	// the slots the current attempt took commands from.
+	ranges    map[int]*slotRanges
+	rangeN    int
+	rangeUsed []*slotRanges
 }
 
 // rangeCmd is a reusable GETRANGE of one block: its arguments point at its
@@ -354,6 +359,17 @@ type rangeCmd struct {
 	args       [4]any
 	start, end uint64
 }
+
+// slotRanges are the GETRANGE commands made for the shard keys of one
+// cluster slot; the current attempt has taken the first used.
+type slotRanges struct {
+	cmds []*rangeCmd
+	used int
+}
+
+// maxRanges bounds the GETRANGE commands a batch keeps for reuse: past it,
+// they are dropped at the next chunk.
+const maxRanges = 2 * maxBatch
 
 func (f *Filter) getBatch() *batch {
 	if b, ok := f.pool.Get().(*batch); ok {
@@ -654,6 +670,13 @@ func (f *Filter) chunk(ctx context.Context, b *batch, keys [][]byte, lo, hi int,
 		}
 		b.kArg = uint64(l.k)
 		b.args, b.cmds, b.cspan = b.args[:0], b.cmds[:0], b.cspan[:0]
+		for _, r := range b.rangeUsed {
+			r.used = 0
+		}
+		b.rangeUsed = b.rangeUsed[:0]
+		if b.rangeN > maxRanges {
+			b.ranges, b.rangeN = nil, 0
+		}
 		for c := range b.shard {
 			b.cspan = append(b.cspan, len(b.cmds))
 			if !add && f.cfg.Method == Bitfield {
@@ -715,19 +738,38 @@ func (f *Filter) chunk(ctx context.Context, b *batch, keys [][]byte, lo, hi int,
 // (a redirection moves a shard's commands together, in order), so a block
 // read from a string that is not a live shard — a zero string a stale add
 // made of a deleted shard — is caught, never taken for zeros.
+//
+// A GETRANGE command is reused only for keys of the cluster slot it was
+// first made for: go-redis (since v9.22) computes a command's slot once, at
+// its first routing by a cluster client, and keeps it. A command reused for
+// another slot's key went to the node of its first key, was answered MOVED
+// and sent again after the marker (two round trips per node, and the
+// marker no longer read after the blocks).
 func (f *Filter) ranges(ctx context.Context, b *batch, l *layout, c int) {
 	s := b.shard[c]
 	k := l.k
+	r := b.ranges[l.slots[s]]
+	if r == nil {
+		if b.ranges == nil {
+			b.ranges = map[int]*slotRanges{}
+		}
+		r = &slotRanges{}
+		b.ranges[l.slots[s]] = r
+	}
+	if r.used == 0 {
+		b.rangeUsed = append(b.rangeUsed, r)
+	}
 	for _, e := range b.sk[b.span[c]:b.span[c+1]] {
 		i := int(uint32(e))
-		j := len(b.cmds) - c // GETRANGEs so far: the commands less one marker per shard before
-		if j == len(b.ranges) {
+		if r.used == len(r.cmds) {
 			g := &rangeCmd{}
 			g.args = [4]any{"getrange", nil, &g.start, &g.end}
 			g.cmd = redis.NewStringCmd(ctx, g.args[:]...)
-			b.ranges = append(b.ranges, g)
+			r.cmds = append(r.cmds, g)
+			b.rangeN++
 		}
-		g := b.ranges[j]
+		g := r.cmds[r.used]
+		r.used++
 		g.args[1] = l.keyArgs[s]
 		g.start = (b.offs[i*k] &^ (blocked.BlockBits - 1)) / 8
 		g.end = g.start + blockBytes - 1

@@ -306,6 +306,7 @@ type layout struct {
 	raw       string   // the metadata value as read (compared before a switch)
 	keys      []string // shard keys
 	keyArgs   []any    // keys, boxed
+	slots     []int    // each shard key's cluster slot
 	dataBytes []uint64 // each shard's data bytes
 	markerOff []uint64 // each shard's marker bit offset: 8·dataBytes
 	countOff  []uint64 // each shard's counter bit offset: marker + 64
@@ -314,11 +315,12 @@ type layout struct {
 
 func newLayout(name, raw string, m *meta) *layout {
 	l := &layout{meta: *m, name: name, raw: raw, read: time.Now(),
-		keys: make([]string, m.shards), keyArgs: make([]any, m.shards),
+		keys: make([]string, m.shards), keyArgs: make([]any, m.shards), slots: make([]int, m.shards),
 		dataBytes: make([]uint64, m.shards), markerOff: make([]uint64, m.shards), countOff: make([]uint64, m.shards)}
 	for i := range m.shards {
 		l.keys[i] = m.shardKey(name, i)
 		l.keyArgs[i] = l.keys[i]
+		l.slots[i] = Slot(l.keys[i])
 		l.dataBytes[i] = m.shardBlocksOf(i) * blockBytes
 		l.markerOff[i] = 8 * l.dataBytes[i]
 		l.countOff[i] = l.markerOff[i] + 64

@@ -20,8 +20,8 @@ func goRedis(t testing.TB, s *Server, protocol int, password string) *redis.Clie
 }
 
 // TestGoRedisTyped drives the server with go-redis v9's typed BF and CMS
-// calls over RESP2 and RESP3 (go-redis rejects unknown BF.INFO and
-// CMS.INFO labels and checks reply shapes), and the generic commands it
+// calls over RESP2 and RESP3 (go-redis checks the reply shapes), the
+// single-field BF.INFO helpers included, and the generic commands it
 // offers.
 func TestGoRedisTyped(t *testing.T) {
 	for _, proto := range []int{2, 3} {
@@ -65,6 +65,25 @@ func TestGoRedisTyped(t *testing.T) {
 			info, err := rdb.BFInfo(ctx, "f").Result()
 			if err != nil || info.Capacity != 100 || info.Size != 240 || info.Filters != 1 || info.ItemsInserted != 3 || info.ExpansionRate != 2 {
 				t.Fatalf("BFInfo: %+v %v", info, err)
+			}
+			// The single-field helpers: BF.INFO KEY FIELD, answered with
+			// an array of one (RedisBloom 2.4.23), which go-redis v9.23
+			// reads as it reads Redis 8's map of one.
+			for _, h := range []struct {
+				name string
+				cmd  *redis.BFInfoCmd
+				want redis.BFInfo
+			}{
+				{"BFInfoCapacity", rdb.BFInfoCapacity(ctx, "f"), redis.BFInfo{Capacity: 100}},
+				{"BFInfoSize", rdb.BFInfoSize(ctx, "f"), redis.BFInfo{Size: 240}},
+				{"BFInfoFilters", rdb.BFInfoFilters(ctx, "f"), redis.BFInfo{Filters: 1}},
+				{"BFInfoItems", rdb.BFInfoItems(ctx, "f"), redis.BFInfo{ItemsInserted: 3}},
+				{"BFInfoExpansion", rdb.BFInfoExpansion(ctx, "f"), redis.BFInfo{ExpansionRate: 2}},
+				{"BFInfoArg CAPACITY", rdb.BFInfoArg(ctx, "f", "CAPACITY"), redis.BFInfo{Capacity: 100}},
+			} {
+				if got, err := h.cmd.Result(); err != nil || got != h.want {
+					t.Fatalf("%s: %+v %v, want %+v", h.name, got, err, h.want)
+				}
 			}
 			if n, err := rdb.BFCard(ctx, "f").Result(); err != nil || n != 3 {
 				t.Fatalf("BFCard: %d %v", n, err)

@@ -57,9 +57,14 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/redis/go-redis/v9/logging"
 )
 
 func main() {
+	// go-redis logs what it then returns (a failed dial, for one) on
+	// standard error; the command reports the error once, in its words.
+	logging.Disable()
 	stop := func() {}
 	if len(os.Args) < 2 || lookup(os.Args[1]) == nil || !lookup(os.Args[1]).ownSignals {
 		stop = cleanupOnSignal()

@@ -73,12 +73,13 @@ func parseRedisTarget(name string) (*redisTarget, error) {
 			return nil, usagef("%s: %v", t.display, urlError(rest, err))
 		}
 		opt.DisableIdentity = true
+		opt.DialerRetries = dialerRetries
 		t.c = redis.NewClient(opt)
 	default: // redis+cluster, rediss+cluster
 		if len(q) > 0 {
 			return nil, usagef("%s: a cluster target takes only ?key=NAME", t.display)
 		}
-		opt := &redis.ClusterOptions{DisableIdentity: true}
+		opt := &redis.ClusterOptions{DisableIdentity: true, DialerRetries: dialerRetries}
 		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
 			ui, err := url.Parse("x://" + rest[:at+1] + "h")
 			if err != nil {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bloomlab/bloomlab/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -293,5 +296,83 @@ func TestRedisURLPasswordNotPrinted(t *testing.T) {
 	}
 	if got, want := redact("redis://:p@ss:w/rd@h:1/0?key=z"), "redis://:xxxxx@h:1/0?key=z"; got != want {
 		t.Errorf("redact = %q, want %q", got, want)
+	}
+}
+
+// dialCount counts a client's dial attempts.
+type dialCount struct{ n atomic.Int64 }
+
+func (h *dialCount) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		h.n.Add(1)
+		return next(ctx, network, addr)
+	}
+}
+func (h *dialCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *dialCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A server that is down is an error after one dial per attempt, from
+// every client the command makes: go-redis (v9.15 and later) otherwise
+// dials 5 times, 100 ms apart, in each attempt, so that one command to a
+// refused port took 1.7 s instead of 0.16 s, and to an address that does
+// not answer would take 5 dial timeouts per attempt. The command, run as
+// a user runs it, prints its error alone (go-redis logged each failed dial
+// on standard error).
+func TestRedisDialOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	ctx := context.Background()
+	check := func(name string, c redis.UniversalClient, attempts int) {
+		t.Helper()
+		h := &dialCount{}
+		switch c := c.(type) {
+		case *redis.Client:
+			c.AddHook(h)
+		case *redis.ClusterClient:
+			c.OnNewNode(func(n *redis.Client) { n.AddHook(h) })
+		}
+		defer c.Close()
+		err := c.Get(ctx, "x").Err()
+		if err == nil || !strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("%s: GET with the server down: %v", name, err)
+		}
+		if n := h.n.Load(); n != int64(attempts) {
+			t.Errorf("%s: %d dials for %d attempts, want one each", name, n, attempts)
+		}
+	}
+	for _, u := range []string{"redis://" + addr + "?key=x", "redis+cluster://" + addr + "?key=x"} {
+		tg, err := parseRedisTarget(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempts := 1
+		if c, ok := tg.c.(*redis.Client); ok {
+			attempts += c.Options().MaxRetries // go-redis's URL default: 3 retries
+		}
+		check(u, tg.c, attempts)
+	}
+	check("-addr", redis.NewClient(redisBloomOptions(addr, "", "", time.Second)), 1)
+
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"query", "redis://" + addr + "?key=x", "/dev/null"},
+		{"redis", "pull", "-addr", addr, "-key", "x", "-o", "x.blf"},
+	} {
+		var stdout, stderr bytes.Buffer
+		c := process(dir, nil, args...)
+		c.Stdout, c.Stderr = &stdout, &stderr
+		t0 := time.Now()
+		err := c.Run()
+		t.Logf("%v: %v, %v", args, err, time.Since(t0))
+		if err == nil || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 ||
+			!strings.HasPrefix(stderr.String(), "bloomlab: ") || !strings.Contains(stderr.String(), "connection refused") {
+			t.Errorf("%v with the server down: %v, stdout %q, stderr:\n%s", args, err, stdout.String(), stderr.String())
+		}
 	}
 }

@@ -397,7 +397,7 @@ func (c *Cluster) WaitState(n *Server, want string, timeout time.Duration) error
 
 func (s *Server) clusterInfo() (map[string]string, error) {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, DisableIdentity: true, MaxRetries: -1,
-		DialTimeout: time.Second, ReadTimeout: 2 * time.Second})
+		DialTimeout: time.Second, DialerRetries: 1, ReadTimeout: 2 * time.Second})
 	defer c.Close()
 	txt, err := c.ClusterInfo(context.Background()).Result()
 	if err != nil {
@@ -416,7 +416,7 @@ func (s *Server) clusterInfo() (map[string]string, error) {
 // (CLUSTER SLOTS of the first running node).
 func (c *Cluster) NodeOfSlot(slot int) *Server {
 	for _, n := range c.Nodes {
-		cl := redis.NewClient(&redis.Options{Addr: n.Addr, DisableIdentity: true, MaxRetries: -1, DialTimeout: time.Second})
+		cl := redis.NewClient(&redis.Options{Addr: n.Addr, DisableIdentity: true, MaxRetries: -1, DialTimeout: time.Second, DialerRetries: 1})
 		slots, err := cl.ClusterSlots(context.Background()).Result()
 		cl.Close()
 		if err != nil {
@@ -437,11 +437,11 @@ func (c *Cluster) NodeOfSlot(slot int) *Server {
 }
 
 // Client returns a cluster client over every node (closed when the test
-// ends). MaxRedirects and timeouts are short so that a dead node is
-// reported quickly.
+// ends). MaxRedirects, dials and timeouts are few and short so that a dead
+// node is reported quickly.
 func (c *Cluster) Client() *redis.ClusterClient {
 	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), DisableIdentity: true,
-		DialTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
+		DialTimeout: time.Second, DialerRetries: 1, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 		MaxRedirects: 3, MaxRetries: 1})
 	c.t.Cleanup(func() { cl.Close() })
 	return cl
