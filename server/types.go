@@ -81,9 +81,9 @@ var (
 	bfType      = registerType(&valueType{name: "MBbloom--", tag: 1, decode: decodeBF})
 	cmsType     = registerType(&valueType{name: "CMSk-TYPE", tag: 2, decode: decodeCMS})
 	stringType  = registerType(&valueType{name: "string", tag: 3, decode: decodeString})
-	loadingType = registerType(&valueType{name: "MBbloom--", tag: 4, decode: decodeLoading})
+	loadingType = registerType(&valueType{name: "MBbloom--", tag: 4, decode: bfDumps.decodeLoading})
 	cfType      = registerType(&valueType{name: "MBbloomCF", tag: 5, decode: decodeCF})
-	cfLoadType  = registerType(&valueType{name: "MBbloomCF", tag: 6, decode: decodeCFLoading})
+	cfLoadType  = registerType(&valueType{name: "MBbloomCF", tag: 6, decode: cfDumps.decodeLoading})
 )
 
 // bfValue is a filter answering BF.*: a growing chain (BF.RESERVE, BF.ADD,
@@ -207,158 +207,6 @@ func decodeString(r io.Reader, n int64) (value, error) {
 	return &strValue{b}, nil
 }
 
-// loadingValue is a chain being loaded with BF.LOADCHUNK: it answers no
-// query until every byte has arrived (RedisBloom answers from zero bits
-// meanwhile: false negatives).
-type loadingValue struct {
-	ld       *scalable.Loader
-	reserved int64    // bytes the header announced, accounted at the header
-	ends     []uint64 // where the header's links end (byte offsets)
-}
-
-func (v *loadingValue) typ() *valueType { return loadingType }
-func (v *loadingValue) memory() int64   { return v.reserved + 96 }
-
-func (v *loadingValue) clone() (value, error) {
-	var ld scalable.Loader
-	ld.AllocateWhole() // accounted for since the header
-	if err := cloneChunks(v.ld.WalkReceived, ld.LoadChunk); err != nil {
-		return nil, err
-	}
-	return &loadingValue{ld: &ld, reserved: v.reserved, ends: v.ends}, nil
-}
-
-// encode writes the chunks received so far (writeChunks).
-func (v *loadingValue) encode(w io.Writer) error { return writeChunks(w, v.ld.WalkReceived) }
-
-func decodeLoading(r io.Reader, n int64) (value, error) {
-	var ld scalable.Loader
-	var ends []uint64
-	err := readChunks(r, n, func(iter int64, hdr []byte) error {
-		ends = linkEnds(hdr)
-		return ld.LoadChunk(iter, hdr)
-	}, ld.ReadChunk)
-	if err != nil {
-		return nil, err
-	}
-	got, total := ld.Progress()
-	if got == total {
-		return nil, fmt.Errorf("a load in progress that holds every byte")
-	}
-	// The chunks read above were allocated at the size the file holds;
-	// the rest, accounted for from the header on, arrives from clients.
-	ld.AllocateWhole()
-	return &loadingValue{ld: &ld, reserved: int64(total), ends: ends}, nil
-}
-
-// walkFunc is a Loader's WalkReceived.
-type walkFunc = func(fn func(iter int64, size int, write func(io.Writer) error) error) error
-
-// writeChunks writes a load in progress: a count (u32), then each
-// chunk's iterator (i64), length (u64) and bytes, from walk (a Loader's
-// WalkReceived: the header, then at most a chunk per link or sub-filter,
-// written from the filter's memory, not copied first). It walks twice, to
-// count the chunks and to write them: the value is frozen meanwhile (a
-// writer copies it before changing it).
-func writeChunks(w io.Writer, walk walkFunc) error {
-	count := 0
-	walk(func(int64, int, func(io.Writer) error) error { count++; return nil })
-	var hdr [16]byte
-	binary.LittleEndian.PutUint32(hdr[:4], uint32(count))
-	if _, err := w.Write(hdr[:4]); err != nil {
-		return err
-	}
-	written := 0
-	err := walk(func(iter int64, size int, write func(io.Writer) error) error {
-		binary.LittleEndian.PutUint64(hdr[:8], uint64(iter))
-		binary.LittleEndian.PutUint64(hdr[8:], uint64(size))
-		if _, err := w.Write(hdr[:]); err != nil {
-			return err
-		}
-		written++
-		return write(w)
-	})
-	if err == nil && written != count {
-		err = fmt.Errorf("a load in progress of %d chunks, then %d", count, written)
-	}
-	return err
-}
-
-// cloneChunks feeds the chunks of walk to load (a new Loader's
-// LoadChunk, which the caller has told to AllocateWhole): the header as
-// it is, each other chunk in the pieces its write function writes, so
-// that no chunk is copied whole in between.
-func cloneChunks(walk walkFunc, load func(iter int64, data []byte) error) error {
-	return walk(func(iter int64, size int, write func(io.Writer) error) error {
-		if iter == 1 {
-			var b bytes.Buffer
-			write(&b)
-			return load(iter, b.Bytes())
-		}
-		return write(&feedWriter{load: load, at: iter - 1 - int64(size)})
-	})
-}
-
-// feedWriter hands what is written to it to load as consecutive chunks,
-// at offset at of the dump.
-type feedWriter struct {
-	load func(iter int64, data []byte) error
-	at   int64
-}
-
-func (f *feedWriter) Write(p []byte) (int, error) {
-	f.at += int64(len(p))
-	if err := f.load(f.at+1, p); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// readChunks reads what writeChunks wrote, from exactly n bytes of r:
-// the first chunk (the header) is read and handed to header, each of the
-// others is handed to chunk to read from r (a Loader's ReadChunk, which
-// validates it before it allocates, and reads it straight into the
-// filter), once its length is known to lie within the n bytes.
-func readChunks(r io.Reader, n int64, header func(iter int64, data []byte) error, chunk func(iter int64, size int, r io.Reader) error) error {
-	lr := &io.LimitedReader{R: r, N: n}
-	var hdr [16]byte
-	if _, err := io.ReadFull(lr, hdr[:4]); err != nil {
-		return eofErr(err)
-	}
-	count := binary.LittleEndian.Uint32(hdr[:4])
-	if count == 0 || int64(count) > n/16+1 {
-		return fmt.Errorf("load in progress with %d chunks in %d bytes", count, n)
-	}
-	for i := uint32(0); i < count; i++ {
-		if _, err := io.ReadFull(lr, hdr[:]); err != nil {
-			return eofErr(err)
-		}
-		iter := int64(binary.LittleEndian.Uint64(hdr[:8]))
-		size := binary.LittleEndian.Uint64(hdr[8:])
-		if size > uint64(lr.N) || size > math.MaxInt {
-			return fmt.Errorf("chunk of %d bytes, %d present", size, lr.N)
-		}
-		if i > 0 {
-			left := lr.N
-			if err := chunk(iter, int(size), lr); err != nil {
-				return err
-			}
-			if left-lr.N != int64(size) {
-				return fmt.Errorf("chunk of %d bytes, %d read", size, left-lr.N)
-			}
-			continue
-		}
-		data, err := readExact(lr, int64(size))
-		if err != nil {
-			return err
-		}
-		if err := header(iter, data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // cfValue is a cuckoo filter answering CF.*: RedisBloom's profile
 // (CF.RESERVE, CF.ADD, CF.LOADCHUNK, or a file of that profile), or a
 // bloomlab-profile cuckoo filter loaded from a file.
@@ -379,47 +227,6 @@ func decodeCF(r io.Reader, n int64) (value, error) {
 		return nil, err
 	}
 	return &cfValue{&f}, nil
-}
-
-// cfLoadingValue is a cuckoo filter being loaded with CF.LOADCHUNK: like
-// loadingValue, it answers no query until every byte has arrived.
-type cfLoadingValue struct {
-	ld       *cuckoo.Loader
-	reserved int64 // bytes the header announced, accounted at the header
-}
-
-func (v *cfLoadingValue) typ() *valueType { return cfLoadType }
-func (v *cfLoadingValue) memory() int64   { return v.reserved + 96 }
-
-func (v *cfLoadingValue) clone() (value, error) {
-	var ld cuckoo.Loader
-	ld.AllocateWhole() // accounted for since the header
-	if err := cloneChunks(v.ld.WalkReceived, ld.LoadChunk); err != nil {
-		return nil, err
-	}
-	return &cfLoadingValue{ld: &ld, reserved: v.reserved}, nil
-}
-
-// encode writes the chunks received so far (writeChunks).
-func (v *cfLoadingValue) encode(w io.Writer) error { return writeChunks(w, v.ld.WalkReceived) }
-
-func decodeCFLoading(r io.Reader, n int64) (value, error) {
-	var ld cuckoo.Loader
-	err := readChunks(r, n, ld.LoadChunk, func(iter int64, size int, r io.Reader) error {
-		if iter == 0 {
-			return fmt.Errorf("a load in progress holding the end of a dump")
-		}
-		return ld.ReadChunk(iter, size, r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	got, total := ld.Progress()
-	if got == total {
-		return nil, fmt.Errorf("a load in progress that holds every byte")
-	}
-	ld.AllocateWhole() // as decodeLoading
-	return &cfLoadingValue{ld: &ld, reserved: int64(total)}, nil
 }
 
 // memLimit is sysmem.Limit, replaceable by tests.
