@@ -1,11 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
+	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/internal/blrd"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/scalable"
 )
 
@@ -50,7 +54,7 @@ func init() {
 	*bfDumps = dumpFamily{
 		prefix:   "bf",
 		complete: bfType,
-		loading:  loadingType,
+		loading:  bfLoadType,
 		of:       valueOf((*client).bfOf),
 		dumper: func(v value) (scanDumper, string) {
 			b := v.(*bfValue)
@@ -100,8 +104,81 @@ func init() {
 	}
 }
 
-// bfDumps is BF's dump: BF.SCANDUMP and BF.LOADCHUNK (dumps.go).
+// bfDumps is BF's dump: BF.SCANDUMP and BF.LOADCHUNK (dumps.go), filled
+// in by init (its hooks refer to it, through bfOf).
 var bfDumps = new(dumpFamily)
+
+// BF's value types: a filter, and one being loaded with BF.LOADCHUNK.
+var (
+	bfType     = registerType(&valueType{name: "MBbloom--", tag: 1, decode: decodeBF})
+	bfLoadType = registerType(&valueType{name: "MBbloom--", tag: 4, decode: bfDumps.decodeLoading})
+)
+
+// bfValue is a filter answering BF.*: a growing chain (BF.RESERVE, BF.ADD,
+// BF.LOADCHUNK, or a scalable file), or a filter of any other kind loaded
+// from a file.
+type bfValue struct {
+	f     kind.Filter
+	chain *scalable.Filter   // f, when it is a chain
+	add   func([]byte) error // the other kinds' insert; nil if read-only
+}
+
+func newBF(f kind.Filter) *bfValue {
+	v := &bfValue{f: f}
+	if c, ok := f.(*scalable.Filter); ok {
+		v.chain = c
+		return v
+	}
+	if add, ok := kind.Adder(f); ok {
+		v.add = add
+	}
+	return v
+}
+
+func (v *bfValue) typ() *valueType { return bfType }
+func (v *bfValue) memory() int64   { return int64(v.f.Bits()/8) + 96 }
+
+func (v *bfValue) encode(w io.Writer) error {
+	_, err := v.f.WriteTo(w)
+	return err
+}
+
+func (v *bfValue) clone() (value, error) {
+	switch {
+	case v.chain != nil:
+		return newBF(v.chain.Clone()), nil
+	case v.add == nil:
+		return v, nil // never changed
+	}
+	var b bytes.Buffer
+	b.Grow(int(min(v.f.Bits()/8, math.MaxInt32)) + 8192) // the file: no growth while it is written
+	if _, err := v.f.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	f, err := bloomlab.Unmarshal(b.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return newBF(f), nil
+}
+
+// info returns BF.INFO's fields: a chain's as RedisBloom computes them;
+// another kind's as one filter that cannot expand.
+func (v *bfValue) info() (capacity, size, filters, items int64, expansion int64, scales bool) {
+	if v.chain != nil {
+		in := v.chain.RedisInfo()
+		return int64(in.Capacity), int64(in.Size), int64(in.Filters), int64(in.Items), int64(in.Expansion), !v.chain.NonScaling()
+	}
+	return int64(v.f.Capacity()), int64(v.f.Bits() / 8), 1, int64(v.f.N()), 0, false
+}
+
+func decodeBF(r io.Reader, n int64) (value, error) {
+	f, err := bloomlab.ReadFrom(&payloadReader{r, n})
+	if err != nil {
+		return nil, err
+	}
+	return newBF(f), nil
+}
 
 const errBadData = "ERR received bad data"
 
@@ -126,11 +203,8 @@ func (c *client) newChain(key []byte, errRate float64, capacity int64, expansion
 	if need > 1<<46 {
 		return nil, "ERR could not create filter"
 	}
-	if !c.replaying && !s.reserve(int64(need)) {
+	if !c.reserve(int64(need)) {
 		return nil, errOOM
-	}
-	if c.replaying {
-		s.mem.Add(int64(need))
 	}
 	f, err := scalable.NewRedisBloom(errRate, uint64(capacity), expansion, nonScaling)
 	if err != nil {
@@ -189,7 +263,7 @@ func bfReserve(c *client, args [][]byte) bool {
 		}
 	}
 	if e := c.s.getForCreate(c, args[1]); e != nil {
-		if e.v.typ() == bfType || e.v.typ() == loadingType {
+		if e.v.typ() == bfType || e.v.typ() == bfLoadType {
 			c.err(errBFExists)
 		} else {
 			c.err(errWrongType)
@@ -392,7 +466,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 				if room == 0 {
 					next, nerr := v.chain.NextLinkBits()
 					if nerr == nil && next > 0 {
-						if !s.reserve(int64(next / 8)) {
+						if !c.reserve(int64(next / 8)) {
 							stop = errOOM
 							break
 						}

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"strings"
 
@@ -116,8 +117,37 @@ func init() {
 	}
 }
 
-// cfDumps is CF's dump: CF.SCANDUMP and CF.LOADCHUNK (dumps.go).
+// cfDumps is CF's dump: CF.SCANDUMP and CF.LOADCHUNK (dumps.go), filled
+// in by init (its hooks refer to it, through cfOf).
 var cfDumps = new(dumpFamily)
+
+// CF's value types: a filter, and one being loaded with CF.LOADCHUNK.
+var (
+	cfType     = registerType(&valueType{name: "MBbloomCF", tag: 5, decode: decodeCF})
+	cfLoadType = registerType(&valueType{name: "MBbloomCF", tag: 6, decode: cfDumps.decodeLoading})
+)
+
+// cfValue is a cuckoo filter answering CF.*: RedisBloom's profile
+// (CF.RESERVE, CF.ADD, CF.LOADCHUNK, or a file of that profile), or a
+// bloomlab-profile cuckoo filter loaded from a file.
+type cfValue struct{ f *cuckoo.Filter }
+
+func (v *cfValue) typ() *valueType       { return cfType }
+func (v *cfValue) memory() int64         { return int64(v.f.Bits()/8) + 96 }
+func (v *cfValue) clone() (value, error) { return &cfValue{v.f.Clone()}, nil }
+
+func (v *cfValue) encode(w io.Writer) error {
+	_, err := v.f.WriteTo(w)
+	return err
+}
+
+func decodeCF(r io.Reader, n int64) (value, error) {
+	var f cuckoo.Filter
+	if _, err := f.ReadFrom(&payloadReader{r, n}); err != nil {
+		return nil, err
+	}
+	return &cfValue{&f}, nil
+}
 
 // cfHeaderSize is the size of CF.SCANDUMP's header chunk.
 const cfHeaderSize = 38
@@ -142,11 +172,8 @@ func cfTableBytes(capacity uint64, bucketSize int) uint64 {
 func (c *client) newCF(key []byte, capacity uint64, bucketSize, maxIterations, expansion int) (*entry, string) {
 	s := c.s
 	need := int64(cfTableBytes(capacity, bucketSize)) + int64(len(key)) + 256
-	if !c.replaying && !s.reserve(need) {
+	if !c.reserve(need) {
 		return nil, errOOM
-	}
-	if c.replaying {
-		s.mem.Add(need)
 	}
 	f, err := cuckoo.NewRedisBloom(capacity, bucketSize, maxIterations, expansion)
 	if err != nil {
@@ -387,7 +414,7 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 				switch {
 				case nerr != nil:
 					err = nerr
-				case !s.reserve(int64(next / 8)):
+				case !c.reserve(int64(next / 8)):
 					oom = true
 				default:
 					reserved += int64(next / 8)

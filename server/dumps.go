@@ -280,12 +280,9 @@ func (fam *dumpFamily) loadHeader(c *client, args [][]byte, e *entry) bool {
 	_, total := ld.Progress()
 	v := &loadingValue{fam: fam, ld: ld, reserved: int64(total)}
 	need := entryMem(string(key), v)
-	if !c.replaying && !s.reserve(need) {
+	if !c.reserve(need) {
 		c.err(errOOM)
 		return false
-	}
-	if c.replaying {
-		s.mem.Add(need)
 	}
 	// Accounted for: each segment is allocated once, whole, when its
 	// first bytes come, not grown as they come.
