@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bloomlab/bloomlab/internal/base"
+	"github.com/bloomlab/bloomlab/internal/kind"
 )
 
 // A kind's side of SCANDUMP is a ScanFunc: the data chunk for iterator
@@ -117,5 +118,41 @@ func ReadFile(r io.Reader, pkg string, ld Loader, header func(n uint32) error) (
 				return nil, err
 			}
 		}
+	}
+}
+
+// Export is the "redisbloom" export (kind.Export) of a kind whose filters
+// F have a RedisBloom dump: Write takes an F (another kind's filter is an
+// error of package pkg wrapping base.ErrParam: "cannot export a … as a
+// what") and writes it framed, Read reads one (read: the kind's
+// ReadRedisBloom), and Detect tells the kind's dumps by the length of
+// their header record (header: BF.SCANDUMP's is 20 + 53·L bytes,
+// CF.SCANDUMP's 38).
+func Export[F interface {
+	kind.Filter
+	WriteRedisBloom(w io.Writer, chunkSize int) (int64, error)
+}](pkg, what, summary string, read func(io.Reader) (F, error), header func(n uint32) bool) kind.Export {
+	return kind.Export{
+		Name:    "redisbloom",
+		Summary: summary,
+		Write: func(f kind.Filter, w io.Writer) error {
+			g, ok := f.(F)
+			if !ok {
+				return fmt.Errorf("%s: cannot export a %s as a %s: %w", pkg, f.Kind(), what, base.ErrParam)
+			}
+			_, err := g.WriteRedisBloom(w, 0)
+			return err
+		},
+		Read: func(r io.Reader) (kind.Filter, error) {
+			f, err := read(r)
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		},
+		Detect: func(prefix []byte) bool {
+			n, ok := FirstRecordLen(prefix)
+			return ok && header(n)
+		},
 	}
 }
