@@ -294,19 +294,7 @@ func argIndex(args [][]byte, from int, name string) int {
 
 // bfOf returns key's filter for a command that reads it, or writes the
 // error reply (and returns nil): WRONGTYPE, or a load in progress.
-func (c *client) bfOf(e *entry) *bfValue {
-	switch v := e.v.(type) {
-	case *bfValue:
-		return v
-	case *loadingValue:
-		if v.fam == bfDumps {
-			c.loadingOf(v)
-			return nil
-		}
-	}
-	c.err(errWrongType)
-	return nil
-}
+func (c *client) bfOf(e *entry) *bfValue { return familyOf[*bfValue](c, e, bfDumps) }
 
 // insertOptions are BF.INSERT's (and, with the defaults, BF.ADD's).
 type insertOptions struct {

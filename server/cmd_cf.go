@@ -257,19 +257,7 @@ func cfReserve(c *client, args [][]byte) bool {
 
 // cfOf returns key's filter for a command that uses it, or writes the
 // error reply (and returns nil): WRONGTYPE, or a load in progress.
-func (c *client) cfOf(e *entry) *cfValue {
-	switch v := e.v.(type) {
-	case *cfValue:
-		return v
-	case *loadingValue:
-		if v.fam == cfDumps {
-			c.loadingOf(v)
-			return nil
-		}
-	}
-	c.err(errWrongType)
-	return nil
-}
+func (c *client) cfOf(e *entry) *cfValue { return familyOf[*cfValue](c, e, cfDumps) }
 
 // cfInsertOptions are CF.INSERT's (and, with the defaults, CF.ADD's).
 type cfInsertOptions struct {

@@ -123,11 +123,24 @@ func (fam *dumpFamily) decodeLoading(r io.Reader, n int64) (value, error) {
 	return &loadingValue{fam: fam, ld: ld, reserved: int64(total)}, nil
 }
 
-// loadingOf writes the reply of a family's command to a load in
-// progress: v answers nothing until every chunk has arrived.
-func (c *client) loadingOf(v *loadingValue) {
-	got, total := v.ld.Progress()
-	c.err(fmt.Sprintf("ERR the filter is being loaded with %s.LOADCHUNK (%d of %d bytes): it answers once every chunk has arrived", strings.ToUpper(v.fam.prefix), got, total))
+// familyOf returns e's value for a command of fam's family, of type V,
+// or writes the error reply and returns nil: a load in progress of the
+// family answers nothing until every chunk has arrived, any other value
+// WRONGTYPE.
+func familyOf[V value](c *client, e *entry, fam *dumpFamily) V {
+	var none V
+	switch v := e.v.(type) {
+	case V:
+		return v
+	case *loadingValue:
+		if v.fam == fam {
+			got, total := v.ld.Progress()
+			c.err(fmt.Sprintf("ERR the filter is being loaded with %s.LOADCHUNK (%d of %d bytes): it answers once every chunk has arrived", strings.ToUpper(fam.prefix), got, total))
+			return none
+		}
+	}
+	c.err(errWrongType)
+	return none
 }
 
 // scanDump is SCANDUMP key iterator: (1, the header) for iterator 0, then
