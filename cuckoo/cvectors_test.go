@@ -117,7 +117,7 @@ func TestRedisBloomC(t *testing.T) {
 						t.Fatal("bad chunk")
 					}
 					b, _ := hex.DecodeString(hx)
-					want = append(want, Chunk{it, b})
+					want = append(want, Chunk{Iter: it, Data: b})
 				}
 				got, err := f.Dump(st.Chunk)
 				if err != nil {

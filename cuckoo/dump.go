@@ -1,13 +1,11 @@
 package cuckoo
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 
-	"github.com/bloomlab/bloomlab/internal/format"
-	"github.com/bloomlab/bloomlab/internal/sysmem"
+	"github.com/bloomlab/bloomlab/internal/blrd"
 )
 
 // RedisBloom's CF.SCANDUMP format (src/cf.c, src/rebloom.c, module 2.4).
@@ -39,19 +37,14 @@ import (
 const (
 	headerSize = 38
 	// DefaultChunkSize is RedisBloom's largest SCANDUMP piece (16 MiB).
-	DefaultChunkSize = 16 << 20
+	DefaultChunkSize = blrd.DefaultChunkSize
 )
 
 // Chunk is one CF.SCANDUMP reply: the iterator returned with the data,
 // which is the iterator CF.LOADCHUNK takes with them.
-type Chunk struct {
-	Iter int64
-	Data []byte
-}
+type Chunk = blrd.Chunk
 
-func badDump(msg string, args ...any) error {
-	return fmt.Errorf("cuckoo: RedisBloom dump: "+msg+": %w", append(args, format.ErrFormat)...)
-}
+func badDump(msg string, args ...any) error { return blrd.Bad("cuckoo", msg, args...) }
 
 func (f *Filter) checkRedis() error {
 	if len(f.subs) == 0 {
@@ -136,24 +129,19 @@ func (f *Filter) Dump(chunkSize int) ([]Chunk, error) {
 	if err := f.checkRedis(); err != nil {
 		return nil, err
 	}
-	chunks := []Chunk{{Iter: 1, Data: f.appendHeader(nil)}}
-	for it := int64(1); ; {
+	return blrd.Dump(f.appendHeader(nil), func(it int64) (int64, []byte) {
 		next, data := f.chunkAt(it, chunkSize)
-		if data == nil {
-			return chunks, nil
-		}
-		chunks = append(chunks, Chunk{Iter: next, Data: append([]byte(nil), data...)})
-		it = next
-	}
+		return next, append([]byte(nil), data...)
+	}), nil
 }
 
 // parseHeader validates a SCANDUMP header and returns the filter it
-// describes, its sub-filters without bytes, and the bytes to follow.
+// describes, its sub-filters without bytes.
 // Nothing is allocated before the header is known to be valid except the
 // sub-filter descriptions (at most MaxSubFilters).
-func parseHeader(h []byte) (*Filter, uint64, error) {
+func parseHeader(h []byte) (*Filter, error) {
 	if len(h) != headerSize {
-		return nil, 0, badDump("header of %d bytes, want %d", len(h), headerSize)
+		return nil, badDump("header of %d bytes, want %d", len(h), headerSize)
 	}
 	items := binary.LittleEndian.Uint64(h)
 	nb := binary.LittleEndian.Uint64(h[8:])
@@ -164,17 +152,17 @@ func parseHeader(h []byte) (*Filter, uint64, error) {
 	exp := uint64(binary.LittleEndian.Uint16(h[36:]))
 	switch {
 	case bs < 1 || bs > RedisMaxBucketSize:
-		return nil, 0, badDump("bucket size %d, want 1 … 255", bs)
+		return nil, badDump("bucket size %d, want 1 … 255", bs)
 	case nb == 0 || nb&(nb-1) != 0 || nb > MaxBits/8/bs:
-		return nil, 0, badDump("%d buckets, want a power of two with at most 2^48 bits of buckets", nb)
+		return nil, badDump("%d buckets, want a power of two with at most 2^48 bits of buckets", nb)
 	case nf < 1 || nf > MaxSubFilters:
-		return nil, 0, badDump("%d sub-filters, want 1 … %d", nf, MaxSubFilters)
+		return nil, badDump("%d sub-filters, want 1 … %d", nf, MaxSubFilters)
 	case mi < 1:
-		return nil, 0, badDump("max iterations 0")
+		return nil, badDump("max iterations 0")
 	case exp > MaxExpansion || exp&(exp-1) != 0:
-		return nil, 0, badDump("expansion %d, want 0 or a power of two up to %d (other values make sub-filters whose buckets are not powers of two, and lose keys)", exp, MaxExpansion)
+		return nil, badDump("expansion %d, want 0 or a power of two up to %d (other values make sub-filters whose buckets are not powers of two, and lose keys)", exp, MaxExpansion)
 	case exp == 0 && nf > 1:
-		return nil, 0, badDump("expansion 0 with %d sub-filters", nf)
+		return nil, badDump("expansion 0 with %d sub-filters", nf)
 	}
 	f := &Filter{profile: RedisBloom, maxKicks: mi, expansion: exp, m0: nb, n: items, deletes: deletes,
 		lay: layout{mode: modeRedis, b: int(bs), f: 8, bucketBits: 8 * bs, fpMask: 255}}
@@ -184,20 +172,20 @@ func parseHeader(h []byte) (*Filter, uint64, error) {
 	for i := range f.subs {
 		if i > 0 {
 			if m > MaxBits/8/bs/exp {
-				return nil, 0, badDump("sub-filter %d would have more than 2^48 bits", i)
+				return nil, badDump("sub-filter %d would have more than 2^48 bits", i)
 			}
 			m *= exp
 		}
 		f.subs[i].m = m
 		total += m * bs
 		if total > 1<<62 {
-			return nil, 0, badDump("the sub-filters hold more than 2^62 bytes")
+			return nil, badDump("the sub-filters hold more than 2^62 bytes")
 		}
 	}
 	if items > total {
-		return nil, 0, badDump("%d items in %d slots", items, total)
+		return nil, badDump("%d items in %d slots", items, total)
 	}
-	return f, total, nil
+	return f, nil
 }
 
 // Loader rebuilds a RedisBloom-profile filter from CF.SCANDUMP chunks fed
@@ -210,263 +198,68 @@ func parseHeader(h []byte) (*Filter, uint64, error) {
 // occupied slots. The final (0, nil) reply may be fed too and is ignored.
 // The header is validated before anything is allocated, and a
 // sub-filter's bytes are allocated only as they arrive. The zero Loader is
-// ready.
+// ready. It implements internal/blrd's Loader, whose Core does the work.
 type Loader struct {
-	f      *Filter
-	hdr    []byte
-	total  uint64 // bytes the header announces
-	done   uint64 // bytes received
-	si     int    // sub-filter being filled
-	exact  bool   // allocate each sub-filter whole on its first chunk
-	whole  int8   // AllocateWhole: 1 asked, 2 asked and the total fits, -1 asked but it does not
-	ended  bool
-	err    error // sticky
-	result bool  // Filter was called
+	c blrd.Core
+	b loadBody
 }
+
+var _ blrd.Loader = (*Loader)(nil)
 
 // LoadChunk takes one chunk. After an error the Loader is spent and
 // returns it again.
-func (ld *Loader) LoadChunk(iter int64, data []byte) error {
-	if ld.err == nil {
-		ld.err = ld.load(iter, data)
-	}
-	return ld.err
-}
+func (ld *Loader) LoadChunk(iter int64, data []byte) error { return ld.c.LoadChunk(&ld.b, iter, data) }
 
 // Check reports, without taking it, whether a data chunk of n bytes with
 // iterator iter is the next one and lies within one sub-filter; the
-// error wraps format.ErrFormat.
-func (ld *Loader) Check(iter int64, n int) error {
-	switch {
-	case ld.err != nil:
-		return ld.err
-	case ld.f == nil:
-		return badDump("no header yet")
-	case n <= 0 || iter < 1 || uint64(iter)-1 < uint64(n):
-		return badDump("iterator %d with %d bytes", iter, n)
-	}
-	start := uint64(iter) - 1 - uint64(n)
-	if start != ld.done {
-		return badDump("chunk for bytes %d … %d, expected byte %d next (chunks must come in SCANDUMP order)", start, start+uint64(n), ld.done)
-	}
-	if ld.si >= len(ld.f.subs) {
-		return badDump("%d bytes beyond the %d the header announces", n, ld.total)
-	}
-	s := &ld.f.subs[ld.si]
-	if left := s.m*uint64(ld.f.lay.b) - uint64(len(s.bytes)); uint64(n) > left {
-		// CF.LOADCHUNK: "Couldn't load chunk!".
-		return badDump("chunk of %d bytes crosses the end of sub-filter %d (%d bytes left in it)", n, ld.si, left)
-	}
-	return nil
-}
-
-func (ld *Loader) load(iter int64, data []byte) error {
-	switch {
-	case ld.result:
-		return fmt.Errorf("cuckoo: Loader already returned its filter: %w", ErrParam)
-	case ld.f == nil:
-		if iter != 1 {
-			return badDump("the first chunk must be the header, with iterator 1 (got %d)", iter)
-		}
-		f, total, err := parseHeader(data)
-		if err != nil {
-			return err
-		}
-		ld.f, ld.total, ld.hdr = f, total, append([]byte(nil), data...)
-		return nil
-	case iter == 0 && len(data) == 0:
-		ld.ended = true
-		return nil
-	case ld.ended:
-		return badDump("chunk after the end of the dump")
-	}
-	if err := ld.Check(iter, len(data)); err != nil {
-		return err
-	}
-	s := &ld.f.subs[ld.si]
-	size := s.m * uint64(ld.f.lay.b)
-	switch {
-	case ld.allocWhole() && uint64(cap(s.bytes)) < size:
-		b := make([]byte, len(s.bytes), size)
-		copy(b, s.bytes)
-		s.bytes = b
-	case s.bytes == nil:
-		// At least this chunk (its bytes have arrived), at least 1 MiB;
-		// append grows it as more arrive.
-		s.bytes = make([]byte, 0, min(size, max(1<<20, uint64(len(data)))))
-	}
-	s.bytes = append(s.bytes, data...)
-	ld.done += uint64(len(data))
-	if uint64(len(s.bytes)) == size {
-		ld.si++
-	}
-	return nil
-}
-
-// memLimit is sysmem.Limit, replaceable by tests.
-var memLimit = sysmem.Limit
+// error wraps format.ErrFormat (a refused chunk: a *blrd.ChunkError).
+func (ld *Loader) Check(iter int64, n int) error { return ld.c.Check(&ld.b, iter, n) }
 
 // AllocateWhole makes the Loader allocate each sub-filter at its full
 // size when its first bytes arrive (one begun smaller grows to its full
-// size in one step) instead of growing it as its bytes arrive, which
-// allocates about five times the sub-filter in all and holds up to 2.25
-// times it at the last growth. It is for a caller that has accounted for
-// the total Progress reports (a server that reserved it against its
-// memory limit when the header came). It may be called before or after
-// the header. A header whose total exceeds the memory this process may
-// use (internal/sysmem.Limit) is still loaded as its bytes arrive: a
-// header alone never makes the Loader allocate beyond the machine.
-func (ld *Loader) AllocateWhole() {
-	if ld.whole == 0 {
-		ld.whole = 1
-	}
-}
+// size in one step) instead of growing it as its bytes arrive, for a
+// caller that has accounted for the total Progress reports; a header
+// whose total exceeds the memory this process may use is still loaded as
+// its bytes arrive (blrd.Core.AllocateWhole).
+func (ld *Loader) AllocateWhole() { ld.c.AllocateWhole() }
 
-// allocWhole reports whether a sub-filter is allocated whole
-// (LoadChunks, or AllocateWhole with a total that fits the memory this
-// process may use).
-func (ld *Loader) allocWhole() bool {
-	if ld.whole == 1 {
-		ld.whole = -1
-		if limit := memLimit(); limit == 0 || ld.total <= limit {
-			ld.whole = 2
-		}
-	}
-	return ld.exact || ld.whole == 2
-}
-
-// ReadChunk is LoadChunk for a data chunk of n bytes read from r: the
-// bytes are read straight into the sub-filter, so that a caller reading
-// chunks from a file does not hold each twice. The chunk is checked (Check)
-// before anything is allocated or read; the sub-filter's room for it is
-// allocated once (the whole sub-filter after AllocateWhole). Fewer than n
-// bytes in r is an error wrapping io.ErrUnexpectedEOF. The header comes
-// through LoadChunk. After an error the Loader is spent.
+// ReadChunk is LoadChunk for a data chunk of n bytes read from r, so that
+// a caller reading chunks from a file does not hold each twice. The chunk
+// is checked (Check) before anything is allocated or read; the
+// sub-filter's room for it is allocated once (the whole sub-filter after
+// AllocateWhole). Fewer than n bytes in r is an error wrapping
+// io.ErrUnexpectedEOF. The header comes through LoadChunk. After an error
+// the Loader is spent.
 func (ld *Loader) ReadChunk(iter int64, n int, r io.Reader) error {
-	if ld.err == nil {
-		ld.err = ld.readChunk(iter, n, r)
-	}
-	return ld.err
-}
-
-func (ld *Loader) readChunk(iter int64, n int, r io.Reader) error {
-	switch {
-	case ld.result:
-		return fmt.Errorf("cuckoo: Loader already returned its filter: %w", ErrParam)
-	case ld.f == nil:
-		return badDump("the first chunk must be the header (LoadChunk)")
-	case ld.ended:
-		return badDump("chunk after the end of the dump")
-	}
-	if err := ld.Check(iter, n); err != nil {
-		return err
-	}
-	s := &ld.f.subs[ld.si]
-	size := s.m * uint64(ld.f.lay.b)
-	at := len(s.bytes)
-	room := uint64(at + n)
-	if ld.allocWhole() {
-		room = size
-	}
-	if uint64(cap(s.bytes)) < room {
-		b := make([]byte, at, room)
-		copy(b, s.bytes)
-		s.bytes = b
-	}
-	if _, err := io.ReadFull(r, s.bytes[at:at+n]); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return fmt.Errorf("cuckoo: reading a chunk: %w", err)
-	}
-	s.bytes = s.bytes[:at+n]
-	ld.done += uint64(n)
-	if uint64(len(s.bytes)) == size {
-		ld.si++
-	}
-	return nil
+	return ld.c.ReadChunk(&ld.b, iter, n, r)
 }
 
 // WalkReceived calls fn for each chunk that Received returns, in order,
-// without copying them: fn gets the chunk's iterator and size and a write
-// function that writes the chunk's bytes (from the sub-filter itself) to
-// a writer. fn may call write once, or not at all (to count the chunks).
-// It calls fn for nothing before a valid header, after an error, and once
-// Filter has returned; it stops at fn's first error and returns it. The
-// Loader must not take chunks meanwhile.
+// without copying them (blrd.Core.WalkReceived): the write function
+// writes the chunk's bytes from the sub-filter itself.
 func (ld *Loader) WalkReceived(fn func(iter int64, size int, write func(io.Writer) error) error) error {
-	if ld.f == nil || ld.err != nil || ld.result {
-		return nil
-	}
-	var off int64
-	for i := -1; i < len(ld.f.subs); i++ {
-		b, iter := ld.hdr, int64(1)
-		if i >= 0 {
-			if b = ld.f.subs[i].bytes; len(b) == 0 {
-				break
-			}
-			off += int64(len(b))
-			iter = off + 1
-		}
-		if err := fn(iter, len(b), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ld.c.WalkReceived(&ld.b, fn)
 }
 
 // Progress returns the bytes received so far and the total the header
 // announces (0, 0 before a valid header). The total is known, and
 // bounded, before any sub-filter is allocated.
-func (ld *Loader) Progress() (received, total uint64) { return ld.done, ld.total }
+func (ld *Loader) Progress() (received, total uint64) { return ld.c.Progress() }
 
 // Received returns the chunks that bring a new Loader to this one's state:
 // the header, then the bytes received so far, one chunk per sub-filter
 // (copies). It returns nil before a valid header, after an error, and
 // once Filter has returned.
-func (ld *Loader) Received() []Chunk {
-	var out []Chunk
-	ld.WalkReceived(func(iter int64, size int, write func(io.Writer) error) error {
-		b := bytes.NewBuffer(make([]byte, 0, size))
-		write(b)
-		out = append(out, Chunk{Iter: iter, Data: b.Bytes()})
-		return nil
-	})
-	return out
-}
+func (ld *Loader) Received() []Chunk { return ld.c.Received(&ld.b) }
 
 // Filter returns the loaded filter once every byte the header announces
 // has arrived, after checking that the header's item count is the number
 // of occupied slots.
 func (ld *Loader) Filter() (*Filter, error) {
-	if ld.err != nil {
-		return nil, ld.err
+	if err := ld.c.Finish(&ld.b); err != nil {
+		return nil, err
 	}
-	switch {
-	case ld.result:
-		return nil, fmt.Errorf("cuckoo: Loader already returned its filter: %w", ErrParam)
-	case ld.f == nil:
-		ld.err = badDump("no header")
-	case ld.done != ld.total:
-		ld.err = badDump("%d of %d bytes loaded", ld.done, ld.total)
-	}
-	if ld.err != nil {
-		return nil, ld.err
-	}
-	var held uint64
-	for i := range ld.f.subs {
-		for _, x := range ld.f.subs[i].bytes {
-			if x != 0 {
-				held++
-			}
-		}
-	}
-	if held != ld.f.n {
-		ld.err = badDump("the header says %d items, the buckets hold %d", ld.f.n, held)
-		return nil, ld.err
-	}
-	ld.result = true
-	return ld.f, nil
+	return ld.b.f, nil
 }
 
 // LoadChunks recreates a filter from the chunks of Dump or CF.SCANDUMP
@@ -474,25 +267,63 @@ func (ld *Loader) Filter() (*Filter, error) {
 // the chunks hold exactly the bytes the header announces before it
 // allocates the sub-filters.
 func LoadChunks(chunks []Chunk) (*Filter, error) {
-	if len(chunks) == 0 {
-		return nil, badDump("no chunks")
-	}
 	var ld Loader
-	if err := ld.LoadChunk(chunks[0].Iter, chunks[0].Data); err != nil {
+	if err := ld.c.LoadAll(&ld.b, chunks); err != nil {
 		return nil, err
 	}
-	var have uint64
-	for _, c := range chunks[1:] {
-		have += uint64(len(c.Data))
+	return ld.b.f, nil
+}
+
+// loadBody is a Loader's side of blrd.Core: the segments are the
+// sub-filters, each a byte per slot.
+type loadBody struct{ f *Filter }
+
+func (b *loadBody) Names() (string, string) { return "cuckoo", "sub-filter" }
+
+func (b *loadBody) Header(hdr []byte) ([]uint64, error) {
+	f, err := parseHeader(hdr)
+	if err != nil {
+		return nil, err
 	}
-	if have != ld.total {
-		return nil, badDump("the chunks hold %d bytes, the header announces %d", have, ld.total)
+	b.f = f
+	sizes := make([]uint64, len(f.subs))
+	for i := range f.subs {
+		sizes[i] = f.subs[i].m * uint64(f.lay.b)
 	}
-	ld.exact = true
-	for _, c := range chunks[1:] {
-		if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
-			return nil, err
+	return sizes, nil
+}
+
+func (b *loadBody) Grow(seg int, room uint64) {
+	s := &b.f.subs[seg]
+	if uint64(cap(s.bytes)) < room {
+		nb := make([]byte, len(s.bytes), room)
+		copy(nb, s.bytes)
+		s.bytes = nb
+	}
+}
+
+func (b *loadBody) Append(seg int, _ uint64, data []byte) {
+	b.f.subs[seg].bytes = append(b.f.subs[seg].bytes, data...)
+}
+
+func (b *loadBody) WriteSegment(w io.Writer, seg int, n uint64) error {
+	_, err := w.Write(b.f.subs[seg].bytes[:n])
+	return err
+}
+
+// Finish checks that the header's item count is the number of occupied
+// slots.
+func (b *loadBody) Finish() error {
+	var held uint64
+	for i := range b.f.subs {
+		for _, x := range b.f.subs[i].bytes {
+			if x != 0 {
+				held++
+			}
 		}
 	}
-	return ld.Filter()
+	if held != b.f.n {
+		return badDump("the header says %d items, the buckets hold %d", b.f.n, held)
+	}
+	return nil
 }

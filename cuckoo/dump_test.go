@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/format"
 )
 
@@ -98,23 +99,23 @@ func TestLoaderRefuses(t *testing.T) {
 	cases := map[string][]Chunk{
 		"no chunks":        nil,
 		"no header":        chunks[1:],
-		"short header":     {{1, hdr[:37]}},
+		"short header":     {{Iter: 1, Data: hdr[:37]}},
 		"swapped":          append([]Chunk{chunks[0], chunks[2], chunks[1]}, chunks[3:]...),
 		"missing chunk":    append([]Chunk{chunks[0]}, chunks[2:]...),
 		"missing last":     chunks[:len(chunks)-1],
-		"items off":        append([]Chunk{{1, setHdr(0, f.N()+1, 8)}}, chunks[1:]...),
-		"buckets 3":        append([]Chunk{{1, setHdr(8, 3, 8)}}, chunks[1:]...),
-		"buckets 0":        {{1, setHdr(8, 0, 8)}},
-		"filters 0":        {{1, setHdr(24, 0, 8)}},
-		"filters 70000":    {{1, setHdr(24, 70000, 8)}},
-		"bucket size 0":    {{1, setHdr(32, 0, 2)}},
-		"bucket size 256":  {{1, setHdr(32, 256, 2)}},
-		"max iterations 0": {{1, setHdr(34, 0, 2)}},
-		"expansion 3":      {{1, setHdr(36, 3, 2)}},
-		"expansion 0":      {{1, setHdr(36, 0, 2)}},
-		"huge":             {{1, setHdr(8, 1<<44, 8)}},
+		"items off":        append([]Chunk{{Iter: 1, Data: setHdr(0, f.N()+1, 8)}}, chunks[1:]...),
+		"buckets 3":        append([]Chunk{{Iter: 1, Data: setHdr(8, 3, 8)}}, chunks[1:]...),
+		"buckets 0":        {{Iter: 1, Data: setHdr(8, 0, 8)}},
+		"filters 0":        {{Iter: 1, Data: setHdr(24, 0, 8)}},
+		"filters 70000":    {{Iter: 1, Data: setHdr(24, 70000, 8)}},
+		"bucket size 0":    {{Iter: 1, Data: setHdr(32, 0, 2)}},
+		"bucket size 256":  {{Iter: 1, Data: setHdr(32, 256, 2)}},
+		"max iterations 0": {{Iter: 1, Data: setHdr(34, 0, 2)}},
+		"expansion 3":      {{Iter: 1, Data: setHdr(36, 3, 2)}},
+		"expansion 0":      {{Iter: 1, Data: setHdr(36, 0, 2)}},
+		"huge":             {{Iter: 1, Data: setHdr(8, 1<<44, 8)}},
 		"crossing":         {chunks[0], {Iter: 1 + 60, Data: bytes.Repeat([]byte{1}, 60)}},
-		"after end":        append(append([]Chunk{}, chunks...), Chunk{0, nil}, Chunk{9999, []byte{1}}),
+		"after end":        append(append([]Chunk{}, chunks...), Chunk{Iter: 0, Data: nil}, Chunk{Iter: 9999, Data: []byte{1}}),
 	}
 	for name, cs := range cases {
 		if _, err := LoadChunks(cs); !errors.Is(err, format.ErrFormat) {
@@ -122,7 +123,7 @@ func TestLoaderRefuses(t *testing.T) {
 		}
 	}
 	// The final (0, nil) reply may be fed.
-	if g, err := LoadChunks(append(chunks, Chunk{0, nil})); err != nil || !g.Equal(f) {
+	if g, err := LoadChunks(append(chunks, Chunk{Iter: 0, Data: nil})); err != nil || !g.Equal(f) {
 		t.Errorf("with the end reply: %v", err)
 	}
 	// A loader fed one chunk at a time: Progress, Received, Check.
@@ -384,8 +385,8 @@ func TestAllocateWhole(t *testing.T) {
 	if a := loadAll(false); a < 2*size {
 		t.Errorf("without AllocateWhole: a table of %d bytes allocated only %d (does it still grow as bytes come?)", size, a)
 	}
-	defer func(f func() uint64) { memLimit = f }(memLimit)
-	memLimit = func() uint64 { return size / 2 }
+	defer func(f func() uint64) { blrd.MemLimit = f }(blrd.MemLimit)
+	blrd.MemLimit = func() uint64 { return size / 2 }
 	if a := loadAll(true); a < 2*size {
 		t.Errorf("AllocateWhole of more than the memory limit: %d bytes allocated for %d, at once?", a, size)
 	}

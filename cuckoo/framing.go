@@ -2,7 +2,6 @@ package cuckoo
 
 import (
 	"encoding/binary"
-	"fmt"
 	"io"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
@@ -19,40 +18,24 @@ import (
 // trailerSize is the length of the version-2 trailer: the capacity.
 const trailerSize = 8
 
-// framePiece is the most bytes ReadRedisBloom buffers at a time.
-const framePiece = 1 << 20
-
 // WriteRedisBloom writes f's CF.SCANDUMP chunks (of at most chunkSize
 // bytes; 0: DefaultChunkSize) framed, with its capacity in the trailer
 // when it knows it, and returns the number of bytes written. Unlike
 // CF.SCANDUMP it dumps a filter holding no keys too. Only
 // RedisBloom-profile filters have this format.
 func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
-	if chunkSize <= 0 {
-		chunkSize = DefaultChunkSize
-	}
-	if chunkSize > blrd.MaxChunk {
-		return 0, fmt.Errorf("cuckoo: chunk size %d exceeds %d: %w", chunkSize, blrd.MaxChunk, ErrParam)
+	chunkSize, err := blrd.ChunkSize("cuckoo", chunkSize)
+	if err != nil {
+		return 0, err
 	}
 	if err := f.checkRedis(); err != nil {
 		return 0, err
 	}
-	var fw *blrd.Writer
+	var trailer []byte
 	if f.capacity != 0 {
-		fw = blrd.NewTrailerWriter(w, binary.LittleEndian.AppendUint64(nil, f.capacity))
-	} else {
-		fw = blrd.NewWriter(w)
+		trailer = binary.LittleEndian.AppendUint64(nil, f.capacity)
 	}
-	fw.Record(1, f.appendHeader(nil))
-	for it := int64(1); fw.Err() == nil; {
-		next, data := f.chunkAt(it, chunkSize)
-		if data == nil {
-			break
-		}
-		fw.Record(next, data)
-		it = next
-	}
-	return fw.Close()
+	return blrd.WriteFile(w, trailer, f.appendHeader(nil), func(it int64) (int64, []byte) { return f.chunkAt(it, chunkSize) })
 }
 
 // ReadRedisBloom reads a framed RedisBloom dump and returns the filter,
@@ -65,51 +48,17 @@ func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
 // slots, as after CF.LOADCHUNK. Errors wrap format.ErrFormat (truncation
 // also io.ErrUnexpectedEOF).
 func ReadRedisBloom(r io.Reader) (*Filter, error) {
-	fr, err := blrd.NewReader(r, "cuckoo")
+	var ld Loader
+	trailer, err := blrd.ReadFile(r, "cuckoo", &ld, func(n uint32) error {
+		if n != headerSize {
+			return badDump("header record of %d bytes, want %d", n, headerSize)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var ld Loader
-	var buf []byte
-	for {
-		iter, n, end, err := fr.Next()
-		switch {
-		case err != nil:
-			return nil, err
-		case end:
-			return withTrailer(&ld, fr.Trailer())
-		case ld.f == nil:
-			if n != headerSize {
-				return nil, badDump("header record of %d bytes, want %d", n, headerSize)
-			}
-			hdr := make([]byte, n)
-			if err := fr.ReadData(hdr); err != nil {
-				return nil, err
-			}
-			if err := ld.LoadChunk(iter, hdr); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		// A data record: check its whole span as CF.LOADCHUNK would, then
-		// take it a piece at a time.
-		if err := ld.Check(iter, int(n)); err != nil {
-			return nil, err
-		}
-		if buf == nil {
-			buf = make([]byte, framePiece)
-		}
-		for left := uint64(n); left > 0; {
-			p := buf[:min(left, framePiece)]
-			if err := fr.ReadData(p); err != nil {
-				return nil, err
-			}
-			left -= uint64(len(p))
-			if err := ld.LoadChunk(int64(ld.done+uint64(len(p)))+1, p); err != nil {
-				return nil, err
-			}
-		}
-	}
+	return withTrailer(&ld, trailer)
 }
 
 // withTrailer returns the filter ld loaded with the capacity of the
@@ -122,11 +71,11 @@ func withTrailer(ld *Loader, t []byte) (*Filter, error) {
 		}
 		capacity = binary.LittleEndian.Uint64(t)
 	}
-	if ld.f != nil && t != nil {
-		// ld.f is the header's filter, whose first sub-filter has m0
+	if f := ld.b.f; f != nil && t != nil {
+		// f is the header's filter, whose first sub-filter has m0
 		// buckets of b bytes.
-		if slots := (ld.f.m0 + 1) * uint64(ld.f.lay.b); capacity == 0 || capacity >= slots {
-			return nil, badDump("capacity %d for %d buckets of %d (want 1 … %d)", capacity, ld.f.m0, ld.f.lay.b, slots-1)
+		if slots := (f.m0 + 1) * uint64(f.lay.b); capacity == 0 || capacity >= slots {
+			return nil, badDump("capacity %d for %d buckets of %d (want 1 … %d)", capacity, f.m0, f.lay.b, slots-1)
 		}
 	}
 	f, err := ld.Filter()

@@ -3,7 +3,6 @@ package cuckoo
 import (
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 
@@ -29,31 +28,11 @@ func init() {
 		FPRMethod: "exact rate of the state: the (bucket, fingerprint) queries that match, counted over every bucket's entries",
 		Describe:  describe,
 		Combine:   kind.Merge[*Filter](),
-		Exports: []kind.Export{{
-			Name: "redisbloom",
-			Summary: "RedisBloom's CF.SCANDUMP chunks in a file (magic BLRD; docs/CUCKOO.md), for CF.LOADCHUNK: " +
+		Exports: []kind.Export{blrd.Export("cuckoo", "RedisBloom cuckoo dump",
+			"RedisBloom's CF.SCANDUMP chunks in a file (magic BLRD; docs/CUCKOO.md), for CF.LOADCHUNK: "+
 				"a filter built with -profile redisbloom, or one dumped from Redis",
-			Write: func(f kind.Filter, w io.Writer) error {
-				g, ok := f.(*Filter)
-				if !ok {
-					return fmt.Errorf("cuckoo: cannot export a %s as a RedisBloom cuckoo dump: %w", f.Kind(), ErrParam)
-				}
-				_, err := g.WriteRedisBloom(w, 0)
-				return err
-			},
-			Read: func(r io.Reader) (kind.Filter, error) {
-				f, err := ReadRedisBloom(r)
-				if err != nil {
-					return nil, err
-				}
-				return f, nil
-			},
 			// CF.SCANDUMP's header chunk is 38 bytes.
-			Detect: func(prefix []byte) bool {
-				n, ok := blrd.FirstRecordLen(prefix)
-				return ok && n == headerSize
-			},
-		}},
+			ReadRedisBloom, func(n uint32) bool { return n == headerSize })},
 	})
 }
 

@@ -1,14 +1,12 @@
 package scalable
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 
-	"github.com/bloomlab/bloomlab/internal/format"
-	"github.com/bloomlab/bloomlab/internal/sysmem"
+	"github.com/bloomlab/bloomlab/internal/blrd"
 )
 
 // RedisBloom's BF.SCANDUMP format (src/sb.c, module 2.x). SCANDUMP key 0
@@ -43,15 +41,12 @@ const (
 	headerFixed = 20
 	headerLink  = 53
 	// DefaultChunkSize is RedisBloom's largest SCANDUMP chunk (16 MiB).
-	DefaultChunkSize = 16 << 20
+	DefaultChunkSize = blrd.DefaultChunkSize
 )
 
 // Chunk is one BF.SCANDUMP reply: the iterator returned with the data,
 // which is the iterator BF.LOADCHUNK takes with them.
-type Chunk struct {
-	Iter int64
-	Data []byte
-}
+type Chunk = blrd.Chunk
 
 func (f *Filter) checkRedis() ([]*link, error) {
 	ls := f.snapshot()
@@ -150,20 +145,10 @@ func (f *Filter) Dump(chunkSize int) ([]Chunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	chunks := []Chunk{{Iter: 1, Data: f.appendHeader(nil, ls)}}
-	for it := int64(1); ; {
-		next, data := scanLinks(ls, it, chunkSize)
-		if next == 0 {
-			return chunks, nil
-		}
-		chunks = append(chunks, Chunk{Iter: next, Data: data})
-		it = next
-	}
+	return blrd.Dump(f.appendHeader(nil, ls), func(it int64) (int64, []byte) { return scanLinks(ls, it, chunkSize) }), nil
 }
 
-func badDump(msg string, args ...any) error {
-	return fmt.Errorf("scalable: RedisBloom dump: "+msg+": %w", append(args, format.ErrFormat)...)
-}
+func badDump(msg string, args ...any) error { return blrd.Bad("scalable", msg, args...) }
 
 // parseHeader validates a SCANDUMP header and returns the chain it
 // describes, its links without bits, and the number of bytes of bits to
@@ -251,147 +236,36 @@ func checkRedisLink(bytes, bitsN uint64, errRate, bpe float64, hashes uint32, en
 // in the order SCANDUMP produced them, as BF.LOADCHUNK takes them: first
 // (1, header), then every data chunk (iterator, bytes). Unlike
 // BF.LOADCHUNK it insists that the chunks follow each other without gap
-// or overlap and that every byte arrives (a missing chunk would leave
-// zero bits, that is, false negatives); the final (0, "") reply may be fed
-// too and is ignored. The header is validated before anything is
-// allocated, and a link's bits are allocated only as its bytes arrive.
-// The zero Loader is ready.
+// or overlap, that none crosses a link, and that every byte arrives (a
+// missing chunk would leave zero bits, that is, false negatives); the
+// final (0, "") reply may be fed too and is ignored. The header is
+// validated before anything is allocated, and a link's bits are
+// allocated only as its bytes arrive. The zero Loader is ready. It
+// implements internal/blrd's Loader, whose Core does the work.
 type Loader struct {
-	f      *Filter
-	ls     []*link
-	total  uint64 // bytes of bits the header announces
-	done   uint64 // bytes received
-	li     int    // link being filled
-	loff   uint64 // bytes of it received
-	part   uint64 // its partial word
-	exact  bool   // allocate each link whole on its first chunk
-	whole  int8   // AllocateWhole: 1 asked, 2 asked and the total fits, -1 asked but it does not
-	ended  bool   // the (0, "") reply was seen
-	err    error  // sticky
-	result bool   // Filter was called
-	hdr    []byte // a copy of the header chunk, for Received
+	c blrd.Core
+	b loadBody
 }
+
+var _ blrd.Loader = (*Loader)(nil)
 
 // LoadChunk takes one chunk. After an error the Loader is spent and
 // returns it again.
-func (ld *Loader) LoadChunk(iter int64, data []byte) error {
-	if ld.err == nil {
-		ld.err = ld.load(iter, data)
-	}
-	return ld.err
-}
+func (ld *Loader) LoadChunk(iter int64, data []byte) error { return ld.c.LoadChunk(&ld.b, iter, data) }
 
-func (ld *Loader) load(iter int64, data []byte) error {
-	switch {
-	case ld.result:
-		return fmt.Errorf("scalable: Loader already returned its filter: %w", ErrParam)
-	case ld.f == nil:
-		if iter != 1 {
-			return badDump("the first chunk must be the header, with iterator 1 (got %d)", iter)
-		}
-		f, ls, total, err := parseHeader(data)
-		if err != nil {
-			return err
-		}
-		ld.f, ld.ls, ld.total = f, ls, total
-		ld.hdr = append([]byte(nil), data...)
-		return nil
-	case iter == 0 && len(data) == 0:
-		ld.ended = true
-		return nil
-	case ld.ended:
-		return badDump("chunk after the end of the dump")
-	case iter < 1 || uint64(iter)-1 < uint64(len(data)):
-		return badDump("iterator %d with %d bytes", iter, len(data))
-	}
-	start := uint64(iter) - 1 - uint64(len(data))
-	if start != ld.done {
-		return badDump("chunk for bytes %d … %d, expected byte %d next (chunks must come in SCANDUMP order)", start, start+uint64(len(data)), ld.done)
-	}
-	if len(data) == 0 {
-		return nil
-	}
-	if ld.li >= len(ld.ls) {
-		return badDump("%d bytes beyond the %d the header announces", len(data), ld.total)
-	}
-	lk := ld.ls[ld.li]
-	lb := lk.bits / 8
-	if uint64(len(data)) > lb-ld.loff {
-		// BF.LOADCHUNK: "invalid chunk - Too big for current filter".
-		return badDump("chunk of %d bytes crosses the end of link %d (%d bytes left in it)", len(data), ld.li, lb-ld.loff)
-	}
-	ld.feed(lk, data)
-	ld.done += uint64(len(data))
-	if ld.loff == lb {
-		ld.li, ld.loff = ld.li+1, 0
-	}
-	return nil
-}
-
-// memLimit is sysmem.Limit, replaceable by tests.
-var memLimit = sysmem.Limit
+// Check reports, without taking it, whether a data chunk of n bytes with
+// iterator iter is the next one and lies within one link; the error
+// wraps format.ErrFormat (a refused chunk: a *blrd.ChunkError, whose
+// Reason says whether it is out of order or crosses the end of a link).
+func (ld *Loader) Check(iter int64, n int) error { return ld.c.Check(&ld.b, iter, n) }
 
 // AllocateWhole makes the Loader allocate each link at its full size
 // when its first bytes arrive (a link begun smaller grows to its full
-// size in one step) instead of growing it as its bytes arrive, which
-// allocates about five times the link in all and holds up to 2.25 times
-// it at the last growth. It is for a caller that has accounted for the
-// total Progress reports (a server that reserved it against its memory
-// limit when the header came). It may be called before or after the
-// header. A header whose total exceeds the memory this process may use
-// (internal/sysmem.Limit) is still loaded as its bytes arrive: a header
-// alone never makes the Loader allocate beyond the machine.
-func (ld *Loader) AllocateWhole() {
-	if ld.whole == 0 {
-		ld.whole = 1
-	}
-}
-
-// allocWhole reports whether a link is allocated whole (LoadChunks, or
-// AllocateWhole with a total that fits the memory this process may use).
-func (ld *Loader) allocWhole() bool {
-	if ld.whole == 1 {
-		ld.whole = -1
-		if limit := memLimit(); limit == 0 || ld.total <= limit {
-			ld.whole = 2
-		}
-	}
-	return ld.exact || ld.whole == 2
-}
-
-// feed appends data to link lk's words; the caller has checked that they
-// fit.
-func (ld *Loader) feed(lk *link, data []byte) {
-	nw := lk.bits / 64
-	switch {
-	case ld.allocWhole() && uint64(cap(lk.words)) < nw:
-		w := make([]uint64, len(lk.words), nw)
-		copy(w, lk.words)
-		lk.words = w
-	case lk.words == nil:
-		// At least this chunk (its bytes have arrived), at least 1 MiB;
-		// append grows it as more arrive.
-		lk.words = make([]uint64, 0, min(nw, max(1<<17, uint64(len(data)+7)/8)))
-	}
-	for len(data) > 0 {
-		if ld.loff%8 == 0 && len(data) >= 8 {
-			n := len(data) / 8
-			for i := 0; i < n; i++ {
-				lk.words = append(lk.words, binary.LittleEndian.Uint64(data[8*i:]))
-			}
-			data = data[8*n:]
-			ld.loff += 8 * uint64(n)
-			continue
-		}
-		ld.part |= uint64(data[0]) << (8 * (ld.loff % 8))
-		data = data[1:]
-		ld.loff++
-		if ld.loff%8 == 0 {
-			lk.words = append(lk.words, ld.part)
-			ld.part = 0
-		}
-	}
-}
+// size in one step) instead of growing it as its bytes arrive, for a
+// caller that has accounted for the total Progress reports; a header
+// whose total exceeds the memory this process may use is still loaded as
+// its bytes arrive (blrd.Core.AllocateWhole).
+func (ld *Loader) AllocateWhole() { ld.c.AllocateWhole() }
 
 // ReadChunk is LoadChunk for a data chunk of n bytes read from r: the
 // bytes go into the link as they are read (through a buffer of at most 64
@@ -402,92 +276,123 @@ func (ld *Loader) feed(lk *link, data []byte) {
 // Fewer than n bytes in r is an error wrapping io.ErrUnexpectedEOF.
 // The header comes through LoadChunk. After an error the Loader is spent.
 func (ld *Loader) ReadChunk(iter int64, n int, r io.Reader) error {
-	if ld.err == nil {
-		ld.err = ld.readChunk(iter, n, r)
-	}
-	return ld.err
-}
-
-func (ld *Loader) readChunk(iter int64, n int, r io.Reader) error {
-	switch {
-	case ld.result:
-		return fmt.Errorf("scalable: Loader already returned its filter: %w", ErrParam)
-	case ld.f == nil:
-		return badDump("the first chunk must be the header (LoadChunk)")
-	case ld.ended:
-		return badDump("chunk after the end of the dump")
-	case n < 0 || iter < 1 || uint64(iter)-1 < uint64(n):
-		return badDump("iterator %d with %d bytes", iter, n)
-	}
-	start := uint64(iter) - 1 - uint64(n)
-	switch {
-	case start != ld.done:
-		return badDump("chunk for bytes %d … %d, expected byte %d next (chunks must come in SCANDUMP order)", start, start+uint64(n), ld.done)
-	case n == 0:
-		return nil
-	case ld.li >= len(ld.ls):
-		return badDump("%d bytes beyond the %d the header announces", n, ld.total)
-	}
-	lk := ld.ls[ld.li]
-	if left := lk.bits/8 - ld.loff; uint64(n) > left {
-		return badDump("chunk of %d bytes crosses the end of link %d (%d bytes left in it)", n, ld.li, left)
-	}
-	if need := (ld.loff + uint64(n)) / 8; !ld.allocWhole() && uint64(cap(lk.words)) < need {
-		w := make([]uint64, len(lk.words), need)
-		copy(w, lk.words)
-		lk.words = w
-	}
-	buf := make([]byte, min(n, 64<<10))
-	for at := start; n > 0; {
-		c := min(n, len(buf))
-		if _, err := io.ReadFull(r, buf[:c]); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return fmt.Errorf("scalable: reading a chunk: %w", err)
-		}
-		at += uint64(c)
-		n -= c
-		if err := ld.load(int64(at)+1, buf[:c]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ld.c.ReadChunk(&ld.b, iter, n, r)
 }
 
 // WalkReceived calls fn for each chunk that Received returns, in order,
-// without copying them: fn gets the chunk's iterator and size and a write
-// function that writes the chunk's bytes to a writer (from the link
-// itself, through a buffer of at most 64 KiB). fn may call write once, or
-// not at all (to count the chunks). It calls fn for nothing before a valid
-// header, after an error, and once Filter has returned; it stops at fn's
-// first error and returns it. The Loader must not take chunks meanwhile.
+// without copying them (blrd.Core.WalkReceived): the write function
+// writes the chunk's bytes from the link itself, through a buffer of at
+// most 64 KiB.
 func (ld *Loader) WalkReceived(fn func(iter int64, size int, write func(io.Writer) error) error) error {
-	if ld.f == nil || ld.err != nil || ld.result {
-		return nil
+	return ld.c.WalkReceived(&ld.b, fn)
+}
+
+// Progress returns the bytes of bits received so far and the total the
+// header announces (0, 0 before a valid header). The total is known, and
+// checked, before any link is allocated: a caller bounding memory reads it
+// after the header chunk.
+func (ld *Loader) Progress() (received, total uint64) { return ld.c.Progress() }
+
+// Received returns the chunks that bring a new Loader to this one's state:
+// the header, then the bytes received so far, at most one chunk per link
+// (copies). It is how a load in progress is persisted. It returns nil
+// before a valid header, after an error, and once Filter has returned.
+func (ld *Loader) Received() []Chunk { return ld.c.Received(&ld.b) }
+
+// Filter returns the loaded filter once every byte the header announces
+// has arrived.
+func (ld *Loader) Filter() (*Filter, error) {
+	if err := ld.c.Finish(&ld.b); err != nil {
+		return nil, err
 	}
-	hdr := ld.hdr
-	if err := fn(1, len(hdr), func(w io.Writer) error { _, err := w.Write(hdr); return err }); err != nil {
-		return err
+	return ld.b.f, nil
+}
+
+// LoadChunks recreates a filter from the chunks of Dump or BF.SCANDUMP
+// (see Loader; the final (0, "") reply may be included). It checks that
+// the chunks hold exactly the bytes the header announces before it
+// allocates the links.
+func LoadChunks(chunks []Chunk) (*Filter, error) {
+	var ld Loader
+	if err := ld.c.LoadAll(&ld.b, chunks); err != nil {
+		return nil, err
 	}
-	var off uint64
-	for i, lk := range ld.ls {
-		if i > ld.li || lk.words == nil {
-			break
+	return ld.b.f, nil
+}
+
+// loadBody is a Loader's side of blrd.Core: the segments are the links,
+// whose bytes are kept as little-endian words.
+type loadBody struct {
+	f    *Filter
+	ls   []*link
+	part uint64 // the partial word of the link being filled
+}
+
+func (b *loadBody) Names() (string, string) { return "scalable", "link" }
+
+func (b *loadBody) Header(hdr []byte) ([]uint64, error) {
+	f, ls, _, err := parseHeader(hdr)
+	if err != nil {
+		return nil, err
+	}
+	b.f, b.ls = f, ls
+	sizes := make([]uint64, len(ls))
+	for i, l := range ls {
+		sizes[i] = l.bits / 8
+	}
+	return sizes, nil
+}
+
+// Grow makes room for room bytes: ⌈room/8⌉ words.
+func (b *loadBody) Grow(seg int, room uint64) {
+	lk := b.ls[seg]
+	if nw := (room + 7) / 8; uint64(cap(lk.words)) < nw {
+		w := make([]uint64, len(lk.words), nw)
+		copy(w, lk.words)
+		lk.words = w
+	}
+}
+
+// Append appends data to link seg's words, have bytes of which have
+// arrived (the last have mod 8 of them in part).
+func (b *loadBody) Append(seg int, have uint64, data []byte) {
+	lk := b.ls[seg]
+	for len(data) > 0 {
+		if have%8 == 0 && len(data) >= 8 {
+			n := len(data) / 8
+			for i := 0; i < n; i++ {
+				lk.words = append(lk.words, binary.LittleEndian.Uint64(data[8*i:]))
+			}
+			data = data[8*n:]
+			have += 8 * uint64(n)
+			continue
 		}
-		n := uint64(len(lk.words)) * 8
-		if i == ld.li {
-			n = ld.loff
-		}
-		if n == 0 {
-			break
-		}
-		off += n
-		words, part := lk.words, ld.part
-		if err := fn(int64(off)+1, int(n), func(w io.Writer) error { return writeLinkBytes(w, words, part, n) }); err != nil {
-			return err
+		b.part |= uint64(data[0]) << (8 * (have % 8))
+		data = data[1:]
+		have++
+		if have%8 == 0 {
+			lk.words = append(lk.words, b.part)
+			b.part = 0
 		}
 	}
+}
+
+// WriteSegment writes the first n bytes of link seg: its complete words,
+// then the bytes of part (n mod 8 ≠ 0 only for the link being filled).
+func (b *loadBody) WriteSegment(w io.Writer, seg int, n uint64) error {
+	return writeLinkBytes(w, b.ls[seg].words, b.part, n)
+}
+
+// Finish checks that no link has bits set beyond its positions, and
+// gives the chain its links.
+func (b *loadBody) Finish() error {
+	for i, l := range b.ls {
+		if !l.tailClear() {
+			return badDump("link %d: bits set beyond its %d positions", i, l.mod)
+		}
+	}
+	ls := b.ls
+	b.f.links.Store(&ls)
 	return nil
 }
 
@@ -509,82 +414,4 @@ func writeLinkBytes(w io.Writer, words []uint64, part, n uint64) error {
 		pos += c
 	}
 	return nil
-}
-
-// Progress returns the bytes of bits received so far and the total the
-// header announces (0, 0 before a valid header). The total is known, and
-// checked, before any link is allocated: a caller bounding memory reads it
-// after the header chunk.
-func (ld *Loader) Progress() (received, total uint64) { return ld.done, ld.total }
-
-// Received returns the chunks that bring a new Loader to this one's state:
-// the header, then the bytes received so far, at most one chunk per link
-// (copies). It is how a load in progress is persisted. It returns nil
-// before a valid header, after an error, and once Filter has returned.
-func (ld *Loader) Received() []Chunk {
-	var out []Chunk
-	ld.WalkReceived(func(iter int64, size int, write func(io.Writer) error) error {
-		b := bytes.NewBuffer(make([]byte, 0, size))
-		write(b)
-		out = append(out, Chunk{Iter: iter, Data: b.Bytes()})
-		return nil
-	})
-	return out
-}
-
-// Filter returns the loaded filter once every byte the header announces
-// has arrived.
-func (ld *Loader) Filter() (*Filter, error) {
-	if ld.err != nil {
-		return nil, ld.err
-	}
-	switch {
-	case ld.result:
-		return nil, fmt.Errorf("scalable: Loader already returned its filter: %w", ErrParam)
-	case ld.f == nil:
-		ld.err = badDump("no header")
-	case ld.done != ld.total:
-		ld.err = badDump("%d of %d bytes loaded", ld.done, ld.total)
-	}
-	if ld.err != nil {
-		return nil, ld.err
-	}
-	for i, l := range ld.ls {
-		if !l.tailClear() {
-			ld.err = badDump("link %d: bits set beyond its %d positions", i, l.mod)
-			return nil, ld.err
-		}
-	}
-	ld.result = true
-	ls := ld.ls
-	ld.f.links.Store(&ls)
-	return ld.f, nil
-}
-
-// LoadChunks recreates a filter from the chunks of Dump or BF.SCANDUMP
-// (see Loader; the final (0, "") reply may be included). It checks that
-// the chunks hold exactly the bytes the header announces before it
-// allocates the links.
-func LoadChunks(chunks []Chunk) (*Filter, error) {
-	if len(chunks) == 0 {
-		return nil, badDump("no chunks")
-	}
-	var ld Loader
-	if err := ld.LoadChunk(chunks[0].Iter, chunks[0].Data); err != nil {
-		return nil, err
-	}
-	var have uint64
-	for _, c := range chunks[1:] {
-		have += uint64(len(c.Data))
-	}
-	if have != ld.total {
-		return nil, badDump("the chunks hold %d bytes, the header announces %d", have, ld.total)
-	}
-	ld.exact = true
-	for _, c := range chunks[1:] {
-		if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
-			return nil, err
-		}
-	}
-	return ld.Filter()
 }

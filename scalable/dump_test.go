@@ -204,7 +204,7 @@ func TestHostileHeaders(t *testing.T) {
 	if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
 		t.Errorf("1 MiB of a 32 TiB dump made the Loader allocate %d bytes", d)
 	}
-	if _, err := LoadChunks([]Chunk{{1, huge}, {4097, data}}); !errors.Is(err, format.ErrFormat) {
+	if _, err := LoadChunks([]Chunk{{Iter: 1, Data: huge}, {Iter: 4097, Data: data}}); !errors.Is(err, format.ErrFormat) {
 		t.Errorf("LoadChunks of a short huge dump: %v", err)
 	}
 }
@@ -549,8 +549,8 @@ func TestAllocateWhole(t *testing.T) {
 		t.Errorf("without AllocateWhole: a link of %d bytes allocated only %d (does it still grow as bytes come?)", size, a)
 	}
 
-	defer func(f func() uint64) { memLimit = f }(memLimit)
-	memLimit = func() uint64 { return size / 2 }
+	defer func(f func() uint64) { blrd.MemLimit = f }(blrd.MemLimit)
+	blrd.MemLimit = func() uint64 { return size / 2 }
 	if a := loadAll(true); a < 2*size {
 		t.Errorf("AllocateWhole of more than the memory limit: %d bytes allocated for %d, at once?", a, size)
 	}

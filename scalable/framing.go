@@ -1,7 +1,6 @@
 package scalable
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
@@ -30,7 +29,6 @@ const (
 	frameMagic = blrd.Magic
 	// MaxFrameChunk bounds a record's length.
 	MaxFrameChunk = blrd.MaxChunk
-	framePiece    = 1 << 20 // bytes read at a time
 )
 
 // WriteRedisBloom writes f's BF.SCANDUMP chunks (of at most chunkSize
@@ -38,11 +36,9 @@ const (
 // consistent state, and returns the number of bytes written. Only
 // RedisBloom-profile chains have this format.
 func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
-	if chunkSize <= 0 {
-		chunkSize = DefaultChunkSize
-	}
-	if chunkSize > MaxFrameChunk {
-		return 0, fmt.Errorf("scalable: chunk size %d exceeds %d: %w", chunkSize, MaxFrameChunk, ErrParam)
+	chunkSize, err := blrd.ChunkSize("scalable", chunkSize)
+	if err != nil {
+		return 0, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -50,17 +46,7 @@ func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	fw := blrd.NewWriter(w)
-	fw.Record(1, f.appendHeader(nil, ls))
-	for it := int64(1); fw.Err() == nil; {
-		next, data := scanLinks(ls, it, chunkSize)
-		if next == 0 {
-			break
-		}
-		fw.Record(next, data)
-		it = next
-	}
-	return fw.Close()
+	return blrd.WriteFile(w, nil, f.appendHeader(nil, ls), func(it int64) (int64, []byte) { return scanLinks(ls, it, chunkSize) })
 }
 
 // ReadRedisBloom reads a RedisBloom dump in the framing above and returns
@@ -70,72 +56,20 @@ func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
 // every byte present, and checks the trailing CRC before returning.
 // Errors wrap format.ErrFormat (truncation also io.ErrUnexpectedEOF).
 func ReadRedisBloom(r io.Reader) (*Filter, error) {
-	fr, err := blrd.NewReader(r, "scalable")
+	var ld Loader
+	trailer, err := blrd.ReadFile(r, "scalable", &ld, func(n uint32) error {
+		if n > headerFixed+headerLink*MaxLinks {
+			return badDump("header record of %d bytes", n)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var ld Loader
-	var buf []byte
-	for {
-		iter, n, end, err := fr.Next()
-		switch {
-		case err != nil:
-			return nil, err
-		case end:
-			if t := fr.Trailer(); len(t) != 0 {
-				// Version 2's trailer carries what a dump's chunks lack;
-				// BF.SCANDUMP's header records everything.
-				return nil, badDump("a trailer of %d bytes after the chunks; a BF dump has none", len(t))
-			}
-			return ld.Filter()
-		case ld.f == nil:
-			if n > headerFixed+headerLink*MaxLinks {
-				return nil, badDump("header record of %d bytes", n)
-			}
-			hdr := make([]byte, n)
-			if err := fr.ReadData(hdr); err != nil {
-				return nil, err
-			}
-			if err := ld.LoadChunk(iter, hdr); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		// A data record: check its whole span as BF.LOADCHUNK would, then
-		// take it a piece at a time.
-		if err := ld.span(iter, uint64(n)); err != nil {
-			return nil, err
-		}
-		if buf == nil {
-			buf = make([]byte, framePiece)
-		}
-		for left := uint64(n); left > 0; {
-			p := buf[:min(left, framePiece)]
-			if err := fr.ReadData(p); err != nil {
-				return nil, err
-			}
-			left -= uint64(len(p))
-			if err := ld.LoadChunk(int64(ld.done+uint64(len(p)))+1, p); err != nil {
-				return nil, err
-			}
-		}
+	if len(trailer) != 0 {
+		// Version 2's trailer carries what a dump's chunks lack;
+		// BF.SCANDUMP's header records everything.
+		return nil, badDump("a trailer of %d bytes after the chunks; a BF dump has none", len(trailer))
 	}
-}
-
-// span checks that a chunk of n bytes with iterator iter is the next one
-// and lies within one link.
-func (ld *Loader) span(iter int64, n uint64) error {
-	if ld.err != nil {
-		return ld.err
-	}
-	if iter < 1 || uint64(iter)-1 < n {
-		ld.err = badDump("iterator %d with %d bytes", iter, n)
-	} else if start := uint64(iter) - 1 - n; start != ld.done {
-		ld.err = badDump("chunk for bytes %d … %d, expected byte %d next (chunks must come in SCANDUMP order)", start, start+n, ld.done)
-	} else if ld.li >= len(ld.ls) {
-		ld.err = badDump("%d bytes beyond the %d the header announces", n, ld.total)
-	} else if left := ld.ls[ld.li].bits/8 - ld.loff; n > left {
-		ld.err = badDump("chunk of %d bytes crosses the end of link %d (%d bytes left in it)", n, ld.li, left)
-	}
-	return ld.err
+	return ld.Filter()
 }

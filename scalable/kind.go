@@ -3,7 +3,6 @@ package scalable
 import (
 	"flag"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -28,31 +27,11 @@ func init() {
 		Growing:   true,
 		Describe:  describe,
 		Combine:   kind.Union[*Filter](),
-		Exports: []kind.Export{{
-			Name: "redisbloom",
-			Summary: "RedisBloom's BF.SCANDUMP chunks in a file (magic BLRD; docs/SCALABLE.md), for BF.LOADCHUNK: " +
+		Exports: []kind.Export{blrd.Export("scalable", "RedisBloom dump",
+			"RedisBloom's BF.SCANDUMP chunks in a file (magic BLRD; docs/SCALABLE.md), for BF.LOADCHUNK: "+
 				"a filter built with -profile redisbloom, or one dumped from Redis",
-			Write: func(f kind.Filter, w io.Writer) error {
-				g, ok := f.(*Filter)
-				if !ok {
-					return fmt.Errorf("scalable: cannot export a %s as a RedisBloom dump: %w", f.Kind(), ErrParam)
-				}
-				_, err := g.WriteRedisBloom(w, 0)
-				return err
-			},
-			Read: func(r io.Reader) (kind.Filter, error) {
-				f, err := ReadRedisBloom(r)
-				if err != nil {
-					return nil, err
-				}
-				return f, nil
-			},
 			// BF.SCANDUMP's header chunk is 20 + 53·L bytes.
-			Detect: func(prefix []byte) bool {
-				n, ok := blrd.FirstRecordLen(prefix)
-				return ok && n > headerFixed && (n-headerFixed)%headerLink == 0
-			},
-		}},
+			ReadRedisBloom, func(n uint32) bool { return n > headerFixed && (n-headerFixed)%headerLink == 0 })},
 	})
 }
 

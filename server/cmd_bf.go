@@ -1,11 +1,15 @@
 package server
 
 import (
-	"encoding/binary"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
+	"github.com/bloomlab/bloomlab"
+	"github.com/bloomlab/bloomlab/internal/blrd"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/scalable"
 )
 
@@ -44,10 +48,142 @@ func init() {
 		bf("bf.mexists", -1, ro, lockRead, "Checks whether one or more items exist in a Bloom Filter", bfExists),
 		bf("bf.info", -1, ro, lockRead, "Returns information about a Bloom Filter", bfInfo),
 		bf("bf.card", -1, ro, lockRead, "Returns the cardinality of a Bloom filter", bfCard),
-		bf("bf.scandump", -1, fReadonly, lockRead, "Begins an incremental save of the bloom filter", bfScanDump),
-		bf("bf.loadchunk", -1, w, lockExcl, "Restores a filter previously saved using SCANDUMP", bfLoadChunk),
+		bf("bf.scandump", -1, fReadonly, lockRead, "Begins an incremental save of the bloom filter", bfDumps.scanDump),
+		bf("bf.loadchunk", -1, w, lockExcl, "Restores a filter previously saved using SCANDUMP", bfDumps.loadChunk),
 	)
+	*bfDumps = dumpFamily{
+		prefix:   "bf",
+		complete: bfType,
+		loading:  bfLoadType,
+		of:       valueOf((*client).bfOf),
+		dumper: func(v value) (scanDumper, string) {
+			b := v.(*bfValue)
+			if b.chain == nil || b.chain.Profile() != scalable.RedisBloom {
+				return nil, fmt.Sprintf("ERR this %s filter has no RedisBloom dump: only RedisBloom-profile chains do (bloomlab export)", b.f.Kind())
+			}
+			return b.chain, ""
+		},
+		scanIter: func(arg []byte) (int64, string) {
+			iter, ok := parseInt(arg)
+			if !ok {
+				return 0, "Second argument must be numeric"
+			}
+			return iter, ""
+		},
+		newLoader: func() blrd.Loader { return new(scalable.Loader) },
+		finish: func(ld blrd.Loader) (value, error) {
+			f, err := ld.(*scalable.Loader).Filter()
+			if err != nil {
+				return nil, err
+			}
+			return newBF(f), nil
+		},
+		loadIter: func(arg []byte) (int64, string) {
+			iter, ok := parseInt(arg)
+			if !ok {
+				return 0, "ERR Second argument must be numeric"
+			}
+			return iter, ""
+		},
+		badHeader: badBFData,
+		badChunk: func(err error) string {
+			var ce *blrd.ChunkError
+			if !errors.As(err, &ce) {
+				return badBFData(err)
+			}
+			switch ce.Reason {
+			case blrd.BadIterator:
+				return errBadData
+			case blrd.OutOfOrder:
+				return fmt.Sprintf("%s: chunk for bytes %d … %d, expected byte %d next (chunks must come in BF.SCANDUMP's order)", errBadData, ce.Start, ce.End, ce.Next)
+			}
+			return "ERR invalid chunk - Too big for current filter" // Crossing, Beyond
+		},
+		badLoad:     badBFData,
+		errComplete: errBadData + ": the key holds a complete filter (DEL it before loading another)",
+	}
 }
+
+// bfDumps is BF's dump: BF.SCANDUMP and BF.LOADCHUNK (dumps.go), filled
+// in by init (its hooks refer to it, through bfOf).
+var bfDumps = new(dumpFamily)
+
+// BF's value types: a filter, and one being loaded with BF.LOADCHUNK.
+var (
+	bfType     = registerType(&valueType{name: "MBbloom--", tag: 1, decode: decodeBF})
+	bfLoadType = registerType(&valueType{name: "MBbloom--", tag: 4, decode: bfDumps.decodeLoading})
+)
+
+// bfValue is a filter answering BF.*: a growing chain (BF.RESERVE, BF.ADD,
+// BF.LOADCHUNK, or a scalable file), or a filter of any other kind loaded
+// from a file.
+type bfValue struct {
+	f     kind.Filter
+	chain *scalable.Filter   // f, when it is a chain
+	add   func([]byte) error // the other kinds' insert; nil if read-only
+}
+
+func newBF(f kind.Filter) *bfValue {
+	v := &bfValue{f: f}
+	if c, ok := f.(*scalable.Filter); ok {
+		v.chain = c
+		return v
+	}
+	if add, ok := kind.Adder(f); ok {
+		v.add = add
+	}
+	return v
+}
+
+func (v *bfValue) typ() *valueType { return bfType }
+func (v *bfValue) memory() int64   { return int64(v.f.Bits()/8) + 96 }
+
+func (v *bfValue) encode(w io.Writer) error {
+	_, err := v.f.WriteTo(w)
+	return err
+}
+
+func (v *bfValue) clone() (value, error) {
+	switch {
+	case v.chain != nil:
+		return newBF(v.chain.Clone()), nil
+	case v.add == nil:
+		return v, nil // never changed
+	}
+	var b bytes.Buffer
+	b.Grow(int(min(v.f.Bits()/8, math.MaxInt32)) + 8192) // the file: no growth while it is written
+	if _, err := v.f.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	f, err := bloomlab.Unmarshal(b.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return newBF(f), nil
+}
+
+// info returns BF.INFO's fields: a chain's as RedisBloom computes them;
+// another kind's as one filter that cannot expand.
+func (v *bfValue) info() (capacity, size, filters, items int64, expansion int64, scales bool) {
+	if v.chain != nil {
+		in := v.chain.RedisInfo()
+		return int64(in.Capacity), int64(in.Size), int64(in.Filters), int64(in.Items), int64(in.Expansion), !v.chain.NonScaling()
+	}
+	return int64(v.f.Capacity()), int64(v.f.Bits() / 8), 1, int64(v.f.N()), 0, false
+}
+
+func decodeBF(r io.Reader, n int64) (value, error) {
+	f, err := bloomlab.ReadFrom(&payloadReader{r, n})
+	if err != nil {
+		return nil, err
+	}
+	return newBF(f), nil
+}
+
+const errBadData = "ERR received bad data"
+
+// badBFData is BF.LOADCHUNK's reply to data the loader refuses.
+func badBFData(err error) string { return errBadData + ": " + oneLine(err.Error()) }
 
 // chainBytes predicts the bytes of a new chain's first link, as
 // RedisBloom sizes it, without allocating it.
@@ -67,11 +203,8 @@ func (c *client) newChain(key []byte, errRate float64, capacity int64, expansion
 	if need > 1<<46 {
 		return nil, "ERR could not create filter"
 	}
-	if !c.replaying && !s.reserve(int64(need)) {
+	if !c.reserve(int64(need)) {
 		return nil, errOOM
-	}
-	if c.replaying {
-		s.mem.Add(int64(need))
 	}
 	f, err := scalable.NewRedisBloom(errRate, uint64(capacity), expansion, nonScaling)
 	if err != nil {
@@ -130,7 +263,7 @@ func bfReserve(c *client, args [][]byte) bool {
 		}
 	}
 	if e := c.s.getForCreate(c, args[1]); e != nil {
-		if e.v.typ() == bfType || e.v.typ() == loadingType {
+		if e.v.typ() == bfType || e.v.typ() == bfLoadType {
 			c.err(errBFExists)
 		} else {
 			c.err(errWrongType)
@@ -161,18 +294,7 @@ func argIndex(args [][]byte, from int, name string) int {
 
 // bfOf returns key's filter for a command that reads it, or writes the
 // error reply (and returns nil): WRONGTYPE, or a load in progress.
-func (c *client) bfOf(e *entry) *bfValue {
-	switch v := e.v.(type) {
-	case *bfValue:
-		return v
-	case *loadingValue:
-		got, total := v.ld.Progress()
-		c.err(fmt.Sprintf("ERR the filter is being loaded with BF.LOADCHUNK (%d of %d bytes): it answers once every chunk has arrived", got, total))
-		return nil
-	}
-	c.err(errWrongType)
-	return nil
-}
+func (c *client) bfOf(e *entry) *bfValue { return familyOf[*bfValue](c, e, bfDumps) }
 
 // insertOptions are BF.INSERT's (and, with the defaults, BF.ADD's).
 type insertOptions struct {
@@ -332,7 +454,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 				if room == 0 {
 					next, nerr := v.chain.NextLinkBits()
 					if nerr == nil && next > 0 {
-						if !s.reserve(int64(next / 8)) {
+						if !c.reserve(int64(next / 8)) {
 							stop = errOOM
 							break
 						}
@@ -519,179 +641,4 @@ func bfCard(c *client, args [][]byte) bool {
 		c.w.Int(int64(v.f.N()))
 	}
 	return false
-}
-
-// maxScanChunk is RedisBloom's MAX_SCANDUMP_SIZE.
-const maxScanChunk = 16 << 20
-
-func bfScanDump(c *client, args [][]byte) bool {
-	if len(args) != 3 {
-		c.err(wrongArity("bf.scandump"))
-		return false
-	}
-	e := c.s.get(args[1])
-	if e == nil {
-		c.err(errBFNotFound)
-		return false
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	v := c.bfOf(e)
-	if v == nil {
-		return false
-	}
-	iter, ok := parseInt(args[2])
-	if !ok {
-		c.err("Second argument must be numeric")
-		return false
-	}
-	if v.chain == nil || v.chain.Profile() != scalable.RedisBloom {
-		c.err(fmt.Sprintf("ERR this %s filter has no RedisBloom dump: only RedisBloom-profile chains do (bloomlab export)", v.f.Kind()))
-		return false
-	}
-	next, data, err := v.chain.ScanDump(iter, maxScanChunk)
-	if err != nil {
-		c.err("ERR " + oneLine(err.Error()))
-		return false
-	}
-	if !c.replyFits(int64(len(data))) {
-		c.err(errOOM)
-		return false
-	}
-	c.w.Array(2)
-	c.w.Int(next)
-	c.w.Bulk(data)
-	return false
-}
-
-const errBadData = "ERR received bad data"
-
-func bfLoadChunk(c *client, args [][]byte) bool {
-	if len(args) != 4 {
-		c.err(wrongArity("bf.loadchunk"))
-		return false
-	}
-	s := c.s
-	iter, ok := parseInt(args[2])
-	if !ok {
-		c.err("ERR Second argument must be numeric")
-		return false
-	}
-	key, data := args[1], args[3]
-	e := s.getForCreate(c, key)
-	if e == nil {
-		if iter != 1 {
-			c.err(errBFNotFound)
-			return false
-		}
-		ld := new(scalable.Loader)
-		if err := ld.LoadChunk(1, data); err != nil {
-			c.err(errBadData + ": " + oneLine(err.Error()))
-			return false
-		}
-		_, total := ld.Progress()
-		v := &loadingValue{ld: ld, reserved: int64(total), ends: linkEnds(data)}
-		need := entryMem(string(key), v)
-		if !c.replaying && !s.reserve(need) {
-			c.err(errOOM)
-			return false
-		}
-		if c.replaying {
-			s.mem.Add(need)
-		}
-		// Accounted for: each link is allocated once, whole, when its
-		// first bytes come, not grown as they come.
-		ld.AllocateWhole()
-		s.add(string(key), v, need)
-		c.log(args)
-		c.w.Simple("OK")
-		return false
-	}
-	e.mu.Lock()
-	defer unlockWritten(e)
-	v, loading := e.v.(*loadingValue)
-	if !loading {
-		if e.v.typ() == bfType {
-			c.err(errBadData + ": the key holds a complete filter (DEL it before loading another)")
-		} else {
-			c.err(errWrongType)
-		}
-		return false
-	}
-	got, total := v.ld.Progress()
-	if iter <= 0 || uint64(iter)-1 < uint64(len(data)) || len(data) == 0 {
-		c.err(errBadData)
-		return false
-	}
-	start := uint64(iter) - 1 - uint64(len(data))
-	if start != got {
-		c.err(fmt.Sprintf("%s: chunk for bytes %d … %d, expected byte %d next (chunks must come in BF.SCANDUMP's order)", errBadData, start, start+uint64(len(data)), got))
-		return false
-	}
-	if end := v.linkEnd(got); start+uint64(len(data)) > end {
-		c.err("ERR invalid chunk - Too big for current filter")
-		return false
-	}
-	if err := s.writable(e); err != nil {
-		c.err("ERR " + err.Error())
-		return false
-	}
-	v = e.v.(*loadingValue)
-	if err := v.ld.LoadChunk(iter, data); err != nil {
-		// Checked above; should the loader refuse anyway, the partial
-		// key is removed rather than left unusable.
-		c.err(errBadData + ": " + oneLine(err.Error()))
-		s.dropBroken(c, key, e)
-		return false
-	}
-	if got+uint64(len(data)) == total {
-		// The last chunk: the filter is checked before the chunk is
-		// logged, so that the log never holds a chunk that fails at
-		// replay (which would refuse to start).
-		f, err := v.ld.Filter()
-		if err != nil {
-			c.err(errBadData + ": " + oneLine(err.Error()))
-			s.dropBroken(c, key, e)
-			return false
-		}
-		e.v = newBF(f)
-		s.resize(key, e)
-	}
-	c.log(args)
-	s.touchKey(key)
-	c.w.Simple("OK")
-	return false
-}
-
-// dropBroken deletes a key whose load failed (the caller holds the
-// keyspace exclusively).
-func (s *Server) dropBroken(c *client, key []byte, e *entry) {
-	s.deleteKey(c, string(key), e)
-	c.logArgs("DEL", string(key))
-}
-
-// linkEnds returns the byte offsets at which a RedisBloom header's links
-// end (the header was validated by the Loader).
-func linkEnds(hdr []byte) []uint64 {
-	if len(hdr) < 20 {
-		return nil
-	}
-	n := int(binary.LittleEndian.Uint32(hdr[8:]))
-	ends := make([]uint64, 0, n)
-	var off uint64
-	for i := 0; i < n && 20+53*i+8 <= len(hdr); i++ {
-		off += binary.LittleEndian.Uint64(hdr[20+53*i:])
-		ends = append(ends, off)
-	}
-	return ends
-}
-
-// linkEnd returns the end of the link that byte off belongs to.
-func (v *loadingValue) linkEnd(off uint64) uint64 {
-	for _, e := range v.ends {
-		if off < e {
-			return e
-		}
-	}
-	return off
 }

@@ -3,10 +3,12 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"strings"
 
 	"github.com/bloomlab/bloomlab/cuckoo"
+	"github.com/bloomlab/bloomlab/internal/blrd"
 )
 
 // RedisBloom's CF.* commands (2.4.23) on package cuckoo's RedisBloom
@@ -64,10 +66,91 @@ func init() {
 		cf("cf.del", fWrite|fFast, lockWrite, "Deletes an item from a Cuckoo Filter", cfDel),
 		cf("cf.compact", fWrite, lockWrite, "Frees sub-filters that deletes emptied", cfCompact),
 		cf("cf.info", ro, lockRead, "Returns information about a Cuckoo Filter", cfInfo),
-		cf("cf.scandump", fReadonly, lockRead, "Begins an incremental save of the bloom filter", cfScanDump),
-		cf("cf.loadchunk", w, lockExcl, "Restores a filter previously saved using SCANDUMP", cfLoadChunk),
+		cf("cf.scandump", fReadonly, lockRead, "Begins an incremental save of the bloom filter", cfDumps.scanDump),
+		cf("cf.loadchunk", w, lockExcl, "Restores a filter previously saved using SCANDUMP", cfDumps.loadChunk),
 	)
+	// RedisBloom's texts: its CF.SCANDUMP and CF.LOADCHUNK read the
+	// iterator first, and answer a header onto any key.
+	badChunk := func(err error) string { return errCFLoadChunk + " " + oneLine(err.Error()) }
+	*cfDumps = dumpFamily{
+		prefix:   "cf",
+		complete: cfType,
+		loading:  cfLoadType,
+		of:       valueOf((*client).cfOf),
+		dumper: func(v value) (scanDumper, string) {
+			f := v.(*cfValue).f
+			if f.Profile() != cuckoo.RedisBloom {
+				return nil, fmt.Sprintf("ERR this cuckoo filter has the %v profile: it has no RedisBloom dump (only RedisBloom-profile filters do: bloomlab build -kind cuckoo -profile redisbloom)", f.Profile())
+			}
+			return f, ""
+		},
+		scanIter: func(arg []byte) (int64, string) {
+			iter, ok := parseInt(arg)
+			if !ok || iter < 0 {
+				return 0, errCFPosition
+			}
+			return iter, ""
+		},
+		scanIterFirst: true,
+		newLoader:     func() blrd.Loader { return new(cuckoo.Loader) },
+		finish: func(ld blrd.Loader) (value, error) {
+			f, err := ld.(*cuckoo.Loader).Filter()
+			if err != nil {
+				return nil, err
+			}
+			return &cfValue{f}, nil
+		},
+		loadIter: func(arg []byte) (int64, string) {
+			iter, ok := parseInt(arg)
+			if !ok || iter == 0 {
+				return 0, errCFPosition
+			}
+			return iter, ""
+		},
+		headerOnKey:  true,
+		headerLen:    cfHeaderSize,
+		errHeaderLen: "Invalid header",
+		badHeader:    func(err error) string { return "Couldn't create filter! " + oneLine(err.Error()) },
+		badChunk:     badChunk,
+		badLoad:      badChunk,
+		errComplete:  errCFLoadChunk + " the key holds a complete filter (DEL it before loading another)",
+	}
 }
+
+// cfDumps is CF's dump: CF.SCANDUMP and CF.LOADCHUNK (dumps.go), filled
+// in by init (its hooks refer to it, through cfOf).
+var cfDumps = new(dumpFamily)
+
+// CF's value types: a filter, and one being loaded with CF.LOADCHUNK.
+var (
+	cfType     = registerType(&valueType{name: "MBbloomCF", tag: 5, decode: decodeCF})
+	cfLoadType = registerType(&valueType{name: "MBbloomCF", tag: 6, decode: cfDumps.decodeLoading})
+)
+
+// cfValue is a cuckoo filter answering CF.*: RedisBloom's profile
+// (CF.RESERVE, CF.ADD, CF.LOADCHUNK, or a file of that profile), or a
+// bloomlab-profile cuckoo filter loaded from a file.
+type cfValue struct{ f *cuckoo.Filter }
+
+func (v *cfValue) typ() *valueType       { return cfType }
+func (v *cfValue) memory() int64         { return int64(v.f.Bits()/8) + 96 }
+func (v *cfValue) clone() (value, error) { return &cfValue{v.f.Clone()}, nil }
+
+func (v *cfValue) encode(w io.Writer) error {
+	_, err := v.f.WriteTo(w)
+	return err
+}
+
+func decodeCF(r io.Reader, n int64) (value, error) {
+	var f cuckoo.Filter
+	if _, err := f.ReadFrom(&payloadReader{r, n}); err != nil {
+		return nil, err
+	}
+	return &cfValue{&f}, nil
+}
+
+// cfHeaderSize is the size of CF.SCANDUMP's header chunk.
+const cfHeaderSize = 38
 
 // cmdName is the command's name in lower case, for an arity error.
 func cmdName(b []byte) string { return strings.ToLower(string(b)) }
@@ -89,11 +172,8 @@ func cfTableBytes(capacity uint64, bucketSize int) uint64 {
 func (c *client) newCF(key []byte, capacity uint64, bucketSize, maxIterations, expansion int) (*entry, string) {
 	s := c.s
 	need := int64(cfTableBytes(capacity, bucketSize)) + int64(len(key)) + 256
-	if !c.replaying && !s.reserve(need) {
+	if !c.reserve(need) {
 		return nil, errOOM
-	}
-	if c.replaying {
-		s.mem.Add(need)
 	}
 	f, err := cuckoo.NewRedisBloom(capacity, bucketSize, maxIterations, expansion)
 	if err != nil {
@@ -177,18 +257,7 @@ func cfReserve(c *client, args [][]byte) bool {
 
 // cfOf returns key's filter for a command that uses it, or writes the
 // error reply (and returns nil): WRONGTYPE, or a load in progress.
-func (c *client) cfOf(e *entry) *cfValue {
-	switch v := e.v.(type) {
-	case *cfValue:
-		return v
-	case *cfLoadingValue:
-		got, total := v.ld.Progress()
-		c.err(fmt.Sprintf("ERR the filter is being loaded with CF.LOADCHUNK (%d of %d bytes): it answers once every chunk has arrived", got, total))
-		return nil
-	}
-	c.err(errWrongType)
-	return nil
-}
+func (c *client) cfOf(e *entry) *cfValue { return familyOf[*cfValue](c, e, cfDumps) }
 
 // cfInsertOptions are CF.INSERT's (and, with the defaults, CF.ADD's).
 type cfInsertOptions struct {
@@ -333,7 +402,7 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 				switch {
 				case nerr != nil:
 					err = nerr
-				case !s.reserve(int64(next / 8)):
+				case !c.reserve(int64(next / 8)):
 					oom = true
 				default:
 					reserved += int64(next / 8)
@@ -555,148 +624,5 @@ func cfInfo(c *client, args [][]byte) bool {
 		c.w.Simple(x.name)
 		c.w.Int(int64(min(x.v, 1<<63-1)))
 	}
-	return false
-}
-
-func cfScanDump(c *client, args [][]byte) bool {
-	if len(args) != 3 {
-		c.err(wrongArity("cf.scandump"))
-		return false
-	}
-	iter, ok := parseInt(args[2])
-	if !ok || iter < 0 {
-		c.err(errCFPosition)
-		return false
-	}
-	e := c.s.get(args[1])
-	if e == nil {
-		c.err(errBFNotFound)
-		return false
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	v := c.cfOf(e)
-	if v == nil {
-		return false
-	}
-	if v.f.Profile() != cuckoo.RedisBloom {
-		c.err(fmt.Sprintf("ERR this cuckoo filter has the %v profile: it has no RedisBloom dump (only RedisBloom-profile filters do: bloomlab build -kind cuckoo -profile redisbloom)", v.f.Profile()))
-		return false
-	}
-	next, data, err := v.f.ScanDump(iter, maxScanChunk)
-	if err != nil {
-		c.err("ERR " + oneLine(err.Error()))
-		return false
-	}
-	if !c.replyFits(int64(len(data))) {
-		c.err(errOOM)
-		return false
-	}
-	c.w.Array(2)
-	c.w.Int(next)
-	if data == nil {
-		c.w.Null() // RedisBloom ends a dump (and dumps an empty filter) with a nil
-	} else {
-		c.w.Bulk(data)
-	}
-	return false
-}
-
-// cfHeaderSize is the size of CF.SCANDUMP's header chunk.
-const cfHeaderSize = 38
-
-func cfLoadChunk(c *client, args [][]byte) bool {
-	if len(args) != 4 {
-		c.err(wrongArity("cf.loadchunk"))
-		return false
-	}
-	s := c.s
-	iter, ok := parseInt(args[2])
-	if !ok || iter == 0 {
-		c.err(errCFPosition)
-		return false
-	}
-	key, data := args[1], args[3]
-	e := s.getForCreate(c, key)
-	if iter == 1 {
-		switch {
-		case e != nil && (e.v.typ() == cfType || e.v.typ() == cfLoadType):
-			c.err(errBFExists)
-			return false
-		case e != nil:
-			c.err(errWrongType)
-			return false
-		case len(data) != cfHeaderSize:
-			c.err("Invalid header")
-			return false
-		}
-		ld := new(cuckoo.Loader)
-		if err := ld.LoadChunk(1, data); err != nil {
-			c.err("Couldn't create filter! " + oneLine(err.Error()))
-			return false
-		}
-		_, total := ld.Progress()
-		v := &cfLoadingValue{ld: ld, reserved: int64(total)}
-		need := entryMem(string(key), v)
-		if !c.replaying && !s.reserve(need) {
-			c.err(errOOM)
-			return false
-		}
-		if c.replaying {
-			s.mem.Add(need)
-		}
-		ld.AllocateWhole() // accounted for (bfLoadChunk)
-		s.add(string(key), v, need)
-		c.log(args)
-		c.w.Simple("OK")
-		return false
-	}
-	if e == nil {
-		c.err(errBFNotFound)
-		return false
-	}
-	e.mu.Lock()
-	defer unlockWritten(e)
-	v, loading := e.v.(*cfLoadingValue)
-	if !loading {
-		if e.v.typ() == cfType {
-			c.err(errCFLoadChunk + " the key holds a complete filter (DEL it before loading another)")
-		} else {
-			c.err(errWrongType)
-		}
-		return false
-	}
-	if err := v.ld.Check(iter, len(data)); err != nil {
-		c.err(errCFLoadChunk + " " + oneLine(err.Error()))
-		return false
-	}
-	if err := s.writable(e); err != nil {
-		c.err("ERR " + err.Error())
-		return false
-	}
-	v = e.v.(*cfLoadingValue)
-	if err := v.ld.LoadChunk(iter, data); err != nil {
-		// Checked above; should the loader refuse anyway, the partial
-		// key is removed rather than left unusable.
-		c.err(errCFLoadChunk + " " + oneLine(err.Error()))
-		s.dropBroken(c, key, e)
-		return false
-	}
-	if got, total := v.ld.Progress(); got == total {
-		// The last chunk: the filter is checked (its item count against
-		// the occupied slots) before the chunk is logged, so that the log
-		// never holds a chunk that fails at replay.
-		f, err := v.ld.Filter()
-		if err != nil {
-			c.err(errCFLoadChunk + " " + oneLine(err.Error()))
-			s.dropBroken(c, key, e)
-			return false
-		}
-		e.v = &cfValue{f}
-		s.resize(key, e)
-	}
-	c.log(args)
-	s.touchKey(key)
-	c.w.Simple("OK")
 	return false
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"math"
 	"math/bits"
 
@@ -18,6 +19,29 @@ import (
 // weights (RedisBloom accepts them when no counter goes negative) are
 // refused: subtracting a sketch can make estimates fall below true
 // counts.
+
+// cmsType is CMS's value type.
+var cmsType = registerType(&valueType{name: "CMSk-TYPE", tag: 2, decode: decodeCMS})
+
+// cmsValue is a Count-Min sketch answering CMS.*.
+type cmsValue struct{ s *countmin.Sketch }
+
+func (v *cmsValue) typ() *valueType       { return cmsType }
+func (v *cmsValue) memory() int64         { return int64(v.s.Bits()/8) + 96 }
+func (v *cmsValue) clone() (value, error) { return &cmsValue{v.s.Clone()}, nil }
+
+func (v *cmsValue) encode(w io.Writer) error {
+	_, err := v.s.WriteTo(w)
+	return err
+}
+
+func decodeCMS(r io.Reader, n int64) (value, error) {
+	var s countmin.Sketch
+	if _, err := s.ReadFrom(&payloadReader{r, n}); err != nil {
+		return nil, err
+	}
+	return &cmsValue{&s}, nil
+}
 
 const (
 	errCMSMissing = "CMS: key does not exist"
@@ -100,12 +124,9 @@ func cmsInit(c *client, args [][]byte) bool {
 		return false
 	}
 	need := int64(width*depth*8) + int64(len(args[1])) + 256
-	if !c.replaying && !s.reserve(need) {
+	if !c.reserve(need) {
 		c.err(errOOM)
 		return false
-	}
-	if c.replaying {
-		s.mem.Add(need)
 	}
 	sk, err := countmin.New(countmin.Config{Width: uint64(width), Depth: int(depth)})
 	if err != nil {
@@ -312,7 +333,7 @@ func cmsMerge(c *client, args [][]byte) bool {
 		return false
 	}
 	need := int64(dv.s.Bits() / 8)
-	if !c.replaying && !s.reserve(need) {
+	if !c.reserve(need) {
 		c.err(errOOM)
 		return false
 	}
@@ -324,9 +345,7 @@ func cmsMerge(c *client, args [][]byte) bool {
 			}
 		}
 	}
-	if !c.replaying {
-		s.mem.Add(-need)
-	}
+	s.mem.Add(-need) // the new sketch replaces the old, which the key accounts for
 	if err != nil {
 		c.err("CMS: width/depth is not equal")
 		return false

@@ -70,6 +70,12 @@ func (cmd *command) checkSub(args [][]byte) string {
 
 var commandTable = map[string]*command{}
 
+// keyless returns a command of Redis's group that takes no key and no
+// keyspace lock (the connection, server and transaction commands).
+func keyless(group, name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
+	return &command{name: name, arity: arity, flags: flags, lock: lockNone, group: group, since: "1.0.0", summary: summary, run: run}
+}
+
 func register(cmds ...*command) {
 	for _, c := range cmds {
 		if _, dup := commandTable[c.name]; dup {

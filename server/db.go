@@ -169,6 +169,19 @@ func (s *Server) reserve(n int64) bool {
 	}
 }
 
+// reserve accounts n bytes that the client's command is about to hold:
+// against MaxMemory (false: refused, nothing accounted), or, replaying the
+// log, whatever the limit, since a replay repeats what was acknowledged.
+// The caller gives them back (s.mem.Add(-n)) if it does not hold them
+// after all.
+func (c *client) reserve(n int64) bool {
+	if c.replaying {
+		c.s.mem.Add(n)
+		return true
+	}
+	return c.s.reserve(n)
+}
+
 // overLimit reports whether memory already exceeds MaxMemory (Redis
 // refuses every write that may allocate then).
 func (s *Server) overLimit() bool { return s.maxMem > 0 && s.mem.Load() > s.maxMem }

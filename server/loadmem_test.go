@@ -35,9 +35,6 @@ func residentOf(s *Server) int64 {
 		case *loadingValue:
 			got, total := v.ld.Progress()
 			n -= int64(total - got)
-		case *cfLoadingValue:
-			got, total := v.ld.Progress()
-			n -= int64(total - got)
 		}
 	}
 	return n

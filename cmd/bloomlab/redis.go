@@ -8,7 +8,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/cuckoo"
+	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/scalable"
 	"github.com/redis/go-redis/v9"
 )
@@ -122,6 +124,91 @@ type writerTo interface {
 	WriteTo(w io.Writer) (int64, error)
 }
 
+// rbFilter is a filter with a RedisBloom dump (a RedisBloom-profile
+// scalable.Filter or cuckoo.Filter).
+type rbFilter interface {
+	Dump(chunkSize int) ([]blrd.Chunk, error)
+}
+
+// rbFamily is a RedisBloom family with a dump, as pull and push move it:
+// its type, its commands and its loader (internal/blrd's contract).
+type rbFamily struct {
+	name string // "BF": the commands are BF.SCANDUMP, BF.LOADCHUNK
+	typ  string // TYPE's reply for its keys
+	// watched: a dump is taken under WATCH, and taken again if the key
+	// changed meanwhile.
+	watched   bool
+	scan      func(c redis.Cmdable, ctx context.Context, key string, iter int64) *redis.ScanDumpCmd
+	load      func(c redis.Cmdable, ctx context.Context, key string, iter int64, data any) *redis.StatusCmd
+	newLoader func() blrd.Loader
+	finish    func(ld blrd.Loader) (writerTo, error)
+	nothing   string // why SCANDUMP key 0 may return nothing
+	// of returns a file's filter as one of this family (ok false:
+	// another family's, or one without a RedisBloom form).
+	of func(g bloomlab.Filter) (f rbFilter, ok bool)
+	// check compares the key's INFO after a push with the file's
+	// filter, and returns what push reports.
+	check func(ctx context.Context, rdb *redis.Client, key string, g bloomlab.Filter) (string, error)
+}
+
+// rbFamilies are BF and CF, in the order push tries them.
+var rbFamilies = []*rbFamily{
+	{
+		name: "CF", typ: "MBbloomCF",
+		// A cuckoo filter's add moves fingerprints between buckets (and
+		// a delete removes them), so a dump whose chunks straddle a
+		// write can miss a key that was in the filter throughout — a
+		// false negative in the file.
+		watched:   true,
+		scan:      redis.Cmdable.CFScanDump,
+		load:      redis.Cmdable.CFLoadChunk,
+		newLoader: func() blrd.Loader { return new(cuckoo.Loader) },
+		finish:    func(ld blrd.Loader) (writerTo, error) { return ld.(*cuckoo.Loader).Filter() },
+		nothing:   ": RedisBloom dumps no cuckoo filter that holds no keys",
+		of: func(g bloomlab.Filter) (rbFilter, bool) {
+			f, ok := g.(*cuckoo.Filter)
+			return f, ok && f.Profile() == cuckoo.RedisBloom
+		},
+		check: func(ctx context.Context, rdb *redis.Client, key string, g bloomlab.Filter) (string, error) {
+			info, err := rdb.CFInfo(ctx, key).Result()
+			if err != nil {
+				return "", fmt.Errorf("CF.INFO %s after the load: %w", key, err)
+			}
+			want := g.(*cuckoo.Filter).RedisInfo()
+			if info.NumBuckets != int64(want.Buckets) || info.NumFilters != int64(want.Filters) || info.NumItemsInserted != int64(want.Items) ||
+				info.NumItemsDeleted != int64(want.Deletes) || info.BucketSize != int64(want.BucketSize) {
+				return "", fmt.Errorf("after the load, CF.INFO %s says %d buckets, %d filters, %d items, %d deleted, bucket size %d; the file has %d, %d, %d, %d, %d",
+					key, info.NumBuckets, info.NumFilters, info.NumItemsInserted, info.NumItemsDeleted, info.BucketSize,
+					want.Buckets, want.Filters, want.Items, want.Deletes, want.BucketSize)
+			}
+			return fmt.Sprintf("%d filters, %d items (cuckoo)", info.NumFilters, info.NumItemsInserted), nil
+		},
+	},
+	{
+		name: "BF", typ: "MBbloom--",
+		scan:      redis.Cmdable.BFScanDump,
+		load:      redis.Cmdable.BFLoadChunk,
+		newLoader: func() blrd.Loader { return new(scalable.Loader) },
+		finish:    func(ld blrd.Loader) (writerTo, error) { return ld.(*scalable.Loader).Filter() },
+		of: func(g bloomlab.Filter) (rbFilter, bool) {
+			f, ok := g.(*scalable.Filter)
+			return f, ok && f.Profile() == scalable.RedisBloom
+		},
+		check: func(ctx context.Context, rdb *redis.Client, key string, g bloomlab.Filter) (string, error) {
+			info, err := rdb.BFInfo(ctx, key).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return "", fmt.Errorf("BF.INFO %s after the load: %w", key, err)
+			}
+			want := g.(*scalable.Filter).RedisInfo()
+			if info.Capacity != int64(want.Capacity) || info.Filters != int64(want.Filters) || info.ItemsInserted != int64(want.Items) {
+				return "", fmt.Errorf("after the load, BF.INFO %s says capacity %d, %d filters, %d items; the file has %d, %d, %d",
+					key, info.Capacity, info.Filters, info.ItemsInserted, want.Capacity, want.Filters, want.Items)
+			}
+			return fmt.Sprintf("%d filters, %d items", info.Filters, info.ItemsInserted), nil
+		},
+	},
+}
+
 // pullAny pulls key by its type: MBbloom-- with BF.SCANDUMP, MBbloomCF
 // with CF.SCANDUMP. A missing key, or a key of another type, is an error.
 func pullAny(ctx context.Context, rdb *redis.Client, key string) (writerTo, error) {
@@ -129,38 +216,42 @@ func pullAny(ctx context.Context, rdb *redis.Client, key string) (writerTo, erro
 	if err != nil {
 		return nil, fmt.Errorf("TYPE %s: %w", key, err)
 	}
-	switch typ {
-	case "MBbloom--":
-		return pull(ctx, rdb, key)
-	case "MBbloomCF":
-		return pullCF(ctx, rdb, key)
-	case "none":
+	for _, fam := range rbFamilies {
+		if typ == fam.typ {
+			return pull(ctx, rdb, key, fam)
+		}
+	}
+	if typ == "none" {
 		return nil, fmt.Errorf("key %s does not exist", key)
 	}
 	return nil, fmt.Errorf("key %s is a %s, not a RedisBloom filter (MBbloom-- or MBbloomCF)", key, typ)
 }
 
-// pullCFAttempts is how many times pullCF dumps a key that keeps changing
-// during its dump.
-const pullCFAttempts = 5
+// pullAttempts is how many times pull dumps a watched key that keeps
+// changing during its dump.
+const pullAttempts = 5
 
-// afterCFChunk, if set, is called after each CF.SCANDUMP chunk (tests).
-var afterCFChunk func(iter int64)
+// afterScanChunk, if set, is called after each SCANDUMP chunk (tests).
+var afterScanChunk func(iter int64)
 
-// pullCF reads key with CF.SCANDUMP, as pull does with BF.SCANDUMP, under
-// WATCH: a cuckoo filter's add moves fingerprints between buckets (and a
-// delete removes them), so a dump whose chunks straddle a write can miss a
-// key that was in the filter throughout — a false negative in the file.
-// A dump during which the key changed is discarded and taken again, up to
-// pullCFAttempts times, then refused. A CF filter holding no keys dumps
-// nothing (RedisBloom's reply is 0 at once): that is an error here, since
-// its parameters cannot be recovered.
-func pullCF(ctx context.Context, rdb *redis.Client, key string) (*cuckoo.Filter, error) {
-	var f *cuckoo.Filter
-	for range pullCFAttempts {
+// pull reads key with the family's SCANDUMP: the header (iterator 0),
+// then chunks until the iterator comes back as 0, checked as they come
+// (the family's loader: order, sizes, the header before any allocation).
+// A watched family's dump (CF) is taken under WATCH: a dump during which
+// the key changed is discarded and taken again, up to pullAttempts times,
+// then refused. A BF dump is taken chunk by chunk: a key written during
+// it may give a file whose count disagrees with its bits. A key that
+// dumps nothing (RedisBloom's CF of no keys: its reply is 0 at once) is
+// an error, since its parameters cannot be recovered.
+func pull(ctx context.Context, rdb *redis.Client, key string, fam *rbFamily) (writerTo, error) {
+	if !fam.watched {
+		return dump(ctx, rdb, key, fam)
+	}
+	var f writerTo
+	for range pullAttempts {
 		err := rdb.Watch(ctx, func(tx *redis.Tx) error {
 			var derr error
-			f, derr = dumpCF(ctx, tx, key)
+			f, derr = dump(ctx, tx, key, fam)
 			// EXEC fails if the key was written since WATCH: then the
 			// dump, or its failure (a mixture whose item count does not
 			// match its buckets), is discarded and the dump taken again.
@@ -175,108 +266,75 @@ func pullCF(ctx context.Context, rdb *redis.Client, key string) (*cuckoo.Filter,
 		}
 		return f, err
 	}
-	return nil, fmt.Errorf("key %s changed during each of %d dumps (CF.SCANDUMP under WATCH); stop its writers during the pull", key, pullCFAttempts)
+	return nil, fmt.Errorf("key %s changed during each of %d dumps (%s.SCANDUMP under WATCH); stop its writers during the pull", key, pullAttempts, fam.name)
 }
 
-// dumpCF reads key with CF.SCANDUMP on tx's connection.
-func dumpCF(ctx context.Context, tx *redis.Tx, key string) (*cuckoo.Filter, error) {
-	var ld cuckoo.Loader
+// dump reads key with the family's SCANDUMP on c's connection.
+func dump(ctx context.Context, c redis.Cmdable, key string, fam *rbFamily) (writerTo, error) {
+	ld := fam.newLoader()
 	it := int64(0)
 	for n := 0; ; n++ {
-		d, err := tx.CFScanDump(ctx, key, it).Result()
+		d, err := fam.scan(c, ctx, key, it).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("CF.SCANDUMP %s %d: %w", key, it, err)
+			return nil, fmt.Errorf("%s.SCANDUMP %s %d: %w", fam.name, key, it, err)
 		}
-		if afterCFChunk != nil {
-			afterCFChunk(d.Iter)
+		if afterScanChunk != nil {
+			afterScanChunk(d.Iter)
 		}
 		if d.Iter == 0 {
 			if n == 0 {
-				return nil, fmt.Errorf("CF.SCANDUMP %s 0 returned nothing: RedisBloom dumps no cuckoo filter that holds no keys", key)
+				return nil, fmt.Errorf("%s.SCANDUMP %s 0 returned nothing%s", fam.name, key, fam.nothing)
 			}
 			break
 		}
 		if n == 0 && d.Iter != 1 {
-			return nil, fmt.Errorf("CF.SCANDUMP %s 0 answered iterator %d, want 1", key, d.Iter)
+			return nil, fmt.Errorf("%s.SCANDUMP %s 0 answered iterator %d, want 1", fam.name, key, d.Iter)
 		}
 		if err := ld.LoadChunk(d.Iter, []byte(d.Data)); err != nil {
-			return nil, fmt.Errorf("CF.SCANDUMP %s %d: %w", key, it, err)
+			return nil, fmt.Errorf("%s.SCANDUMP %s %d: %w", fam.name, key, it, err)
 		}
 		it = d.Iter
 	}
-	f, err := ld.Filter()
+	f, err := fam.finish(ld)
 	if err != nil {
 		return nil, fmt.Errorf("the dump of %s: %w", key, err)
 	}
 	return f, nil
 }
 
-// pull reads key with BF.SCANDUMP: the header (iterator 0), then chunks
-// until the iterator comes back as 0. The chunks are checked as they come
-// (scalable.Loader: order, sizes, the header before any allocation).
-func pull(ctx context.Context, rdb *redis.Client, key string) (*scalable.Filter, error) {
-	var ld scalable.Loader
-	it := int64(0)
-	for n := 0; ; n++ {
-		d, err := rdb.BFScanDump(ctx, key, it).Result()
-		if err != nil {
-			return nil, fmt.Errorf("BF.SCANDUMP %s %d: %w", key, it, err)
-		}
-		if d.Iter == 0 {
-			break
-		}
-		if err := ld.LoadChunk(d.Iter, []byte(d.Data)); err != nil {
-			return nil, fmt.Errorf("BF.SCANDUMP %s %d: %w", key, it, err)
-		}
-		if n == 0 && d.Iter != 1 {
-			return nil, fmt.Errorf("BF.SCANDUMP %s 0 answered iterator %d, want 1", key, d.Iter)
-		}
-		it = d.Iter
-	}
-	f, err := ld.Filter()
-	if err != nil {
-		return nil, fmt.Errorf("the dump of %s: %w", key, err)
-	}
-	return f, nil
-}
-
-// push writes the file's chain to key with BF.LOADCHUNK and checks that
-// the server's BF.INFO then describes the same chain.
+// push writes the file's filter (a RedisBloom-profile chain or cuckoo
+// filter) to key with its family's LOADCHUNK and checks that the
+// server's INFO then describes the same filter.
 func push(ctx context.Context, rdb *redis.Client, key, path string, chunk int, force bool, e *env) error {
 	g, err := loadFile(path)
 	if err != nil {
 		return err
 	}
-	if cf, ok := g.(*cuckoo.Filter); ok && cf.Profile() == cuckoo.RedisBloom {
-		return pushCF(ctx, rdb, key, cf, chunk, force, e)
-	}
-	f, ok := g.(*scalable.Filter)
-	if !ok || f.Profile() != scalable.RedisBloom {
-		return fmt.Errorf("%s: a %s filter has no RedisBloom form; push takes a scalable or cuckoo filter of the redisbloom profile (bloomlab build -kind scalable|cuckoo -profile redisbloom)", path, g.Kind())
-	}
-	chunks, err := f.Dump(chunk)
-	if err != nil {
-		return err
-	}
-	if err := clearKey(ctx, rdb, key, force); err != nil {
-		return err
-	}
-	for _, c := range chunks {
-		if err := rdb.BFLoadChunk(ctx, key, c.Iter, c.Data).Err(); err != nil {
-			return fmt.Errorf("BF.LOADCHUNK %s %d (%d bytes): %w", key, c.Iter, len(c.Data), err)
+	for _, fam := range rbFamilies {
+		f, ok := fam.of(g)
+		if !ok {
+			continue
 		}
+		chunks, err := f.Dump(chunk)
+		if err != nil {
+			return err
+		}
+		if err := clearKey(ctx, rdb, key, force); err != nil {
+			return err
+		}
+		for _, c := range chunks {
+			if err := fam.load(rdb, ctx, key, c.Iter, c.Data).Err(); err != nil {
+				return fmt.Errorf("%s.LOADCHUNK %s %d (%d bytes): %w", fam.name, key, c.Iter, len(c.Data), err)
+			}
+		}
+		done, err := fam.check(ctx, rdb, key, g)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "bloomlab redis push: %s: %d chunks, %s\n", key, len(chunks), done)
+		return nil
 	}
-	info, err := rdb.BFInfo(ctx, key).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("BF.INFO %s after the load: %w", key, err)
-	}
-	want := f.RedisInfo()
-	if info.Capacity != int64(want.Capacity) || info.Filters != int64(want.Filters) || info.ItemsInserted != int64(want.Items) {
-		return fmt.Errorf("after the load, BF.INFO %s says capacity %d, %d filters, %d items; the file has %d, %d, %d",
-			key, info.Capacity, info.Filters, info.ItemsInserted, want.Capacity, want.Filters, want.Items)
-	}
-	fmt.Fprintf(e.stderr, "bloomlab redis push: %s: %d chunks, %d filters, %d items\n", key, len(chunks), info.Filters, info.ItemsInserted)
-	return nil
+	return fmt.Errorf("%s: a %s filter has no RedisBloom form; push takes a scalable or cuckoo filter of the redisbloom profile (bloomlab build -kind scalable|cuckoo -profile redisbloom)", path, g.Kind())
 }
 
 // clearKey deletes key with force and refuses an existing key without.
@@ -293,35 +351,5 @@ func clearKey(ctx context.Context, rdb *redis.Client, key string, force bool) er
 			return err
 		}
 	}
-	return nil
-}
-
-// pushCF writes a RedisBloom-profile cuckoo filter to key with
-// CF.LOADCHUNK and checks CF.INFO afterwards.
-func pushCF(ctx context.Context, rdb *redis.Client, key string, f *cuckoo.Filter, chunk int, force bool, e *env) error {
-	chunks, err := f.Dump(chunk)
-	if err != nil {
-		return err
-	}
-	if err := clearKey(ctx, rdb, key, force); err != nil {
-		return err
-	}
-	for _, c := range chunks {
-		if err := rdb.CFLoadChunk(ctx, key, c.Iter, c.Data).Err(); err != nil {
-			return fmt.Errorf("CF.LOADCHUNK %s %d (%d bytes): %w", key, c.Iter, len(c.Data), err)
-		}
-	}
-	info, err := rdb.CFInfo(ctx, key).Result()
-	if err != nil {
-		return fmt.Errorf("CF.INFO %s after the load: %w", key, err)
-	}
-	want := f.RedisInfo()
-	if info.NumBuckets != int64(want.Buckets) || info.NumFilters != int64(want.Filters) || info.NumItemsInserted != int64(want.Items) ||
-		info.NumItemsDeleted != int64(want.Deletes) || info.BucketSize != int64(want.BucketSize) {
-		return fmt.Errorf("after the load, CF.INFO %s says %d buckets, %d filters, %d items, %d deleted, bucket size %d; the file has %d, %d, %d, %d, %d",
-			key, info.NumBuckets, info.NumFilters, info.NumItemsInserted, info.NumItemsDeleted, info.BucketSize,
-			want.Buckets, want.Filters, want.Items, want.Deletes, want.BucketSize)
-	}
-	fmt.Fprintf(e.stderr, "bloomlab redis push: %s: %d chunks, %d filters, %d items (cuckoo)\n", key, len(chunks), info.NumFilters, info.NumItemsInserted)
 	return nil
 }

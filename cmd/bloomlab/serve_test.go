@@ -501,9 +501,9 @@ func TestRedisPullCFWatched(t *testing.T) {
 	for i := range 300 {
 		rdb.CFAdd(ctx, "cf", fmt.Sprint("key-", i))
 	}
-	defer func() { afterCFChunk = nil }()
+	defer func() { afterScanChunk = nil }()
 	writes := 0
-	afterCFChunk = func(int64) {
+	afterScanChunk = func(int64) {
 		if writes < 2 {
 			writes++
 			if err := rdb.CFAdd(ctx, "cf", fmt.Sprint("late-", writes)).Err(); err != nil {
@@ -526,7 +526,7 @@ func TestRedisPullCFWatched(t *testing.T) {
 	if g.N() != 302 {
 		t.Errorf("pulled N = %d, want 302", g.N())
 	}
-	afterCFChunk = func(it int64) { rdb.CFAdd(ctx, "cf", fmt.Sprint("always-", it, "-", writes)); writes++ }
+	afterScanChunk = func(it int64) { rdb.CFAdd(ctx, "cf", fmt.Sprint("always-", it, "-", writes)); writes++ }
 	if _, e, code := invoke([]string{"redis", "pull", "-addr", addr, "-key", "cf", "-o", "q.blf"}, ""); code != 1 || !strings.Contains(e, "changed during each") {
 		t.Fatalf("pull of a key written throughout: exit %d, %s", code, e)
 	}

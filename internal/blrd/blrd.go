@@ -1,8 +1,14 @@
-// Package blrd frames a RedisBloom dump in a file: the chunks of
-// BF.SCANDUMP or CF.SCANDUMP, each exactly the (iterator, data) pair of
-// one BF.LOADCHUNK or CF.LOADCHUNK, framed so that the file can be checked
-// and streamed (the "redisbloom" export of the command; docs/SCALABLE.md,
-// docs/CUCKOO.md). All integers little-endian:
+// Package blrd is RedisBloom's dump, once for every kind that has one
+// (BF.SCANDUMP and BF.LOADCHUNK of package scalable's redisbloom profile,
+// CF.SCANDUMP and CF.LOADCHUNK of package cuckoo's): the chunk type
+// (Chunk), the loader contract the kinds implement and the server and the
+// command use (Loader), its mechanics with the allocation policy (Core, on
+// a kind's Body), and the dump in a file.
+//
+// In a file, the chunks, each exactly the (iterator, data) pair of one
+// LOADCHUNK, are framed so that the file can be checked and streamed (the
+// "redisbloom" export of the command; docs/SCALABLE.md, docs/CUCKOO.md).
+// All integers little-endian:
 //
 //	offset size field
 //	0      4    magic "BLRD"

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"os"
 	"runtime"
@@ -11,263 +10,31 @@ import (
 	"time"
 )
 
-// Connection, server and transaction commands: what clients and tools
-// send besides the data commands.
+// Redis's server commands (COMMAND DOCS group "server"): COMMAND, CONFIG,
+// INFO, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN.
 
-// Version is the Redis version the server's replies follow.
+// redisVersion is the Redis version the server's replies follow.
 const redisVersion = "7.0.15"
 
 // bloomVersion is the RedisBloom module version reported (HELLO, INFO).
 const bloomVersion = 20423
 
 func init() {
-	g := func(name string, arity int, flags cmdFlags, group, summary string, run func(*client, [][]byte) bool) *command {
-		return &command{name: name, arity: arity, flags: flags, lock: lockNone, group: group, since: "1.0.0", summary: summary, run: run}
+	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
+		return keyless("server", name, arity, flags, summary, run)
 	}
 	register(
-		g("ping", -1, fFast, "connection", "Ping the server", cmdPing),
-		g("echo", 2, fFast, "connection", "Echo the given string", cmdEcho),
-		g("hello", -1, fNoAuth|fFast, "connection", "Handshake with Redis", cmdHello),
-		g("auth", -2, fNoAuth|fFast, "connection", "Authenticate to the server", cmdAuth),
-		g("select", 2, fFast, "connection", "Change the selected database for the current connection", cmdSelect),
-		g("quit", -1, fNoAuth|fNoQueue|fFast, "connection", "Close the connection", cmdQuit),
-		g("client", -2, 0, "connection", "A container for client connection commands", cmdClient),
-		g("command", -1, 0, "server", "Get array of Redis command details", cmdCommand),
-		g("config", -2, fAdmin, "server", "A container for server configuration commands", cmdConfig),
-		g("info", -1, 0, "server", "Get information and statistics about the server", cmdInfo),
-		g("save", 1, fAdmin|fNoMulti, "server", "Synchronously save the dataset to disk", cmdSave),
-		g("bgsave", -1, fAdmin, "server", "Asynchronously save the dataset to disk", cmdBgsave),
-		g("bgrewriteaof", 1, fAdmin, "server", "Asynchronously rewrite the append-only file", cmdBgsave),
-		g("lastsave", 1, fFast, "server", "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
-		g("shutdown", -1, fAdmin|fNoMulti, "server", "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
-		g("multi", 1, fNoQueue|fFast, "transactions", "Mark the start of a transaction block", cmdMulti),
-		g("exec", 1, fNoQueue, "transactions", "Execute all commands issued after MULTI", cmdExec),
-		g("discard", 1, fNoQueue|fFast, "transactions", "Discard all commands issued after MULTI", cmdDiscard),
-		g("watch", -2, fNoQueue|fFast, "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block", cmdWatch),
-		g("unwatch", 1, fFast, "transactions", "Forget about all watched keys", cmdUnwatch),
+		g("command", -1, 0, "Get array of Redis command details", cmdCommand),
+		g("config", -2, fAdmin, "A container for server configuration commands", cmdConfig),
+		g("info", -1, 0, "Get information and statistics about the server", cmdInfo),
+		g("save", 1, fAdmin|fNoMulti, "Synchronously save the dataset to disk", cmdSave),
+		g("bgsave", -1, fAdmin, "Asynchronously save the dataset to disk", cmdBgsave),
+		g("bgrewriteaof", 1, fAdmin, "Asynchronously rewrite the append-only file", cmdBgsave),
+		g("lastsave", 1, fFast, "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
+		g("shutdown", -1, fAdmin|fNoMulti, "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
 	)
-	commandTable["watch"].first, commandTable["watch"].last, commandTable["watch"].step = 1, -1, 1
-	// Redis 7.0's subcommands and arities (CLIENT SETINFO is 7.2's: go-redis sends it).
-	commandTable["client"].subs = []subcommand{{"setname", 3}, {"getname", 2}, {"id", 2}, {"setinfo", 4}, {"info", 2}, {"list", -2}}
 	commandTable["command"].subs = []subcommand{{"count", 2}, {"info", -2}, {"docs", -2}, {"list", -2}}
 	commandTable["config"].subs = []subcommand{{"get", -3}, {"set", -4}, {"resetstat", 2}}
-}
-
-func cmdPing(c *client, args [][]byte) bool {
-	switch len(args) {
-	case 1:
-		c.w.Simple("PONG")
-	case 2:
-		c.w.Bulk(args[1])
-	default:
-		c.err(wrongArity("ping"))
-	}
-	return false
-}
-
-func cmdEcho(c *client, args [][]byte) bool {
-	c.w.Bulk(args[1])
-	return false
-}
-
-func (c *client) checkPassword(user, pass []byte) bool {
-	want := c.s.cfg.Password
-	if user != nil && string(user) != "default" {
-		return false
-	}
-	if want == "" {
-		return true
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
-}
-
-func cmdHello(c *client, args [][]byte) bool {
-	proto := c.w.Proto
-	if len(args) >= 2 {
-		v, ok := parseInt(args[1])
-		if !ok {
-			c.err("ERR Protocol version is not an integer or out of range")
-			return false
-		}
-		if v != 2 && v != 3 {
-			c.err("NOPROTO unsupported protocol version")
-			return false
-		}
-		proto = int(v)
-	}
-	var name []byte
-	authed := c.authed
-	for i := 2; i < len(args); i++ {
-		switch {
-		case eqFold(args[i], "AUTH") && i+2 < len(args):
-			if !c.checkPassword(args[i+1], args[i+2]) {
-				c.err("WRONGPASS invalid username-password pair or user is disabled.")
-				return false
-			}
-			authed = true
-			i += 2
-		case eqFold(args[i], "SETNAME") && i+1 < len(args):
-			name = args[i+1]
-			if !validName(name) {
-				c.err("ERR Client names cannot contain spaces, newlines or special characters.")
-				return false
-			}
-			i++
-		default:
-			c.err("ERR Syntax error in HELLO option '" + argText(args[i]) + "'")
-			return false
-		}
-	}
-	if !authed {
-		c.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
-		return false
-	}
-	c.authed = true
-	if name != nil {
-		c.name = string(name)
-	}
-	c.w.Proto = proto
-	c.w.Map(7)
-	c.w.BulkString("server")
-	c.w.BulkString("bloomlab")
-	c.w.BulkString("version")
-	c.w.BulkString(redisVersion)
-	c.w.BulkString("proto")
-	c.w.Int(int64(proto))
-	c.w.BulkString("id")
-	c.w.Int(c.id)
-	c.w.BulkString("mode")
-	c.w.BulkString("standalone")
-	c.w.BulkString("role")
-	c.w.BulkString("master")
-	c.w.BulkString("modules")
-	c.w.Array(1)
-	c.w.Map(4)
-	c.w.BulkString("name")
-	c.w.BulkString("bf")
-	c.w.BulkString("ver")
-	c.w.Int(bloomVersion)
-	c.w.BulkString("path")
-	c.w.BulkString("bloomlab")
-	c.w.BulkString("args")
-	c.w.Array(0)
-	return false
-}
-
-func cmdAuth(c *client, args [][]byte) bool {
-	if len(args) > 3 {
-		c.err(errSyntax)
-		return false
-	}
-	var user, pass []byte
-	if len(args) == 3 {
-		user, pass = args[1], args[2]
-	} else {
-		pass = args[1]
-		if c.s.cfg.Password == "" {
-			c.err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
-			return false
-		}
-	}
-	if !c.checkPassword(user, pass) {
-		c.err("WRONGPASS invalid username-password pair or user is disabled.")
-		return false
-	}
-	c.authed = true
-	c.w.Simple("OK")
-	return false
-}
-
-func cmdSelect(c *client, args [][]byte) bool {
-	db, ok := parseInt(args[1])
-	switch {
-	case !ok:
-		c.err(errNotInt)
-	case db != 0:
-		c.err("ERR DB index is out of range")
-	default:
-		c.w.Simple("OK")
-	}
-	return false
-}
-
-func cmdQuit(c *client, args [][]byte) bool {
-	c.w.Simple("OK")
-	c.quit = true
-	return false
-}
-
-func validName(b []byte) bool {
-	for _, ch := range b {
-		if ch < '!' || ch > '~' {
-			return false
-		}
-	}
-	return true
-}
-
-func cmdClient(c *client, args [][]byte) bool {
-	// exec checked the subcommand and its arity (command.subs).
-	switch strings.ToLower(string(args[1])) {
-	case "setname":
-		if !validName(args[2]) {
-			c.err("ERR Client names cannot contain spaces, newlines or special characters.")
-			return false
-		}
-		c.name = string(args[2])
-		c.w.Simple("OK")
-	case "getname":
-		if c.name == "" {
-			c.w.Null()
-		} else {
-			c.w.BulkString(c.name)
-		}
-	case "id":
-		c.w.Int(c.id)
-	case "setinfo":
-		if !validName(args[3]) {
-			c.err("ERR lib-name or lib-ver cannot contain spaces, newlines or special characters.")
-			return false
-		}
-		switch {
-		case eqFold(args[2], "LIB-NAME"):
-			c.libName = string(args[3])
-		case eqFold(args[2], "LIB-VER"):
-			c.libVer = string(args[3])
-		default:
-			c.err("ERR Unrecognized option '" + argText(args[2]) + "'")
-			return false
-		}
-		c.w.Simple("OK")
-	case "info":
-		c.w.Verbatim(c.describe() + "\n")
-	case "list":
-		c.w.Verbatim(c.s.clientList())
-	}
-	return false
-}
-
-// clientList is CLIENT LIST's text. (Every lock a command that only reads
-// takes is released by a defer: a panic must not leave it held, see
-// contain.)
-func (s *Server) clientList() string {
-	var b strings.Builder
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for o := range s.clients {
-		b.WriteString(o.describe())
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func (c *client) describe() string {
-	addr := ""
-	if c.conn != nil {
-		addr = c.conn.RemoteAddr().String()
-	}
-	return fmt.Sprintf("id=%d addr=%s name=%s age=%d db=0 multi=%d resp=%d lib-name=%s lib-ver=%s",
-		c.id, addr, c.name, int(time.Since(c.created).Seconds()), map[bool]int{true: len(c.queue), false: -1}[c.multi], c.w.Proto, c.libName, c.libVer)
 }
 
 func cmdCommand(c *client, args [][]byte) bool {
@@ -497,94 +264,6 @@ func cmdShutdown(c *client, args [][]byte) bool {
 		s.shutdown(ctx, save)
 	}()
 	c.quit = true // Redis closes the connection without a reply
-	return false
-}
-
-// Transactions.
-
-func cmdMulti(c *client, args [][]byte) bool {
-	if c.multi {
-		c.err("ERR MULTI calls can not be nested")
-		return false
-	}
-	c.multi, c.multiErr, c.queue, c.queueLen = true, false, c.queue[:0], 0
-	c.w.Simple("OK")
-	return false
-}
-
-func (c *client) endTx() {
-	c.multi, c.multiErr, c.queueLen = false, false, 0
-	clear(c.queue)
-	c.queue = c.queue[:0]
-	c.s.unwatchAll(c)
-}
-
-func cmdDiscard(c *client, args [][]byte) bool {
-	if !c.multi {
-		c.err("ERR DISCARD without MULTI")
-		return false
-	}
-	c.endTx()
-	c.w.Simple("OK")
-	return false
-}
-
-var multiRecord, execRecord = appendRecord(nil, [][]byte{[]byte("MULTI")}), appendRecord(nil, [][]byte{[]byte("EXEC")})
-
-// cmdExec runs the queued commands with the keyspace held exclusively, so
-// that no other client sees a state between them; their log records are
-// written between MULTI and EXEC records and replayed whole or not at all.
-func cmdExec(c *client, args [][]byte) bool {
-	s := c.s
-	switch {
-	case !c.multi:
-		c.err("ERR EXEC without MULTI")
-		return false
-	case c.multiErr:
-		c.endTx()
-		c.err("EXECABORT Transaction discarded because of previous errors.")
-		return false
-	case c.dirty.Load():
-		c.endTx()
-		c.w.NullArray()
-		return false
-	}
-	queue := c.queue
-	s.db.mu.Lock()
-	c.excl, c.inTx, c.tx = true, true, c.tx[:0]
-	c.w.Array(len(queue))
-	for _, q := range queue {
-		cmd := lookupCommand(q[0], &c.lower)
-		c.call(cmd, q)
-	}
-	c.inTx = false
-	if len(c.tx) > 0 && s.aof != nil {
-		recs := append(append([][]byte{multiRecord}, c.tx...), execRecord)
-		c.logPos = s.aof.appendRaw(recs...)
-	}
-	clear(c.tx)
-	c.tx = c.tx[:0]
-	c.excl = false
-	s.db.mu.Unlock()
-	c.endTx()
-	return false
-}
-
-func cmdWatch(c *client, args [][]byte) bool {
-	if c.multi {
-		c.err("ERR WATCH inside MULTI is not allowed")
-		return false
-	}
-	for _, k := range args[1:] {
-		c.s.addWatch(c, string(k))
-	}
-	c.w.Simple("OK")
-	return false
-}
-
-func cmdUnwatch(c *client, args [][]byte) bool {
-	c.s.unwatchAll(c)
-	c.w.Simple("OK")
 	return false
 }
 

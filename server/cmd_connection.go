@@ -1,0 +1,245 @@
+package server
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Redis's connection commands (COMMAND DOCS group "connection"): PING,
+// ECHO, HELLO, AUTH, SELECT, QUIT, CLIENT.
+
+func init() {
+	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
+		return keyless("connection", name, arity, flags, summary, run)
+	}
+	register(
+		g("ping", -1, fFast, "Ping the server", cmdPing),
+		g("echo", 2, fFast, "Echo the given string", cmdEcho),
+		g("hello", -1, fNoAuth|fFast, "Handshake with Redis", cmdHello),
+		g("auth", -2, fNoAuth|fFast, "Authenticate to the server", cmdAuth),
+		g("select", 2, fFast, "Change the selected database for the current connection", cmdSelect),
+		g("quit", -1, fNoAuth|fNoQueue|fFast, "Close the connection", cmdQuit),
+		g("client", -2, 0, "A container for client connection commands", cmdClient),
+	)
+	// Redis 7.0's subcommands and arities (CLIENT SETINFO is 7.2's: go-redis sends it).
+	commandTable["client"].subs = []subcommand{{"setname", 3}, {"getname", 2}, {"id", 2}, {"setinfo", 4}, {"info", 2}, {"list", -2}}
+}
+
+func cmdPing(c *client, args [][]byte) bool {
+	switch len(args) {
+	case 1:
+		c.w.Simple("PONG")
+	case 2:
+		c.w.Bulk(args[1])
+	default:
+		c.err(wrongArity("ping"))
+	}
+	return false
+}
+
+func cmdEcho(c *client, args [][]byte) bool {
+	c.w.Bulk(args[1])
+	return false
+}
+
+func (c *client) checkPassword(user, pass []byte) bool {
+	want := c.s.cfg.Password
+	if user != nil && string(user) != "default" {
+		return false
+	}
+	if want == "" {
+		return true
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+}
+
+func cmdHello(c *client, args [][]byte) bool {
+	proto := c.w.Proto
+	if len(args) >= 2 {
+		v, ok := parseInt(args[1])
+		if !ok {
+			c.err("ERR Protocol version is not an integer or out of range")
+			return false
+		}
+		if v != 2 && v != 3 {
+			c.err("NOPROTO unsupported protocol version")
+			return false
+		}
+		proto = int(v)
+	}
+	var name []byte
+	authed := c.authed
+	for i := 2; i < len(args); i++ {
+		switch {
+		case eqFold(args[i], "AUTH") && i+2 < len(args):
+			if !c.checkPassword(args[i+1], args[i+2]) {
+				c.err("WRONGPASS invalid username-password pair or user is disabled.")
+				return false
+			}
+			authed = true
+			i += 2
+		case eqFold(args[i], "SETNAME") && i+1 < len(args):
+			name = args[i+1]
+			if !validName(name) {
+				c.err("ERR Client names cannot contain spaces, newlines or special characters.")
+				return false
+			}
+			i++
+		default:
+			c.err("ERR Syntax error in HELLO option '" + argText(args[i]) + "'")
+			return false
+		}
+	}
+	if !authed {
+		c.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return false
+	}
+	c.authed = true
+	if name != nil {
+		c.name = string(name)
+	}
+	c.w.Proto = proto
+	c.w.Map(7)
+	c.w.BulkString("server")
+	c.w.BulkString("bloomlab")
+	c.w.BulkString("version")
+	c.w.BulkString(redisVersion)
+	c.w.BulkString("proto")
+	c.w.Int(int64(proto))
+	c.w.BulkString("id")
+	c.w.Int(c.id)
+	c.w.BulkString("mode")
+	c.w.BulkString("standalone")
+	c.w.BulkString("role")
+	c.w.BulkString("master")
+	c.w.BulkString("modules")
+	c.w.Array(1)
+	c.w.Map(4)
+	c.w.BulkString("name")
+	c.w.BulkString("bf")
+	c.w.BulkString("ver")
+	c.w.Int(bloomVersion)
+	c.w.BulkString("path")
+	c.w.BulkString("bloomlab")
+	c.w.BulkString("args")
+	c.w.Array(0)
+	return false
+}
+
+func cmdAuth(c *client, args [][]byte) bool {
+	if len(args) > 3 {
+		c.err(errSyntax)
+		return false
+	}
+	var user, pass []byte
+	if len(args) == 3 {
+		user, pass = args[1], args[2]
+	} else {
+		pass = args[1]
+		if c.s.cfg.Password == "" {
+			c.err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+			return false
+		}
+	}
+	if !c.checkPassword(user, pass) {
+		c.err("WRONGPASS invalid username-password pair or user is disabled.")
+		return false
+	}
+	c.authed = true
+	c.w.Simple("OK")
+	return false
+}
+
+func cmdSelect(c *client, args [][]byte) bool {
+	db, ok := parseInt(args[1])
+	switch {
+	case !ok:
+		c.err(errNotInt)
+	case db != 0:
+		c.err("ERR DB index is out of range")
+	default:
+		c.w.Simple("OK")
+	}
+	return false
+}
+
+func cmdQuit(c *client, args [][]byte) bool {
+	c.w.Simple("OK")
+	c.quit = true
+	return false
+}
+
+func validName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdClient(c *client, args [][]byte) bool {
+	// exec checked the subcommand and its arity (command.subs).
+	switch strings.ToLower(string(args[1])) {
+	case "setname":
+		if !validName(args[2]) {
+			c.err("ERR Client names cannot contain spaces, newlines or special characters.")
+			return false
+		}
+		c.name = string(args[2])
+		c.w.Simple("OK")
+	case "getname":
+		if c.name == "" {
+			c.w.Null()
+		} else {
+			c.w.BulkString(c.name)
+		}
+	case "id":
+		c.w.Int(c.id)
+	case "setinfo":
+		if !validName(args[3]) {
+			c.err("ERR lib-name or lib-ver cannot contain spaces, newlines or special characters.")
+			return false
+		}
+		switch {
+		case eqFold(args[2], "LIB-NAME"):
+			c.libName = string(args[3])
+		case eqFold(args[2], "LIB-VER"):
+			c.libVer = string(args[3])
+		default:
+			c.err("ERR Unrecognized option '" + argText(args[2]) + "'")
+			return false
+		}
+		c.w.Simple("OK")
+	case "info":
+		c.w.Verbatim(c.describe() + "\n")
+	case "list":
+		c.w.Verbatim(c.s.clientList())
+	}
+	return false
+}
+
+// clientList is CLIENT LIST's text. (Every lock a command that only reads
+// takes is released by a defer: a panic must not leave it held, see
+// contain.)
+func (s *Server) clientList() string {
+	var b strings.Builder
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for o := range s.clients {
+		b.WriteString(o.describe())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func (c *client) describe() string {
+	addr := ""
+	if c.conn != nil {
+		addr = c.conn.RemoteAddr().String()
+	}
+	return fmt.Sprintf("id=%d addr=%s name=%s age=%d db=0 multi=%d resp=%d lib-name=%s lib-ver=%s",
+		c.id, addr, c.name, int(time.Since(c.created).Seconds()), map[bool]int{true: len(c.queue), false: -1}[c.multi], c.w.Proto, c.libName, c.libVer)
+}

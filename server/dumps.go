@@ -1,0 +1,419 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/bloomlab/bloomlab/internal/blrd"
+)
+
+// RedisBloom's dumps: SCANDUMP and LOADCHUNK of every family that has
+// them (BF, CF), one implementation each, and the value of a load in
+// progress. A family with a dump is a dumpFamily beside its commands
+// (cmd_bf.go, cmd_cf.go): its value types, its loader (internal/blrd's
+// contract, which knows the kind's layout) and RedisBloom's texts.
+
+// maxScanChunk is RedisBloom's MAX_SCANDUMP_SIZE.
+const maxScanChunk = blrd.DefaultChunkSize
+
+// scanDumper is a complete filter's SCANDUMP (scalable.Filter,
+// cuckoo.Filter).
+type scanDumper interface {
+	ScanDump(iter int64, maxChunk int) (next int64, data []byte, err error)
+}
+
+// dumpFamily is what SCANDUMP and LOADCHUNK differ in from one family to
+// another: value types, loader, and RedisBloom's texts and order of
+// checks, which differ between its commands.
+type dumpFamily struct {
+	prefix   string     // "bf": the commands are prefix.scandump and prefix.loadchunk
+	complete *valueType // the family's filter
+	loading  *valueType // a load in progress (loadingValue)
+
+	// of returns e's value for a command of the family, or writes the
+	// error reply (WRONGTYPE, a load in progress) and returns nil.
+	of func(c *client, e *entry) value
+	// dumper returns v's SCANDUMP, or the error reply for a filter that
+	// has none.
+	dumper func(v value) (scanDumper, string)
+	// scanIter parses SCANDUMP's iterator, or returns the error reply;
+	// scanIterFirst: before the key is looked up (CF), else once the
+	// key's value is known (BF).
+	scanIter      func(arg []byte) (int64, string)
+	scanIterFirst bool
+
+	newLoader func() blrd.Loader
+	// finish returns the value of a load that holds every byte, after
+	// the loader's last checks.
+	finish func(ld blrd.Loader) (value, error)
+	// loadIter parses LOADCHUNK's iterator, or returns the error reply.
+	loadIter func(arg []byte) (int64, string)
+	// headerOnKey: iterator 1 is a header whatever the key holds (CF:
+	// "item exists" on a key of the family); otherwise only on a missing
+	// key, and a chunk to check on an existing one (BF).
+	headerOnKey bool
+	// headerLen, if not 0, is the header's length; another answers
+	// errHeaderLen.
+	headerLen    int
+	errHeaderLen string
+	// badHeader, badChunk and badLoad are the replies to a header the
+	// loader refuses, a chunk Check refuses (a *blrd.ChunkError) and a
+	// load that fails after Check (the key is then dropped).
+	badHeader, badChunk, badLoad func(err error) string
+	// errComplete answers a chunk for a key holding a complete filter.
+	errComplete string
+}
+
+// valueOf adapts a family's lookup (bfOf, cfOf: its value, or nil with
+// the error reply written) to dumpFamily.of.
+func valueOf[V interface {
+	value
+	comparable
+}](of func(*client, *entry) V) func(*client, *entry) value {
+	return func(c *client, e *entry) value {
+		var none V
+		if v := of(c, e); v != none {
+			return v
+		}
+		return nil
+	}
+}
+
+// loadingValue is a filter being loaded with LOADCHUNK: it answers no
+// query until every byte has arrived (RedisBloom answers from the bytes
+// not loaded yet meanwhile: false negatives).
+type loadingValue struct {
+	fam      *dumpFamily
+	ld       blrd.Loader
+	reserved int64 // bytes the header announced, accounted at the header
+}
+
+func (v *loadingValue) typ() *valueType { return v.fam.loading }
+func (v *loadingValue) memory() int64   { return v.reserved + 96 }
+
+func (v *loadingValue) clone() (value, error) {
+	ld := v.fam.newLoader()
+	ld.AllocateWhole() // accounted for since the header
+	if err := cloneChunks(v.ld.WalkReceived, ld.LoadChunk); err != nil {
+		return nil, err
+	}
+	return &loadingValue{fam: v.fam, ld: ld, reserved: v.reserved}, nil
+}
+
+// encode writes the chunks received so far (writeChunks).
+func (v *loadingValue) encode(w io.Writer) error { return writeChunks(w, v.ld.WalkReceived) }
+
+// decodeLoading reads a load in progress of the family (writeChunks).
+func (fam *dumpFamily) decodeLoading(r io.Reader, n int64) (value, error) {
+	ld := fam.newLoader()
+	if err := readChunks(r, n, ld.LoadChunk, ld.ReadChunk); err != nil {
+		return nil, err
+	}
+	got, total := ld.Progress()
+	if got == total {
+		return nil, fmt.Errorf("a load in progress that holds every byte")
+	}
+	// The chunks read above were allocated at the size the file holds;
+	// the rest, accounted for from the header on, arrives from clients.
+	ld.AllocateWhole()
+	return &loadingValue{fam: fam, ld: ld, reserved: int64(total)}, nil
+}
+
+// familyOf returns e's value for a command of fam's family, of type V,
+// or writes the error reply and returns nil: a load in progress of the
+// family answers nothing until every chunk has arrived, any other value
+// WRONGTYPE.
+func familyOf[V value](c *client, e *entry, fam *dumpFamily) V {
+	var none V
+	switch v := e.v.(type) {
+	case V:
+		return v
+	case *loadingValue:
+		if v.fam == fam {
+			got, total := v.ld.Progress()
+			c.err(fmt.Sprintf("ERR the filter is being loaded with %s.LOADCHUNK (%d of %d bytes): it answers once every chunk has arrived", strings.ToUpper(fam.prefix), got, total))
+			return none
+		}
+	}
+	c.err(errWrongType)
+	return none
+}
+
+// scanDump is SCANDUMP key iterator: (1, the header) for iterator 0, then
+// the data chunks, then (0, an empty or nil bulk string).
+func (fam *dumpFamily) scanDump(c *client, args [][]byte) bool {
+	if len(args) != 3 {
+		c.err(wrongArity(fam.prefix + ".scandump"))
+		return false
+	}
+	var iter int64
+	var msg string
+	if fam.scanIterFirst {
+		if iter, msg = fam.scanIter(args[2]); msg != "" {
+			c.err(msg)
+			return false
+		}
+	}
+	e := c.s.get(args[1])
+	if e == nil {
+		c.err(errBFNotFound)
+		return false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v := fam.of(c, e)
+	if v == nil {
+		return false
+	}
+	if !fam.scanIterFirst {
+		if iter, msg = fam.scanIter(args[2]); msg != "" {
+			c.err(msg)
+			return false
+		}
+	}
+	d, msg := fam.dumper(v)
+	if msg != "" {
+		c.err(msg)
+		return false
+	}
+	next, data, err := d.ScanDump(iter, maxScanChunk)
+	if err != nil {
+		c.err("ERR " + oneLine(err.Error()))
+		return false
+	}
+	if !c.replyFits(int64(len(data))) {
+		c.err(errOOM)
+		return false
+	}
+	c.w.Array(2)
+	c.w.Int(next)
+	if data == nil {
+		c.w.Null() // CF: RedisBloom ends a dump (and dumps an empty filter) with a nil
+	} else {
+		c.w.Bulk(data)
+	}
+	return false
+}
+
+// loadChunk is LOADCHUNK key iterator data. Unlike RedisBloom it insists
+// on SCANDUMP's order, without gap or overlap, and the key answers only
+// once every byte has arrived (the loader's last checks passed); loading
+// onto a complete filter is refused.
+func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
+	if len(args) != 4 {
+		c.err(wrongArity(fam.prefix + ".loadchunk"))
+		return false
+	}
+	s := c.s
+	iter, msg := fam.loadIter(args[2])
+	if msg != "" {
+		c.err(msg)
+		return false
+	}
+	key, data := args[1], args[3]
+	e := s.getForCreate(c, key)
+	if iter == 1 && (e == nil || fam.headerOnKey) {
+		return fam.loadHeader(c, args, e)
+	}
+	if e == nil {
+		c.err(errBFNotFound)
+		return false
+	}
+	e.mu.Lock()
+	defer unlockWritten(e)
+	v, loading := e.v.(*loadingValue)
+	if !loading || v.fam != fam {
+		if e.v.typ() == fam.complete {
+			c.err(fam.errComplete)
+		} else {
+			c.err(errWrongType)
+		}
+		return false
+	}
+	if err := v.ld.Check(iter, len(data)); err != nil {
+		c.err(fam.badChunk(err))
+		return false
+	}
+	if err := s.writable(e); err != nil {
+		c.err("ERR " + err.Error())
+		return false
+	}
+	v = e.v.(*loadingValue)
+	if err := v.ld.LoadChunk(iter, data); err != nil {
+		// Checked above; should the loader refuse anyway, the partial
+		// key is removed rather than left unusable.
+		c.err(fam.badLoad(err))
+		s.dropBroken(c, key, e)
+		return false
+	}
+	if got, total := v.ld.Progress(); got == total {
+		// The last chunk: the filter is checked before the chunk is
+		// logged, so that the log never holds a chunk that fails at
+		// replay (which would refuse to start).
+		done, err := fam.finish(v.ld)
+		if err != nil {
+			c.err(fam.badLoad(err))
+			s.dropBroken(c, key, e)
+			return false
+		}
+		e.v = done
+		s.resize(key, e)
+	}
+	c.log(args)
+	s.touchKey(key)
+	c.w.Simple("OK")
+	return false
+}
+
+// loadHeader is LOADCHUNK key 1 header: a new key holding a load in
+// progress, whose total the header announces is accounted for at once.
+func (fam *dumpFamily) loadHeader(c *client, args [][]byte, e *entry) bool {
+	s := c.s
+	key, data := args[1], args[3]
+	switch {
+	case e != nil && (e.v.typ() == fam.complete || e.v.typ() == fam.loading):
+		c.err(errBFExists)
+		return false
+	case e != nil:
+		c.err(errWrongType)
+		return false
+	case fam.headerLen != 0 && len(data) != fam.headerLen:
+		c.err(fam.errHeaderLen)
+		return false
+	}
+	ld := fam.newLoader()
+	if err := ld.LoadChunk(1, data); err != nil {
+		c.err(fam.badHeader(err))
+		return false
+	}
+	_, total := ld.Progress()
+	v := &loadingValue{fam: fam, ld: ld, reserved: int64(total)}
+	need := entryMem(string(key), v)
+	if !c.reserve(need) {
+		c.err(errOOM)
+		return false
+	}
+	// Accounted for: each segment is allocated once, whole, when its
+	// first bytes come, not grown as they come.
+	ld.AllocateWhole()
+	s.add(string(key), v, need)
+	c.log(args)
+	c.w.Simple("OK")
+	return false
+}
+
+// dropBroken deletes a key whose load failed (the caller holds the
+// keyspace exclusively).
+func (s *Server) dropBroken(c *client, key []byte, e *entry) {
+	s.deleteKey(c, string(key), e)
+	c.logArgs("DEL", string(key))
+}
+
+// writeChunks writes a load in progress: a count (u32), then each
+// chunk's iterator (i64), length (u64) and bytes, from walk (a Loader's
+// WalkReceived: the header, then at most a chunk per link or sub-filter,
+// written from the filter's memory, not copied first). It walks twice, to
+// count the chunks and to write them: the value is frozen meanwhile (a
+// writer copies it before changing it).
+func writeChunks(w io.Writer, walk func(blrd.WalkFunc) error) error {
+	count := 0
+	walk(func(int64, int, func(io.Writer) error) error { count++; return nil })
+	var hdr [16]byte
+	binary.LittleEndian.PutUint32(hdr[:4], uint32(count))
+	if _, err := w.Write(hdr[:4]); err != nil {
+		return err
+	}
+	written := 0
+	err := walk(func(iter int64, size int, write func(io.Writer) error) error {
+		binary.LittleEndian.PutUint64(hdr[:8], uint64(iter))
+		binary.LittleEndian.PutUint64(hdr[8:], uint64(size))
+		if _, err := w.Write(hdr[:]); err != nil {
+			return err
+		}
+		written++
+		return write(w)
+	})
+	if err == nil && written != count {
+		err = fmt.Errorf("a load in progress of %d chunks, then %d", count, written)
+	}
+	return err
+}
+
+// cloneChunks feeds the chunks of walk to load (a new Loader's
+// LoadChunk, which the caller has told to AllocateWhole): the header as
+// it is, each other chunk in the pieces its write function writes, so
+// that no chunk is copied whole in between.
+func cloneChunks(walk func(blrd.WalkFunc) error, load func(iter int64, data []byte) error) error {
+	return walk(func(iter int64, size int, write func(io.Writer) error) error {
+		if iter == 1 {
+			var b bytes.Buffer
+			write(&b)
+			return load(iter, b.Bytes())
+		}
+		return write(&feedWriter{load: load, at: iter - 1 - int64(size)})
+	})
+}
+
+// feedWriter hands what is written to it to load as consecutive chunks,
+// at offset at of the dump.
+type feedWriter struct {
+	load func(iter int64, data []byte) error
+	at   int64
+}
+
+func (f *feedWriter) Write(p []byte) (int, error) {
+	f.at += int64(len(p))
+	if err := f.load(f.at+1, p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// readChunks reads what writeChunks wrote, from exactly n bytes of r:
+// the first chunk (the header) is read and handed to header, each of the
+// others is handed to chunk to read from r (a Loader's ReadChunk, which
+// validates it before it allocates, and reads it straight into the
+// filter), once its length is known to lie within the n bytes.
+func readChunks(r io.Reader, n int64, header func(iter int64, data []byte) error, chunk func(iter int64, size int, r io.Reader) error) error {
+	lr := &io.LimitedReader{R: r, N: n}
+	var hdr [16]byte
+	if _, err := io.ReadFull(lr, hdr[:4]); err != nil {
+		return eofErr(err)
+	}
+	count := binary.LittleEndian.Uint32(hdr[:4])
+	if count == 0 || int64(count) > n/16+1 {
+		return fmt.Errorf("load in progress with %d chunks in %d bytes", count, n)
+	}
+	for i := uint32(0); i < count; i++ {
+		if _, err := io.ReadFull(lr, hdr[:]); err != nil {
+			return eofErr(err)
+		}
+		iter := int64(binary.LittleEndian.Uint64(hdr[:8]))
+		size := binary.LittleEndian.Uint64(hdr[8:])
+		if size > uint64(lr.N) || size > math.MaxInt {
+			return fmt.Errorf("chunk of %d bytes, %d present", size, lr.N)
+		}
+		if i > 0 {
+			left := lr.N
+			if err := chunk(iter, int(size), lr); err != nil {
+				return err
+			}
+			if left-lr.N != int64(size) {
+				return fmt.Errorf("chunk of %d bytes, %d read", size, left-lr.N)
+			}
+			continue
+		}
+		data, err := readExact(lr, int64(size))
+		if err != nil {
+			return err
+		}
+		if err := header(iter, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
