@@ -13,12 +13,6 @@ import (
 // Redis's server commands (COMMAND DOCS group "server"): COMMAND, CONFIG,
 // INFO, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN.
 
-// redisVersion is the Redis version the server's replies follow.
-const redisVersion = "7.0.15"
-
-// bloomVersion is the RedisBloom module version reported (HELLO, INFO).
-const bloomVersion = 20423
-
 func init() {
 	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
 		return keyless("server", name, arity, flags, summary, run)
@@ -293,11 +287,11 @@ func cmdInfo(c *client, args [][]byte) bool {
 	if a := s.Addr(); a != nil {
 		_, port, _ = splitHostPort(a.String())
 	}
-	section("Server", "redis_version", redisVersion, "bloomlab_version", "1", "server_name", "bloomlab",
+	section("Server", "redis_version", s.cfg.Dialect.redisVersion(), "bloomlab_version", "1", "server_name", "bloomlab",
 		"redis_mode", "standalone", "os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", strconv.IntSize,
 		"go_version", runtime.Version(), "process_id", os.Getpid(), "tcp_port", port,
 		"uptime_in_seconds", int(up.Seconds()), "uptime_in_days", int(up.Hours()/24),
-		"module_bf_version", bloomVersion)
+		"module_bf_version", s.cfg.Dialect.moduleVersion())
 	s.mu.Lock()
 	nclients := len(s.clients)
 	s.mu.Unlock()

@@ -111,6 +111,11 @@ type Config struct {
 	// then on the key persists like any other (the snapshot and the log
 	// win over the file).
 	Load []Load
+	// Dialect is the RedisBloom release whose replies the server gives
+	// (default Dialect8, RedisBloom 8.6.2 of Redis 8; Dialect24,
+	// RedisBloom 2.4.23 on Redis 7.0). It changes replies and the defaults
+	// of new keys, never a stored structure.
+	Dialect Dialect
 	// Logger receives warnings and notices (nil: discarded).
 	Logger *log.Logger
 }

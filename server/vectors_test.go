@@ -12,8 +12,9 @@ import (
 )
 
 // The transcripts recorded from RedisBloom 2.4.23 on Redis 7.0.15
-// (testdata, from ../shared/vectors): every command is sent over a socket
-// and every reply must be the recorded bytes, SCANDUMP chunks included.
+// (testdata, from the recorded vectors), replayed in Dialect24: every
+// command is sent over a socket and every reply must be the recorded
+// bytes, SCANDUMP chunks included.
 
 type vector struct {
 	Name     string `json:"name"`
@@ -121,7 +122,7 @@ func short(args []string) string {
 // at a full non-scaling filter, MEXISTS, INFO and its fields, CARD,
 // SCANDUMP to the end, INSERT, the error replies, CMS.*, TYPE).
 func TestTranscriptsRESP2(t *testing.T) {
-	s := start(t, Config{})
+	s := start(t, Config{Dialect: Dialect24})
 	c := dial(t, s)
 	n := replay(t, c, loadVectors(t, "redisbloom-2.4.23.json.gz"), 2, nil)
 	if n != 81 {
@@ -136,7 +137,7 @@ func TestTranscriptsRESP2(t *testing.T) {
 // items growing to 3 sub-filters, INSERTNX with CAPACITY, NOCREATE, the
 // error replies and TYPE.
 func TestTranscriptsCuckoo(t *testing.T) {
-	s := start(t, Config{})
+	s := start(t, Config{Dialect: Dialect24})
 	c := dial(t, s)
 	n := replay(t, c, loadVectors(t, "redisbloom-2.4.23-cuckoo.json.gz"), 2, nil)
 	if n != 83 {
@@ -148,7 +149,7 @@ func TestTranscriptsCuckoo(t *testing.T) {
 // RedisBloom 2.4.23 answers BF, CF and CMS commands as under RESP2. The
 // HELLO reply names the server and its modules (compared in shape).
 func TestTranscriptsRESP3(t *testing.T) {
-	s := start(t, Config{})
+	s := start(t, Config{Dialect: Dialect24})
 	c := dial(t, s)
 	vs := loadVectors(t, "redisbloom-2.4.23-resp3.json.gz")
 	hello := vs[0].Commands[0]

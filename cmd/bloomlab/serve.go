@@ -126,6 +126,7 @@ func runServe(e *env, args []string) error {
 	bulk := byteSize(512 << 20)
 	fs.Var(&bulk, "proto-max-bulk-len", "longest argument a client may send")
 	maxArgs := fs.Int("max-args", 1<<20, "most arguments in one command")
+	dialect := fs.String("dialect", "8", "whose replies to give: 8 (RedisBloom 8.6.2, the RedisBloom of Redis 8: RESP3 booleans and maps, its ranges and error texts) or 2.4 (RedisBloom 2.4.23 on Redis 7.0); stored data is the same under both")
 	var loads loadList
 	fs.Var(&loads, "load", "NAME=FILE.blf: serve a bloomlab file of any kind as key NAME (repeatable); the file is NAME's initial state")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -135,13 +136,17 @@ func runServe(e *env, args []string) error {
 	if err != nil {
 		return usagef("-appendfsync %q: want always, everysec or no", *fsync)
 	}
+	dia, err := server.ParseDialect(*dialect)
+	if err != nil {
+		return usagef("-dialect: %v", err)
+	}
 	if (*cert == "") != (*key == "") {
 		return usagef("-tls-cert and -tls-key go together")
 	}
 	cfg := server.Config{
 		Dir: *dir, AppendFsync: mode, SaveInterval: time.Duration(save), AutoRewriteSize: int64(rewrite),
 		Password: *pass, MaxMemory: int64(maxmem), MaxClients: *maxClients, IdleTimeout: *timeout,
-		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads,
+		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads, Dialect: dia,
 		Logger: log.New(e.stderr, "", log.LstdFlags),
 	}
 	if rewrite == 0 {
@@ -170,7 +175,7 @@ func runServe(e *env, args []string) error {
 		l.Close()
 		return err
 	}
-	fmt.Fprintf(e.stderr, "bloomlab serve: listening on %s (dir %s, appendfsync %s)\n", l.Addr(), *dir, mode)
+	fmt.Fprintf(e.stderr, "bloomlab serve: listening on %s (dir %s, appendfsync %s, dialect %s)\n", l.Addr(), *dir, mode, dia)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	select {
