@@ -128,6 +128,9 @@ type Server struct {
 	maxMem int64
 
 	db  keyspace
+	// modcfg: RedisBloom's module configs, the defaults of new keys
+	// (CONFIG GET/SET bf-error-rate …).
+	modcfg moduleConfig
 	mem atomic.Int64 // used memory, governed by maxMem: the keys' accounted bytes plus clientMem
 	// clientMem is the memory clients hold (clientmem.go), a part of mem.
 	clientMem atomic.Int64
@@ -201,6 +204,7 @@ func New(cfg Config) (*Server, error) {
 		s.cfg.AutoRewriteSize = 64 << 20
 	}
 	s.db.init()
+	s.modcfg.init()
 	if err := s.open(); err != nil {
 		s.closeFiles()
 		return nil, err
