@@ -127,11 +127,11 @@ type Server struct {
 	logger *log.Logger
 	maxMem int64
 
-	db  keyspace
+	db keyspace
 	// modcfg: RedisBloom's module configs, the defaults of new keys
 	// (CONFIG GET/SET bf-error-rate …).
 	modcfg moduleConfig
-	mem atomic.Int64 // used memory, governed by maxMem: the keys' accounted bytes plus clientMem
+	mem    atomic.Int64 // used memory, governed by maxMem: the keys' accounted bytes plus clientMem
 	// clientMem is the memory clients hold (clientmem.go), a part of mem.
 	clientMem atomic.Int64
 	memPeak   atomic.Int64 // the largest mem seen by a reservation or a client's growth
