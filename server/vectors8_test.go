@@ -142,7 +142,6 @@ var pending8 = map[int]map[string]string{
 	2: {
 		"insert-and-errors":  "BF in dialect 8 (issue 22)",
 		"cf-grow-and-errors": "CF in dialect 8 (issue 22)",
-		"cms-narrow":         "CMS in dialect 8 (issue 22)",
 		"topk-default":       "TOPK (issue 23)",
 		"topk-wide":          "TOPK (issue 23)",
 		"tdigest-default":    "TDIGEST (issue 23)",
@@ -156,8 +155,6 @@ var pending8 = map[int]map[string]string{
 		"big-one-link":            "BF in dialect 8 (issue 22)",
 		"cf-basic":                "CF in dialect 8 (issue 22)",
 		"cf-grow-and-errors":      "CF in dialect 8 (issue 22)",
-		"cms":                     "CMS in dialect 8 (issue 22)",
-		"cms-narrow":              "CMS in dialect 8 (issue 22)",
 		"topk-default":            "TOPK (issue 23)",
 		"topk-wide":               "TOPK (issue 23)",
 		"tdigest-default":         "TDIGEST (issue 23)",
