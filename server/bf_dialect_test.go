@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,5 +97,134 @@ func TestBFDebug(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// setBFConfigs sets bf-error-rate, bf-initial-size and
+// bf-expansion-factor as CONFIG SET does.
+func setBFConfigs(s *Server, rate float64, size, expansion int64) {
+	s.modcfg.bfErrorRate.Store(math.Float64bits(rate))
+	s.modcfg.bfInitial.Store(size)
+	s.modcfg.bfExpansion.Store(expansion)
+}
+
+// TestBFParams8: under Dialect8 an error rate above 0.25 makes a filter
+// at 0.25, EXPANSION 0 a non-scaling one (its dump header records
+// expansion 0, as RedisBloom 8's does), and new keys take the module
+// configs (RedisBloom 8.6.2's test_configs: bytes 240, capacity 200,
+// Size 336, expansion 3). The BF.DEBUG texts are those of RedisBloom
+// 8.6.2 for the same commands.
+func TestBFParams8(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	for _, tc := range [][]string{
+		{"+OK", "BF.RESERVE", "capped", "0.5", "100"},
+		{`*[$"size:0", $"bytes:56 bits:448 hashes:4 hashwidth:64 capacity:100 size:0 ratio:0.125"]`, "BF.DEBUG", "capped"},
+		{"*[:1]", "BF.INSERT", "capped2", "ERROR", "0.999", "NONSCALING", "ITEMS", "a"},
+		{`*[$"size:1", $"bytes:40 bits:320 hashes:3 hashwidth:64 capacity:100 size:1 ratio:0.25"]`, "BF.DEBUG", "capped2"},
+		{"+OK", "BF.RESERVE", "e0", "0.01", "100", "EXPANSION", "0"},
+		{"*[$-1]", "BF.INFO", "e0", "EXPANSION"},
+		{`*[$"size:0", $"bytes:120 bits:960 hashes:7 hashwidth:64 capacity:100 size:0 ratio:0.01"]`, "BF.DEBUG", "e0"},
+		{"*[:1]", "BF.INSERT", "e0i", "EXPANSION", "0", "ITEMS", "a"},
+		{"*[$-1]", "BF.INFO", "e0i", "EXPANSION"},
+		{"+OK", "BF.RESERVE", "e0n", "0.01", "100", "NONSCALING", "EXPANSION", "0"},
+		{"-ERR expansion must be in the range [0, 32768]", "BF.RESERVE", "e", "0.01", "100", "EXPANSION", "32769"},
+		{"-Bad expansion", "BF.INSERT", "e", "EXPANSION", "-1", "ITEMS", "a"},
+		{"-Bad capacity", "BF.INSERT", "e", "CAPACITY", "0", "ITEMS", "a"},
+		{"-Bad error rate", "BF.INSERT", "e", "ERROR", "0", "ITEMS", "a"},
+		{"-ERR bad capacity", "BF.RESERVE", "e", "0.01", "x"},
+		{"-ERR bad expansion", "BF.RESERVE", "e", "0.01", "100", "EXPANSION", "x"},
+		{"-ERR no expansion", "BF.RESERVE", "e", "0.01", "100", "EXPANSION"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%v: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+	// The growth recorded in the dump header (bytes 16 … 19): 0.
+	c.send("BF.SCANDUMP", "e0", "0")
+	if v, _ := c.read(); len(v.Elems) != 2 || len(v.Elems[1].Str) < 20 || string(v.Elems[1].Str[16:20]) != "\x00\x00\x00\x00" {
+		t.Errorf("BF.SCANDUMP e0 0: %v", v)
+	}
+	setBFConfigs(s, 0.02, 200, 3)
+	for _, tc := range [][]string{
+		{":1", "BF.ADD", "cfg", "a"},
+		{`*[$"size:1", $"bytes:240 bits:1920 hashes:7 hashwidth:64 capacity:200 size:1 ratio:0.01"]`, "BF.DEBUG", "cfg"},
+		{`*[+Capacity, :200, +Size, :336, +Number of filters, :1, +Number of items inserted, :1, +Expansion rate, :3]`, "BF.INFO", "cfg"},
+		{"+OK", "BF.RESERVE", "cfgr", "0.01", "100"},
+		{"*[:3]", "BF.INFO", "cfgr", "EXPANSION"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("configs 0.02 200 3: %v: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+	setBFConfigs(s, 0.01, 100, 0) // bf-expansion-factor 0: non-scaling
+	for _, tc := range [][]string{
+		{":1", "BF.ADD", "cfg0", "a"},
+		{"*[$-1]", "BF.INFO", "cfg0", "EXPANSION"},
+		{"-Nonscaling filters cannot expand", "BF.RESERVE", "cfg0r", "0.01", "100", "EXPANSION", "2"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("configs 0.01 100 0: %v: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+}
+
+// TestBFLogIgnoresDialect: the log makes the same filters whatever the
+// dialect and module configs of the server that replays it. A workload
+// under one dialect and changed configs (defaults taken, rates capped,
+// EXPANSION 0) is replayed by a server of the other dialect and other
+// configs, and by a restart of the other dialect: every filter answers
+// as before (stateOf: BF.INFO, the dump, BF.CARD, BF.MEXISTS).
+func TestBFLogIgnoresDialect(t *testing.T) {
+	for _, tc := range []struct{ write, read Dialect }{{Dialect24, Dialect8}, {Dialect8, Dialect24}} {
+		t.Run(tc.write.String()+" to "+tc.read.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			s := start(t, Config{Dir: dir, AppendFsync: Always, Dialect: tc.write})
+			setBFConfigs(s, 0.02, 50, 3)
+			c := dial(t, s)
+			var items []string
+			for i := 0; i < 300; i++ {
+				items = append(items, fmt.Sprint("i", i))
+			}
+			cmds := [][]string{
+				{"BF.ADD", "add", "x"},
+				append([]string{"BF.MADD", "madd"}, items...),
+				append([]string{"BF.INSERT", "ins", "ITEMS"}, items...),
+				append([]string{"BF.INSERT", "insopt", "ERROR", "0.4", "CAPACITY", "20", "ITEMS"}, items...),
+				append([]string{"BF.INSERT", "insexp0", "EXPANSION", "0", "CAPACITY", "400", "ITEMS"}, items...),
+				{"BF.RESERVE", "res", "0.5", "30"},
+				append([]string{"BF.MADD", "res"}, items...),
+				{"BF.RESERVE", "resns", "0.01", "30", "NONSCALING"},
+				{"BF.RESERVE", "resexp0", "0.01", "30", "EXPANSION", "0"},
+				{"MULTI"}, {"BF.ADD", "tx", "a"}, {"BF.MADD", "tx", "b", "c"}, {"EXEC"},
+			}
+			setBFConfigs(s, 0.02, 50, 3)
+			for _, cmd := range cmds {
+				c.do(cmd...)
+			}
+			setBFConfigs(s, 0.01, 100, 0)
+			c.do("BF.ADD", "add0", "x") // bf-expansion-factor 0: non-scaling
+			want := stateOf(t, c, items[:20])
+			s.Close()
+
+			// A server of the other dialect and configs replays the log.
+			r := start(t, Config{Dir: t.TempDir(), Dialect: tc.read})
+			setBFConfigs(r, 0.1, 7, 5)
+			gens, err := listLogs(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.replay(dir, gens); err != nil {
+				t.Fatal(err)
+			}
+			if got := stateOf(t, dial(t, r), items[:20]); got != want {
+				t.Errorf("replayed under dialect %s, configs 0.1 7 5:\n got %s\nwant %s", tc.read, got, want)
+			}
+			// A restart in the other dialect.
+			s = restart(t, nil, Config{Dir: dir, Dialect: tc.read})
+			if got := stateOf(t, dial(t, s), items[:20]); got != want {
+				t.Errorf("restarted under dialect %s:\n got %s\nwant %s", tc.read, got, want)
+			}
+		})
 	}
 }
