@@ -2,9 +2,11 @@ package server
 
 import (
 	"fmt"
+	"log"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/server/internal/resp"
@@ -227,4 +229,79 @@ func TestBFLogIgnoresDialect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBFLoadChunk8: under Dialect8, BF.LOADCHUNK's refusals are worded
+// as RedisBloom 8.6.2 words its nearest refusal (each text below is what
+// it answered to the same command, but where it took a chunk over a
+// live filter and answered OK), the detail goes to the server's log, and
+// the filter is unchanged; under Dialect24 the detail stays in the reply.
+func TestBFLoadChunk8(t *testing.T) {
+	var logged strings.Builder
+	var mu sync.Mutex
+	s := start(t, Config{Logger: log.New(lockedWriter{&mu, &logged}, "", 0)})
+	c := dial(t, s)
+	c.do("BF.RESERVE", "bf", "0.01", "10") // links of 16, 32, 72 and 160 bytes
+	for i := 0; i < 100; i++ {
+		c.do("BF.ADD", "bf", strconv.Itoa(i))
+	}
+	want := stateOf(t, c, []string{"1", "2"})
+	c.send("BF.SCANDUMP", "bf", "0")
+	hv, _ := c.read()
+	hdr := string(hv.Elems[1].Str)
+	big := strings.Repeat("x", 100001)
+	for _, tc := range [][]string{
+		{"-ERR received bad data", "BF.LOADCHUNK", "bf", "0", "abc"},
+		{"-ERR received bad data", "BF.LOADCHUNK", "bf", "2", "abc"},
+		{"-ERR invalid offset - no link found", "BF.LOADCHUNK", "bf", "3", "abc"},
+		{"-ERR received bad data", "BF.LOADCHUNK", "bf", "20", "abc"}, // RedisBloom: OK, over link 1
+		{"-ERR invalid chunk - Too big for current filter", "BF.LOADCHUNK", "bf", "18", "abc"},
+		{"-ERR invalid chunk - Too big for current filter", "BF.LOADCHUNK", "bf", "283", "abc"},
+		{"-ERR invalid offset - no link found", "BF.LOADCHUNK", "bf", "284", "abc"},
+		{"-ERR invalid offset - no link found", "BF.LOADCHUNK", "bf", "100001", big},
+		{"-ERR received bad data", "BF.LOADCHUNK", "bf", "1", hdr},
+		// A load in progress.
+		{"+OK", "BF.LOADCHUNK", "ld", "1", hdr},
+		{"-ERR invalid offset - no link found", "BF.LOADCHUNK", "ld", "3", "abc"},
+		{"-ERR invalid offset - no link found", "BF.LOADCHUNK", "ld", "284", "abc"},
+		{"-ERR received bad data", "BF.LOADCHUNK", "ld", "0", "abc"},
+		{"-ERR received bad data", "BF.LOADCHUNK", "ld", "20", "abc"}, // out of order
+		{"-ERR invalid chunk - Too big for current filter", "BF.LOADCHUNK", "ld", "18", strings.Repeat("x", 17)},
+		// A header whose second link is 0 bytes (test_scandump_invalid_header).
+		{"-ERR received bad data", "BF.LOADCHUNK", "bad", "1", hdr[:72] + strings.Repeat("\x00", 8) + hdr[80:]},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%.60q: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+	c.do("DEL", "ld")
+	if got := stateOf(t, c, []string{"1", "2"}); got != want {
+		t.Errorf("the filter changed:\n got %s\nwant %s", got, want)
+	}
+	mu.Lock()
+	l := logged.String()
+	mu.Unlock()
+	for _, detail := range []string{"the key holds a complete filter", "chunks must come in BF.SCANDUMP's order", "link 1: 0 bytes"} {
+		if !strings.Contains(l, detail) {
+			t.Errorf("the log lacks %q:\n%s", detail, l)
+		}
+	}
+
+	s24 := start(t, Config{Dialect: Dialect24})
+	c24 := dial(t, s24)
+	c24.do("BF.RESERVE", "bf", "0.01", "10")
+	if got := c24.do("BF.LOADCHUNK", "bf", "3", "abc"); !strings.Contains(got, "the key holds a complete filter") {
+		t.Errorf("dialect 2.4: %s", got)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -99,10 +99,11 @@ func init() {
 			case blrd.OutOfOrder:
 				return fmt.Sprintf("%s: chunk for bytes %d … %d, expected byte %d next (chunks must come in BF.SCANDUMP's order)", errBadData, ce.Start, ce.End, ce.Next)
 			}
-			return "ERR invalid chunk - Too big for current filter" // Crossing, Beyond
+			return errTooBig // Crossing, Beyond
 		},
 		badLoad:     badBFData,
 		errComplete: errBadData + ": the key holds a complete filter (DEL it before loading another)",
+		refuse8:     bfRefuse8,
 	}
 }
 
@@ -182,7 +183,68 @@ func decodeBF(r io.Reader, n int64) (value, error) {
 	return newBF(f), nil
 }
 
-const errBadData = "ERR received bad data"
+const (
+	errBadData = "ERR received bad data"
+	errNoLink  = "ERR invalid offset - no link found"
+	errTooBig  = "ERR invalid chunk - Too big for current filter"
+)
+
+// bfRefuse8 words a BF.LOADCHUNK refused as RedisBloom 8.6.2 answers the
+// nearest refusal of its own (the texts its tests match): "invalid
+// offset - no link found" for a chunk that lands on no link, "invalid
+// chunk - Too big for current filter" for one that crosses the end of
+// its link, "received bad data" otherwise. Where RedisBloom would take
+// the chunk (over a complete filter, or out of order) this server still
+// refuses it: written over a filter's bits it would make false
+// negatives. The detail goes to the server's log.
+func bfRefuse8(c *client, r loadRefusal) string {
+	c.s.logf("BF.LOADCHUNK refused (iterator %d, %d bytes): %s", r.iter, r.n, r.reply)
+	switch v := r.v.(type) {
+	case *bfValue:
+		if v.chain == nil {
+			return bfChunkAt(r.iter, r.n, []uint64{v.f.Bits() / 8})
+		}
+		links := v.chain.RedisLinks()
+		sizes := make([]uint64, len(links))
+		for i, l := range links {
+			sizes[i] = l.Bytes
+		}
+		return bfChunkAt(r.iter, r.n, sizes)
+	case *loadingValue:
+		var ce *blrd.ChunkError
+		if errors.As(r.err, &ce) && ce.Reason == blrd.Crossing {
+			return errTooBig
+		}
+		_, total := v.ld.Progress()
+		return bfChunkAt(r.iter, r.n, []uint64{total})
+	}
+	return errBadData
+}
+
+// bfChunkAt is RedisBloom's reply to a chunk of n bytes with iterator
+// iter onto links of the given sizes: where it lands, as its
+// SBChain_LoadEncodedChunk finds it, or "received bad data" for a chunk
+// it would write (this server does not).
+func bfChunkAt(iter int64, n int, links []uint64) string {
+	if iter <= 0 || iter < int64(n) {
+		return errBadData
+	}
+	at := iter - int64(n) // RedisBloom's offset, from 1
+	if at < 1 {
+		return errNoLink
+	}
+	off := uint64(at - 1)
+	for _, size := range links {
+		if off < size {
+			if uint64(n) > size-off {
+				return errTooBig
+			}
+			return errBadData
+		}
+		off -= size
+	}
+	return errNoLink
+}
 
 // badBFData is BF.LOADCHUNK's reply to data the loader refuses.
 func badBFData(err error) string { return errBadData + ": " + oneLine(err.Error()) }
