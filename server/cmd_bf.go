@@ -14,9 +14,11 @@ import (
 	"github.com/bloomlab/bloomlab/scalable"
 )
 
-// RedisBloom's BF.* commands (2.4.23). Replies, reply shapes and error
+// RedisBloom's BF.* commands, as RedisBloom 8.6.2 answers them under
+// Dialect8 and 2.4.23 under Dialect24. Replies, reply shapes and error
 // texts are RedisBloom's; where this server differs on purpose it is said
-// here and in docs/SERVER.md.
+// here and in docs/SERVER.md. A filter's structure never depends on the
+// dialect or the module configs once made: the log records what was made.
 
 // Ranges of a filter's parameters: RedisBloom 8's (2.4 has no upper
 // bounds; a client could ask for any size).
