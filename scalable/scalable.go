@@ -196,12 +196,18 @@ func New(c Config) (*Filter, error) {
 }
 
 // NewRedisBloom returns the chain BF.RESERVE key errorRate capacity
-// [EXPANSION expansion] [NONSCALING] creates (expansion 0: the default 2).
+// [EXPANSION expansion] [NONSCALING] creates (expansion 0: the default 2
+// for a chain that scales; a non-scaling one records 0, as RedisBloom 8
+// records EXPANSION 0, which its dump header then holds).
 func NewRedisBloom(errorRate float64, capacity uint64, expansion uint32, nonScaling bool) (*Filter, error) {
 	if capacity == 0 {
 		return nil, fmt.Errorf("scalable: capacity 0, want at least 1: %w", ErrParam)
 	}
-	return New(Config{Capacity: capacity, FPR: errorRate, Expansion: expansion, NonScaling: nonScaling, Profile: RedisBloom})
+	f, err := New(Config{Capacity: capacity, FPR: errorRate, Expansion: expansion, NonScaling: nonScaling, Profile: RedisBloom})
+	if err == nil && nonScaling && expansion == 0 {
+		f.growth = 0
+	}
+	return f, err
 }
 
 // firstLink returns link 0 for a chain of initial capacity n0 and target

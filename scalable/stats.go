@@ -245,3 +245,26 @@ func (f *Filter) RedisInfo() Info {
 	}
 	return info
 }
+
+// RedisLink is one link as RedisBloom's BF.DEBUG describes it.
+type RedisLink struct {
+	Bytes    uint64  // its memory
+	Bits     uint64  // its bits (Bytes·8)
+	Hashes   int     // positions per key
+	Capacity uint64  // keys it was sized for
+	Size     uint64  // keys added to it
+	Ratio    float64 // the rate it was sized for
+}
+
+// RedisLinks returns the links, oldest first, with RedisBloom's
+// figures: unlike LinkStats it reads no bit of them.
+func (f *Filter) RedisLinks() []RedisLink {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls := f.snapshot()
+	out := make([]RedisLink, len(ls))
+	for i, l := range ls {
+		out[i] = RedisLink{Bytes: l.bits / 8, Bits: l.bits, Hashes: l.k, Capacity: l.entries, Size: l.size, Ratio: l.errRate}
+	}
+	return out
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/internal/blrd"
@@ -13,9 +14,11 @@ import (
 	"github.com/bloomlab/bloomlab/scalable"
 )
 
-// RedisBloom's BF.* commands (2.4.23). Replies, reply shapes and error
+// RedisBloom's BF.* commands, as RedisBloom 8.6.2 answers them under
+// Dialect8 and 2.4.23 under Dialect24. Replies, reply shapes and error
 // texts are RedisBloom's; where this server differs on purpose it is said
-// here and in docs/SERVER.md.
+// here and in docs/SERVER.md. A filter's structure never depends on the
+// dialect or the module configs once made: the log records what was made.
 
 // Ranges of a filter's parameters: RedisBloom 8's (2.4 has no upper
 // bounds; a client could ask for any size).
@@ -48,6 +51,7 @@ func init() {
 		bf("bf.mexists", -1, ro, lockRead, "Checks whether one or more items exist in a Bloom Filter", bfExists),
 		bf("bf.info", -1, ro, lockRead, "Returns information about a Bloom Filter", bfInfo),
 		bf("bf.card", -1, ro, lockRead, "Returns the cardinality of a Bloom filter", bfCard),
+		bf("bf.debug", -1, ro, lockRead, "Returns the links of a Bloom filter: its size, then each link's bytes, bits, hashes, capacity, size and ratio (RedisBloom's internal command)", bfDebug),
 		bf("bf.scandump", -1, fReadonly, lockRead, "Begins an incremental save of the bloom filter", bfDumps.scanDump),
 		bf("bf.loadchunk", -1, w, lockExcl, "Restores a filter previously saved using SCANDUMP", bfDumps.loadChunk),
 	)
@@ -97,10 +101,11 @@ func init() {
 			case blrd.OutOfOrder:
 				return fmt.Sprintf("%s: chunk for bytes %d … %d, expected byte %d next (chunks must come in BF.SCANDUMP's order)", errBadData, ce.Start, ce.End, ce.Next)
 			}
-			return "ERR invalid chunk - Too big for current filter" // Crossing, Beyond
+			return errTooBig // Crossing, Beyond
 		},
 		badLoad:     badBFData,
 		errComplete: errBadData + ": the key holds a complete filter (DEL it before loading another)",
+		refuse8:     bfRefuse8,
 	}
 }
 
@@ -180,7 +185,68 @@ func decodeBF(r io.Reader, n int64) (value, error) {
 	return newBF(f), nil
 }
 
-const errBadData = "ERR received bad data"
+const (
+	errBadData = "ERR received bad data"
+	errNoLink  = "ERR invalid offset - no link found"
+	errTooBig  = "ERR invalid chunk - Too big for current filter"
+)
+
+// bfRefuse8 words a BF.LOADCHUNK refused as RedisBloom 8.6.2 answers the
+// nearest refusal of its own (the texts its tests match): "invalid
+// offset - no link found" for a chunk that lands on no link, "invalid
+// chunk - Too big for current filter" for one that crosses the end of
+// its link, "received bad data" otherwise. Where RedisBloom would take
+// the chunk (over a complete filter, or out of order) this server still
+// refuses it: written over a filter's bits it would make false
+// negatives. The detail goes to the server's log.
+func bfRefuse8(c *client, r loadRefusal) string {
+	c.s.logf("BF.LOADCHUNK refused (iterator %d, %d bytes): %s", r.iter, r.n, r.reply)
+	switch v := r.v.(type) {
+	case *bfValue:
+		if v.chain == nil {
+			return bfChunkAt(r.iter, r.n, []uint64{v.f.Bits() / 8})
+		}
+		links := v.chain.RedisLinks()
+		sizes := make([]uint64, len(links))
+		for i, l := range links {
+			sizes[i] = l.Bytes
+		}
+		return bfChunkAt(r.iter, r.n, sizes)
+	case *loadingValue:
+		var ce *blrd.ChunkError
+		if errors.As(r.err, &ce) && ce.Reason == blrd.Crossing {
+			return errTooBig
+		}
+		_, total := v.ld.Progress()
+		return bfChunkAt(r.iter, r.n, []uint64{total})
+	}
+	return errBadData
+}
+
+// bfChunkAt is RedisBloom's reply to a chunk of n bytes with iterator
+// iter onto links of the given sizes: where it lands, as its
+// SBChain_LoadEncodedChunk finds it, or "received bad data" for a chunk
+// it would write (this server does not).
+func bfChunkAt(iter int64, n int, links []uint64) string {
+	if iter <= 0 || iter < int64(n) {
+		return errBadData
+	}
+	at := iter - int64(n) // RedisBloom's offset, from 1
+	if at < 1 {
+		return errNoLink
+	}
+	off := uint64(at - 1)
+	for _, size := range links {
+		if off < size {
+			if uint64(n) > size-off {
+				return errTooBig
+			}
+			return errBadData
+		}
+		off -= size
+	}
+	return errNoLink
+}
 
 // badBFData is BF.LOADCHUNK's reply to data the loader refuses.
 func badBFData(err error) string { return errBadData + ": " + oneLine(err.Error()) }
@@ -197,16 +263,16 @@ func chainBytes(errRate float64, capacity int64, nonScaling bool) float64 {
 
 // newChain creates a chain and its key after checking memory. The caller
 // holds the keyspace exclusively and checked the key is absent.
-func (c *client) newChain(key []byte, errRate float64, capacity int64, expansion uint32, nonScaling bool) (*entry, string) {
+func (c *client) newChain(key []byte, p bfParams) (*entry, string) {
 	s := c.s
-	need := chainBytes(errRate, capacity, nonScaling) + float64(len(key)) + 256
+	need := chainBytes(p.errRate, p.capacity, p.nonScaling) + float64(len(key)) + 256
 	if need > 1<<46 {
 		return nil, "ERR could not create filter"
 	}
 	if !c.reserve(int64(need)) {
 		return nil, errOOM
 	}
-	f, err := scalable.NewRedisBloom(errRate, uint64(capacity), expansion, nonScaling)
+	f, err := scalable.NewRedisBloom(p.errRate, uint64(p.capacity), uint32(p.expansion), p.nonScaling)
 	if err != nil {
 		s.mem.Add(-int64(need))
 		return nil, "ERR could not create filter"
@@ -214,53 +280,165 @@ func (c *client) newChain(key []byte, errRate float64, capacity int64, expansion
 	return s.add(string(key), newBF(f), int64(need)), ""
 }
 
+// bfParams are a new filter's parameters, as BF.RESERVE and BF.INSERT
+// take them (RedisBloom's BFInsertOptions).
+type bfParams struct {
+	errRate    float64
+	capacity   int64
+	expansion  int64 // recorded in the chain (RedisBloom's growth), also when it does not scale
+	nonScaling bool
+}
+
+// errRateCap is RedisBloom 8's cap on an error rate: a larger one makes a
+// filter at this rate (Dialect8).
+const errRateCap = 0.25
+
+// bfDefaults are the parameters of a filter created without them (BF.ADD,
+// BF.MADD, BF.INSERT without options): the module configs (bf-error-rate,
+// bf-initial-size, bf-expansion-factor, 0 meaning non-scaling), but
+// RedisBloom's built-in ones (0.01, 100, 2) when replaying the log: a
+// record never relies on a default, except those of logs written before
+// the configs existed, which are these.
+func (c *client) bfDefaults() bfParams {
+	if c.replaying {
+		return bfParams{errRate: scalable.DefaultFPR, capacity: scalable.DefaultCapacity, expansion: scalable.DefaultExpansion}
+	}
+	e, n, x := c.s.modcfg.bfDefaults()
+	return bfParams{errRate: e, capacity: n, expansion: x, nonScaling: x == 0}
+}
+
+// bf8 reports whether BF's parameters are read by RedisBloom 8.6.2's
+// rules (Dialect8, or a log record: the log holds what was made, in a form
+// both dialects' records read alike; EXPANSION 0 reads as 8 reads it).
+// Replaying, no cap applies (a record holds the rate that was made, up to
+// 2.4's 0.999…), and NONSCALING with EXPANSION g records the growth of a
+// non-scaling filter.
+func (c *client) bf8() bool { return c.s.cfg.Dialect == Dialect8 || c.replaying }
+
+// capRate applies RedisBloom 8's cap on an error rate to a live command.
+func (c *client) capRate(e float64) float64 {
+	if e > errRateCap && !c.replaying && c.s.cfg.Dialect == Dialect8 {
+		return errRateCap
+	}
+	return e
+}
+
+// reserveArgs is BF.RESERVE for key with p, every parameter explicit: the
+// log's record of a filter created, which every dialect and module config
+// replays alike.
+func (p bfParams) reserveArgs(key []byte) [][]byte {
+	args := [][]byte{[]byte("BF.RESERVE"), key, strconv.AppendFloat(nil, p.errRate, 'g', -1, 64),
+		strconv.AppendInt(nil, p.capacity, 10), []byte("EXPANSION"), strconv.AppendInt(nil, p.expansion, 10)}
+	if p.nonScaling {
+		args = append(args, []byte("NONSCALING"))
+	}
+	return args
+}
+
+// insertArgs is BF.INSERT for key with p and items, every parameter
+// explicit (see reserveArgs).
+func (p bfParams) insertArgs(key []byte, items [][]byte) [][]byte {
+	args := make([][]byte, 0, 11+len(items))
+	args = append(args, []byte("BF.INSERT"), key, []byte("CAPACITY"), strconv.AppendInt(nil, p.capacity, 10),
+		[]byte("ERROR"), strconv.AppendFloat(nil, p.errRate, 'g', -1, 64), []byte("EXPANSION"), strconv.AppendInt(nil, p.expansion, 10))
+	if p.nonScaling {
+		args = append(args, []byte("NONSCALING"))
+	}
+	args = append(args, []byte("ITEMS"))
+	return append(args, items...)
+}
+
+// reserveParams reads BF.RESERVE's parameters, or returns the error reply.
+func (c *client) reserveParams(args [][]byte) (bfParams, string) {
+	if !c.bf8() {
+		return reserveParams24(args)
+	}
+	var p bfParams
+	var ok bool
+	if p.errRate, ok = parseFloat(args[2]); !ok {
+		return p, "ERR bad error rate"
+	}
+	if !(p.errRate > 0 && p.errRate < 1) {
+		return p, "ERR error rate must be in the range (0.000000, 1.000000)"
+	}
+	p.errRate = c.capRate(p.errRate)
+	if p.capacity, ok = parseInt(args[3]); !ok {
+		return p, "ERR bad capacity"
+	}
+	if p.capacity < 1 || p.capacity > maxCapacity {
+		return p, errCapRange
+	}
+	p.expansion = c.bfDefaults().expansion
+	p.nonScaling = p.expansion == 0 || argIndex(args, 4, "NONSCALING") >= 0
+	ex := argIndex(args, 4, "EXPANSION")
+	if ex+1 == len(args) {
+		return p, "ERR no expansion"
+	}
+	if ex >= 0 {
+		if p.expansion, ok = parseInt(args[ex+1]); !ok {
+			return p, "ERR bad expansion"
+		}
+		switch {
+		case p.expansion == 0:
+			p.nonScaling = true
+		case p.nonScaling && !c.replaying:
+			return p, "Nonscaling filters cannot expand"
+		}
+		if p.expansion < 0 || p.expansion > maxExpansion {
+			return p, "ERR expansion must be in the range [0, 32768]"
+		}
+	}
+	return p, ""
+}
+
+// reserveParams24 reads BF.RESERVE's parameters as RedisBloom 2.4.23
+// does (with 8's upper bounds).
+func reserveParams24(args [][]byte) (bfParams, string) {
+	p := bfParams{expansion: scalable.DefaultExpansion}
+	var ok bool
+	if p.errRate, ok = parseFloat(args[2]); !ok {
+		return p, "ERR bad error rate"
+	}
+	if p.errRate >= 1 || p.errRate <= 0 {
+		return p, "ERR (0 < error rate range < 1) "
+	}
+	if p.capacity, ok = parseInt(args[3]); !ok {
+		return p, "ERR bad capacity"
+	}
+	if p.capacity <= 0 {
+		return p, "ERR (capacity should be larger than 0)"
+	}
+	if p.capacity > maxCapacity {
+		return p, errCapRange
+	}
+	p.nonScaling = argIndex(args, 4, "NONSCALING") >= 0
+	ex := argIndex(args, 4, "EXPANSION")
+	if ex+1 == len(args) {
+		return p, "ERR no expansion"
+	}
+	if ex >= 0 {
+		if p.nonScaling {
+			return p, "Nonscaling filters cannot expand"
+		}
+		if p.expansion, ok = parseInt(args[ex+1]); !ok {
+			return p, "ERR bad expansion"
+		}
+		if p.expansion < 1 || p.expansion > maxExpansion {
+			return p, errExpRange
+		}
+	}
+	return p, ""
+}
+
 func bfReserve(c *client, args [][]byte) bool {
 	if len(args) < 4 || len(args) > 7 {
 		c.err(wrongArity("bf.reserve"))
 		return false
 	}
-	errRate, ok := parseFloat(args[2])
-	if !ok {
-		c.err("ERR bad error rate")
+	p, msg := c.reserveParams(args)
+	if msg != "" {
+		c.err(msg)
 		return false
-	}
-	if errRate >= 1 || errRate <= 0 {
-		c.err("ERR (0 < error rate range < 1) ")
-		return false
-	}
-	capacity, ok := parseInt(args[3])
-	if !ok {
-		c.err("ERR bad capacity")
-		return false
-	}
-	if capacity <= 0 {
-		c.err("ERR (capacity should be larger than 0)")
-		return false
-	}
-	if capacity > maxCapacity {
-		c.err(errCapRange)
-		return false
-	}
-	nonScaling := argIndex(args, 4, "NONSCALING") >= 0
-	expansion := int64(scalable.DefaultExpansion)
-	ex := argIndex(args, 4, "EXPANSION")
-	if ex+1 == len(args) {
-		c.err("ERR no expansion")
-		return false
-	}
-	if ex >= 0 {
-		if nonScaling {
-			c.err("Nonscaling filters cannot expand")
-			return false
-		}
-		if expansion, ok = parseInt(args[ex+1]); !ok {
-			c.err("ERR bad expansion")
-			return false
-		}
-		if expansion < 1 || expansion > maxExpansion {
-			c.err(errExpRange)
-			return false
-		}
 	}
 	if e := c.s.getForCreate(c, args[1]); e != nil {
 		if e.v.typ() == bfType || e.v.typ() == bfLoadType {
@@ -270,11 +448,11 @@ func bfReserve(c *client, args [][]byte) bool {
 		}
 		return false
 	}
-	if _, msg := c.newChain(args[1], errRate, capacity, uint32(expansion), nonScaling); msg != "" {
+	if _, msg := c.newChain(args[1], p); msg != "" {
 		c.err(msg)
 		return false
 	}
-	c.log(args)
+	c.log(p.reserveArgs(args[1]))
 	c.w.Simple("OK")
 	return false
 }
@@ -298,10 +476,7 @@ func (c *client) bfOf(e *entry) *bfValue { return familyOf[*bfValue](c, e, bfDum
 
 // insertOptions are BF.INSERT's (and, with the defaults, BF.ADD's).
 type insertOptions struct {
-	errRate    float64
-	capacity   int64
-	expansion  int64
-	nonScaling bool
+	bfParams
 	autocreate bool
 	multi      bool
 }
@@ -316,9 +491,7 @@ func bfAdd(c *client, args [][]byte) bool {
 		c.err(wrongArity(name))
 		return false
 	}
-	opt := insertOptions{errRate: scalable.DefaultFPR, capacity: scalable.DefaultCapacity,
-		expansion: scalable.DefaultExpansion, autocreate: true, multi: multi}
-	return c.insert(args, 2, opt)
+	return c.insert(args, 2, insertOptions{bfParams: c.bfDefaults(), autocreate: true, multi: multi})
 }
 
 func bfInsert(c *client, args [][]byte) bool {
@@ -326,8 +499,9 @@ func bfInsert(c *client, args [][]byte) bool {
 		c.err(wrongArity("bf.insert"))
 		return false
 	}
-	opt := insertOptions{errRate: scalable.DefaultFPR, capacity: scalable.DefaultCapacity,
-		expansion: scalable.DefaultExpansion, autocreate: true, multi: true}
+	opt := insertOptions{bfParams: c.bfDefaults(), autocreate: true, multi: true}
+	d8 := c.bf8()
+	userExp := false // 2.4: an EXPANSION given must be at least 1
 	items := -1
 	var ok bool
 	for i := 2; i < len(args) && items < 0; {
@@ -344,17 +518,19 @@ func bfInsert(c *client, args [][]byte) bool {
 			}
 			switch {
 			case eqFold(a, "ERROR"):
-				if opt.errRate, ok = parseFloat(args[i]); !ok {
+				if opt.errRate, ok = parseFloat(args[i]); !ok || d8 && !(opt.errRate > 0 && opt.errRate < 1) {
 					c.err("Bad error rate")
 					return false
 				}
+				opt.errRate = c.capRate(opt.errRate)
 			case eqFold(a, "EXPANSION"):
-				if opt.expansion, ok = parseInt(args[i]); !ok {
+				if opt.expansion, ok = parseInt(args[i]); !ok || d8 && (opt.expansion < 0 || opt.expansion > maxExpansion) {
 					c.err("Bad expansion")
 					return false
 				}
+				userExp = true
 			default:
-				if opt.capacity, ok = parseInt(args[i]); !ok {
+				if opt.capacity, ok = parseInt(args[i]); !ok || d8 && (opt.capacity < 1 || opt.capacity > maxCapacity) {
 					c.err("Bad capacity")
 					return false
 				}
@@ -375,7 +551,13 @@ func bfInsert(c *client, args [][]byte) bool {
 		c.err(wrongArity("bf.insert"))
 		return false
 	}
-	if opt.errRate <= 0 || opt.errRate >= 1 || opt.capacity < 1 || opt.expansion < 1 {
+	if d8 {
+		if opt.expansion == 0 {
+			opt.nonScaling = true
+		}
+		return c.insert(args, items, opt)
+	}
+	if opt.errRate <= 0 || opt.errRate >= 1 || opt.capacity < 1 || opt.expansion < 0 || userExp && opt.expansion < 1 {
 		c.err("Bad argument received")
 		return false
 	}
@@ -416,7 +598,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 		e = s.getForCreate(c, key) // a key that expired is gone now
 		if e == nil {
 			var msg string
-			if e, msg = c.newChain(key, opt.errRate, opt.capacity, uint32(opt.expansion), opt.nonScaling); msg != "" {
+			if e, msg = c.newChain(key, opt.bfParams); msg != "" {
 				c.err(msg)
 				return false
 			}
@@ -504,13 +686,22 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 	}
 	if changed {
 		s.touchKey(key)
-		c.log(args[:items+len(res)])
+		switch {
+		case !created:
+			c.log(args[:items+len(res)])
+		case len(res) == 0:
+			c.log(opt.reserveArgs(key))
+		default:
+			// The parameters made explicit: a replay makes this filter
+			// whatever its dialect and module configs.
+			c.log(opt.insertArgs(key, args[items:items+len(res)]))
+		}
 	}
 	if !opt.multi {
 		if stop != "" {
 			c.err(stop)
 		} else {
-			c.w.Int(int64(res[0]))
+			c.boolReply(res[0] == resAdded)
 		}
 		return false
 	}
@@ -520,7 +711,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 	}
 	c.w.Array(n)
 	for _, r := range res {
-		c.w.Int(int64(r))
+		c.boolReply(r == resAdded)
 	}
 	if stop != "" {
 		c.w.Error(stop)
@@ -555,11 +746,7 @@ func bfExists(c *client, args [][]byte) bool {
 		c.w.Array(len(args) - 2)
 	}
 	for _, item := range args[2:] {
-		if v != nil && v.f.Contains(item) {
-			c.w.Int(1)
-		} else {
-			c.w.Int(0)
-		}
+		c.boolReply(v != nil && v.f.Contains(item))
 	}
 	return false
 }
@@ -590,28 +777,38 @@ func bfInfo(c *client, args [][]byte) bool {
 	}
 	if len(args) == 3 {
 		f := args[2]
+		one := func(name string) {
+			// Redis 8: a map of one under RESP3, an array of the value
+			// otherwise.
+			if c.redis8() {
+				c.w.Map(1)
+				c.w.Simple(name)
+			} else {
+				c.w.Array(1)
+			}
+		}
 		switch {
 		case eqFold(f, "capacity"):
-			c.w.Array(1)
+			one("Capacity")
 			c.w.Int(capacity)
 		case eqFold(f, "size"):
-			c.w.Array(1)
+			one("Size")
 			c.w.Int(size)
 		case eqFold(f, "filters"):
-			c.w.Array(1)
+			one("Number of filters")
 			c.w.Int(filters)
 		case eqFold(f, "items"):
-			c.w.Array(1)
+			one("Number of items inserted")
 			c.w.Int(items)
 		case eqFold(f, "expansion"):
-			c.w.Array(1)
+			one("Expansion rate")
 			exp()
 		default:
 			c.err("Invalid information value")
 		}
 		return false
 	}
-	c.w.Array(10)
+	c.mapReply(5)
 	c.w.Simple("Capacity")
 	c.w.Int(capacity)
 	c.w.Simple("Size")
@@ -639,6 +836,59 @@ func bfCard(c *client, args [][]byte) bool {
 	defer e.mu.RUnlock()
 	if v := c.bfOf(e); v != nil {
 		c.w.Int(int64(v.f.N()))
+	}
+	return false
+}
+
+// bfDebug is BF.DEBUG key, as RedisBloom answers it: "size:N" (the keys
+// added), then per link "bytes:B bits:b hashes:k hashwidth:64 capacity:C
+// size:N ratio:R" (R as C's %g). A filter of another kind loaded from a
+// file has no links to describe: its reply is an error.
+func bfDebug(c *client, args [][]byte) bool {
+	if len(args) != 2 {
+		c.err(wrongArity("bf.debug"))
+		return false
+	}
+	e := c.s.get(args[1])
+	if e == nil {
+		c.err(errBFNotFound)
+		return false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v := c.bfOf(e)
+	if v == nil {
+		return false
+	}
+	if v.chain == nil {
+		c.err(fmt.Sprintf("ERR this %s filter has no RedisBloom links: BF.INFO describes it", v.f.Kind()))
+		return false
+	}
+	links := v.chain.RedisLinks()
+	width := 32
+	if v.chain.Options()&scalable.OptForce64 != 0 {
+		width = 64
+	}
+	c.w.Array(1 + len(links))
+	b := append(make([]byte, 0, 128), "size:"...)
+	b = strconv.AppendUint(b, v.chain.N(), 10)
+	c.w.Bulk(b)
+	for _, l := range links {
+		b = append(b[:0], "bytes:"...)
+		b = strconv.AppendUint(b, l.Bytes, 10)
+		b = append(b, " bits:"...)
+		b = strconv.AppendUint(b, l.Bits, 10)
+		b = append(b, " hashes:"...)
+		b = strconv.AppendInt(b, int64(l.Hashes), 10)
+		b = append(b, " hashwidth:"...)
+		b = strconv.AppendInt(b, int64(width), 10)
+		b = append(b, " capacity:"...)
+		b = strconv.AppendUint(b, l.Capacity, 10)
+		b = append(b, " size:"...)
+		b = strconv.AppendUint(b, l.Size, 10)
+		b = append(b, " ratio:"...)
+		b = strconv.AppendFloat(b, l.Ratio, 'g', 6, 64) // C's %g
+		c.w.Bulk(b)
 	}
 	return false
 }

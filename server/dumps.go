@@ -66,6 +66,30 @@ type dumpFamily struct {
 	badHeader, badChunk, badLoad func(err error) string
 	// errComplete answers a chunk for a key holding a complete filter.
 	errComplete string
+	// refuse8, if set, words the refusals above under Dialect8 (those
+	// RedisBloom 8's tests match), and logs the detail they drop.
+	refuse8 func(c *client, r loadRefusal) string
+}
+
+// loadRefusal is a LOADCHUNK refused: the reply as dumpFamily's texts
+// word it, its cause (the loader's error; nil for a chunk onto a
+// complete filter), the chunk, and what the key holds (nil: nothing, a
+// header refused).
+type loadRefusal struct {
+	reply string
+	err   error
+	iter  int64
+	n     int
+	v     value
+}
+
+// refuse answers a LOADCHUNK refused, in c's dialect.
+func (fam *dumpFamily) refuse(c *client, r loadRefusal) {
+	if fam.refuse8 != nil && c.s.cfg.Dialect == Dialect8 {
+		c.err(fam.refuse8(c, r))
+		return
+	}
+	c.err(r.reply)
 }
 
 // valueOf adapts a family's lookup (bfOf, cfOf: its value, or nil with
@@ -228,14 +252,14 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 	v, loading := e.v.(*loadingValue)
 	if !loading || v.fam != fam {
 		if e.v.typ() == fam.complete {
-			c.err(fam.errComplete)
+			fam.refuse(c, loadRefusal{reply: fam.errComplete, iter: iter, n: len(data), v: e.v})
 		} else {
 			c.err(errWrongType)
 		}
 		return false
 	}
 	if err := v.ld.Check(iter, len(data)); err != nil {
-		c.err(fam.badChunk(err))
+		fam.refuse(c, loadRefusal{reply: fam.badChunk(err), err: err, iter: iter, n: len(data), v: v})
 		return false
 	}
 	if err := s.writable(e); err != nil {
@@ -246,7 +270,7 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 	if err := v.ld.LoadChunk(iter, data); err != nil {
 		// Checked above; should the loader refuse anyway, the partial
 		// key is removed rather than left unusable.
-		c.err(fam.badLoad(err))
+		fam.refuse(c, loadRefusal{reply: fam.badLoad(err), err: err, iter: iter, n: len(data), v: v})
 		s.dropBroken(c, key, e)
 		return false
 	}
@@ -256,7 +280,7 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 		// replay (which would refuse to start).
 		done, err := fam.finish(v.ld)
 		if err != nil {
-			c.err(fam.badLoad(err))
+			fam.refuse(c, loadRefusal{reply: fam.badLoad(err), err: err, iter: iter, n: len(data), v: v})
 			s.dropBroken(c, key, e)
 			return false
 		}
@@ -287,7 +311,7 @@ func (fam *dumpFamily) loadHeader(c *client, args [][]byte, e *entry) bool {
 	}
 	ld := fam.newLoader()
 	if err := ld.LoadChunk(1, data); err != nil {
-		c.err(fam.badHeader(err))
+		fam.refuse(c, loadRefusal{reply: fam.badHeader(err), err: err, iter: 1, n: len(data)})
 		return false
 	}
 	_, total := ld.Progress()

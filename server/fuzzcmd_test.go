@@ -179,7 +179,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"bf.insert", "new", "CAPACITY", "100", "ERROR", "0.01", "EXPANSION", "2", "NONSCALING", "ITEMS", "x", "y"},
 		{"bf.insert", "bf", "NOCREATE", "ITEMS", "x"},
 		{"bf.exists", "bf", "a"}, {"bf.mexists", "bf", "a", "z"}, {"bf.info", "bf", "capacity"}, {"bf.info", "bf"},
-		{"bf.card", "bf"}, {"bf.scandump", "bf", "0"}, {"bf.scandump", "bf", fx.bfChunks[0][0]},
+		{"bf.card", "bf"}, {"bf.debug", "bf"}, {"bf.scandump", "bf", "0"}, {"bf.scandump", "bf", fx.bfChunks[0][0]},
 		{"bf.loadchunk", "new", fx.bfChunks[0][0], fx.bfChunks[0][1]},
 		{"bf.loadchunk", "ld", fx.bfChunks[1][0], fx.bfChunks[1][1]},
 		{"cf.reserve", "new", "100", "BUCKETSIZE", "2", "MAXITERATIONS", "20", "EXPANSION", "1"},

@@ -38,7 +38,7 @@ func TestRedisCLI(t *testing.T) {
 		{"Capacity\n100\nSize\n240\nNumber of filters\n1\nNumber of items inserted\n3\nExpansion rate\n2", "BF.INFO", "f"},
 		{"(integer) 1", "--no-raw", "BF.EXISTS", "f", "b"},
 		{"1) (integer) 1\n2) (integer) 0", "--no-raw", "BF.MEXISTS", "f", "c", "zz"},
-		{" 1) Capacity\n 2) (integer) 100\n 3) Size\n 4) (integer) 240\n 5) Number of filters\n 6) (integer) 1\n 7) Number of items inserted\n 8) (integer) 3\n 9) Expansion rate\n10) (integer) 2", "-3", "--no-raw", "BF.INFO", "f"},
+		{"1# Capacity => (integer) 100\n2# Size => (integer) 240\n3# Number of filters => (integer) 1\n4# Number of items inserted => (integer) 3\n5# Expansion rate => (integer) 2", "-3", "--no-raw", "BF.INFO", "f"},
 		{"(error) ERR not found", "--no-raw", "BF.INFO", "nokey"},
 		{"MBbloom--", "TYPE", "f"},
 		{"OK", "CMS.INITBYDIM", "c", "100", "5"},

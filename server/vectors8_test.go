@@ -140,7 +140,6 @@ func replayCollect(t *testing.T, c *rawConn, vs []vector, proto int) (map[string
 // that replays fails the test, so that it is taken off).
 var pending8 = map[int]map[string]string{
 	2: {
-		"insert-and-errors":  "BF in dialect 8 (issue 22)",
 		"cf-grow-and-errors": "CF in dialect 8 (issue 22)",
 		"topk-default":       "TOPK (issue 23)",
 		"topk-wide":          "TOPK (issue 23)",
@@ -148,17 +147,12 @@ var pending8 = map[int]map[string]string{
 		"tdigest-gauss":      "TDIGEST (issue 23)",
 	},
 	3: {
-		"reserve-expand-scandump": "BF in dialect 8 (issue 22)",
-		"expansion-4":             "BF in dialect 8 (issue 22)",
-		"nonscaling-full":         "BF in dialect 8 (issue 22)",
-		"insert-and-errors":       "BF in dialect 8 (issue 22)",
-		"big-one-link":            "BF in dialect 8 (issue 22)",
-		"cf-basic":                "CF in dialect 8 (issue 22)",
-		"cf-grow-and-errors":      "CF in dialect 8 (issue 22)",
-		"topk-default":            "TOPK (issue 23)",
-		"topk-wide":               "TOPK (issue 23)",
-		"tdigest-default":         "TDIGEST (issue 23)",
-		"tdigest-gauss":           "TDIGEST (issue 23)",
+		"cf-basic":           "CF in dialect 8 (issue 22)",
+		"cf-grow-and-errors": "CF in dialect 8 (issue 22)",
+		"topk-default":       "TOPK (issue 23)",
+		"topk-wide":          "TOPK (issue 23)",
+		"tdigest-default":    "TDIGEST (issue 23)",
+		"tdigest-gauss":      "TDIGEST (issue 23)",
 	},
 }
 
