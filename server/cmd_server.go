@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -157,28 +158,84 @@ func cmdConfig(c *client, args [][]byte) bool {
 	sub := strings.ToLower(string(args[1]))
 	switch sub {
 	case "get":
-		var out [][2]string
-		for _, p := range c.s.configParams() {
-			for _, pat := range args[2:] {
-				if globMatch([]byte(strings.ToLower(string(pat))), []byte(p[0])) {
-					out = append(out, p)
-					break
-				}
-			}
-		}
-		c.w.Map(len(out))
-		for _, p := range out {
-			c.w.BulkString(p[0])
-			c.w.BulkString(p[1])
-		}
+		c.configGet(args[2:])
 	case "set":
-		c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[2]) + "'")
+		c.configSet(args[2:])
 	case "resetstat":
 		c.w.Simple("OK")
 	default:
 		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try CONFIG HELP.")
 	}
 	return false
+}
+
+// configGet answers CONFIG GET as Redis does: each parameter that a
+// pattern matches (case-insensitively), once; a pattern without glob
+// characters names one parameter and the reply repeats it as given.
+// Under Dialect8 RedisBloom's module configs are parameters too.
+func (c *client) configGet(pats [][]byte) {
+	params := c.s.configParams()
+	if c.s.cfg.Dialect == Dialect8 {
+		params = append(params, c.s.modcfg.get()...)
+	}
+	var out [][2]string
+	seen := make([]bool, len(params))
+	for _, pat := range pats {
+		lower := []byte(strings.ToLower(string(pat)))
+		glob := bytes.ContainsAny(pat, "[*?")
+		for i, p := range params {
+			if seen[i] {
+				continue
+			}
+			if glob && globMatch(lower, []byte(p[0])) {
+				seen[i] = true
+				out = append(out, p)
+			} else if !glob && string(lower) == p[0] {
+				seen[i] = true
+				out = append(out, [2]string{string(pat), p[1]})
+			}
+		}
+	}
+	c.w.Map(len(out))
+	for _, p := range out {
+		c.w.BulkString(p[0])
+		c.w.BulkString(p[1])
+	}
+}
+
+// configSet answers CONFIG SET of name/value pairs as Redis does: an
+// unknown name or an odd count refuses them all; under Dialect8 the
+// module configs (moduleConfig.set, all or none) are the parameters that
+// can be set, with RedisBloom's refusals wrapped in Redis's "CONFIG SET
+// failed" text. Server parameters are read-only here.
+func (c *client) configSet(args [][]byte) {
+	if len(args)%2 != 0 {
+		c.err(errSyntax)
+		return
+	}
+	pairs := make([]modSet, 0, len(args)/2)
+	for i := 0; i < len(args); i += 2 {
+		p := -1
+		if c.s.cfg.Dialect == Dialect8 {
+			p = lookupModConfig(args[i])
+		}
+		if p < 0 {
+			c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[i]) + "'")
+			return
+		}
+		for _, b := range pairs {
+			if b.param == p { // Redis reports the first refused name
+				c.err("ERR CONFIG SET failed (possibly related to argument '" + argText(args[i]) + "') - duplicate parameter")
+				return
+			}
+		}
+		pairs = append(pairs, modSet{p, args[i+1]})
+	}
+	if i, msg := c.s.modcfg.set(pairs); i >= 0 {
+		c.err("ERR CONFIG SET failed (possibly related to argument '" + modParams[pairs[i].param].name + "') - " + msg)
+		return
+	}
+	c.w.Simple("OK")
 }
 
 func cmdSave(c *client, args [][]byte) bool {

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // Dialect is the RedisBloom release (and the Redis core around it) whose
@@ -83,4 +85,14 @@ func (c *client) mapReply(n int) {
 		return
 	}
 	c.w.Array(2 * n)
+}
+
+// formatDouble8 is f as Redis 8 prints a double (resp.AppendDouble's
+// shortest form): 0.01, 0.25, 1e-7.
+func formatDouble8(f float64) string { return string(resp.AppendDouble(nil, f, true)) }
+
+// formatDouble is f as the dialect's Redis prints a double: Redis 8's
+// shortest form, or Redis 7.0's %.17g under Dialect24.
+func (d Dialect) formatDouble(f float64) string {
+	return string(resp.AppendDouble(nil, f, d != Dialect24))
 }
