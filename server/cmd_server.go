@@ -67,13 +67,7 @@ func cmdCommand(c *client, args [][]byte) bool {
 		c.w.Map(len(cmds))
 		for _, cmd := range cmds {
 			c.w.BulkString(cmd.name)
-			c.w.Map(3)
-			c.w.BulkString("summary")
-			c.w.BulkString(cmd.summary)
-			c.w.BulkString("since")
-			c.w.BulkString(cmd.since)
-			c.w.BulkString("group")
-			c.w.BulkString(cmd.group)
+			c.commandDocs(cmd)
 		}
 	case "list":
 		cmds := sortedCommands()
