@@ -12,7 +12,7 @@ import (
 )
 
 // Redis's server commands (COMMAND DOCS group "server"): COMMAND, CONFIG,
-// INFO, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN.
+// INFO, MODULE, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN.
 
 func init() {
 	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
@@ -26,9 +26,11 @@ func init() {
 		g("bgsave", -1, fAdmin, "Asynchronously save the dataset to disk", cmdBgsave),
 		g("bgrewriteaof", 1, fAdmin, "Asynchronously rewrite the append-only file", cmdBgsave),
 		g("lastsave", 1, fFast, "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
+		g("module", -2, fAdmin|fNoMulti, "A container for module commands", cmdModule),
 		g("shutdown", -1, fAdmin|fNoMulti, "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
 	)
 	commandTable["command"].subs = []subcommand{{"count", 2}, {"info", -2}, {"docs", -2}, {"list", -2}}
+	commandTable["module"].subs = []subcommand{{"list", 2}, {"help", 2}, {"load", -3}, {"loadex", -3}, {"unload", 3}}
 	commandTable["config"].subs = []subcommand{{"get", -3}, {"set", -4}, {"resetstat", 2}}
 }
 
@@ -309,6 +311,38 @@ func cmdShutdown(c *client, args [][]byte) bool {
 		s.shutdown(ctx, save)
 	}()
 	c.quit = true // Redis closes the connection without a reply
+	return false
+}
+
+// cmdModule answers MODULE LIST as Redis does with RedisBloom loaded: one
+// module named bf, of the dialect's version (80602 or 20423), built into
+// this server (the path says so; no arguments). Nothing can be loaded or
+// unloaded.
+func cmdModule(c *client, args [][]byte) bool {
+	switch {
+	case eqFold(args[1], "list"):
+		c.w.Array(1)
+		c.w.Map(4)
+		c.w.BulkString("name")
+		c.w.BulkString("bf")
+		c.w.BulkString("ver")
+		c.w.Int(c.s.cfg.Dialect.moduleVersion())
+		c.w.BulkString("path")
+		c.w.BulkString("(built into bloomlab)")
+		c.w.BulkString("args")
+		c.w.Array(0)
+	case eqFold(args[1], "help"):
+		lines := []string{"MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"LIST", "    Return a list of loaded modules.",
+			"HELP", "    Prints this help.",
+			"(RedisBloom's commands are built in: nothing can be loaded or unloaded.)"}
+		c.w.Array(len(lines))
+		for _, l := range lines {
+			c.w.Simple(l)
+		}
+	default: // LOAD, LOADEX, UNLOAD
+		c.err("ERR modules cannot be loaded or unloaded here: RedisBloom's commands (module bf) are built into bloomlab")
+	}
 	return false
 }
 

@@ -56,3 +56,27 @@ func TestCommandDocs24(t *testing.T) {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }
+
+// TestModuleList: MODULE LIST answers as Redis with RedisBloom loaded
+// (name bf, the dialect's module version; the path says it is built in),
+// and nothing can be loaded or unloaded.
+func TestModuleList(t *testing.T) {
+	for _, tc := range []struct {
+		d   Dialect
+		ver string
+	}{{Dialect8, "80602"}, {Dialect24, "20423"}} {
+		s := start(t, Config{Dialect: tc.d})
+		c := dial(t, s)
+		c.do("HELLO", "3")
+		want := `*[%[$"name", $"bf", $"ver", :` + tc.ver + `, $"path", $"(built into bloomlab)", $"args", *[]]]`
+		if got := c.do("MODULE", "LIST"); got != want {
+			t.Errorf("dialect %v: got %s, want %s", tc.d, got, want)
+		}
+		if got := c.do("MODULE", "UNLOAD", "bf"); !strings.HasPrefix(got, "-ERR modules cannot be loaded or unloaded here") {
+			t.Errorf("MODULE UNLOAD: %s", got)
+		}
+		if got, want := c.do("MODULE", "FOO"), "-ERR unknown subcommand 'FOO'. Try MODULE HELP."; got != want {
+			t.Errorf("MODULE FOO: %s", got)
+		}
+	}
+}
