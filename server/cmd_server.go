@@ -26,7 +26,7 @@ func init() {
 		g("bgsave", -1, fAdmin, "Asynchronously save the dataset to disk", cmdBgsave),
 		g("bgrewriteaof", 1, fAdmin, "Asynchronously rewrite the append-only file", cmdBgsave),
 		g("lastsave", 1, fFast, "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
-		g("module", -2, fAdmin|fNoMulti, "A container for module commands", cmdModule),
+		g("module", -2, fAdmin, "A container for module commands", cmdModule),
 		g("shutdown", -1, fAdmin|fNoMulti, "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
 	)
 	commandTable["command"].subs = []subcommand{{"count", 2}, {"info", -2}, {"docs", -2}, {"list", -2}}
