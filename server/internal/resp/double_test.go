@@ -78,3 +78,29 @@ func TestAppendDoubleRedis7(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterDouble: Double writes Redis 8's text with Shortest, Redis
+// 7.0's without, as a bulk string under RESP2 and a double under RESP3.
+func TestWriterDouble(t *testing.T) {
+	for _, c := range []struct {
+		proto    int
+		shortest bool
+		want     string
+	}{
+		{2, true, "$4\r\n0.01\r\n$4\r\n1e-7\r\n$3\r\n100\r\n"},
+		{3, true, ",0.01\r\n,1e-7\r\n,100\r\n"},
+		{2, false, "$4\r\n0.01\r\n$22\r\n9.9999999999999995e-08\r\n$3\r\n100\r\n"},
+		{3, false, ",0.01\r\n,9.9999999999999995e-08\r\n,100\r\n"},
+	} {
+		var b strings.Builder
+		w := NewWriter(&b)
+		w.Proto, w.Shortest = c.proto, c.shortest
+		w.Double(0.01)
+		w.Double(1e-7)
+		w.Double(100)
+		w.Flush()
+		if b.String() != c.want {
+			t.Errorf("RESP%d shortest=%v: got %q, want %q", c.proto, c.shortest, b.String(), c.want)
+		}
+	}
+}
