@@ -314,23 +314,12 @@ func cmdShutdown(c *client, args [][]byte) bool {
 	return false
 }
 
-// cmdModule answers MODULE LIST as Redis does with RedisBloom loaded: one
-// module named bf, of the dialect's version (80602 or 20423), built into
-// this server (the path says so; no arguments). Nothing can be loaded or
-// unloaded.
+// cmdModule answers MODULE LIST as Redis does with RedisBloom loaded
+// (moduleList) and MODULE HELP; nothing can be loaded or unloaded.
 func cmdModule(c *client, args [][]byte) bool {
 	switch {
 	case eqFold(args[1], "list"):
-		c.w.Array(1)
-		c.w.Map(4)
-		c.w.BulkString("name")
-		c.w.BulkString("bf")
-		c.w.BulkString("ver")
-		c.w.Int(c.s.cfg.Dialect.moduleVersion())
-		c.w.BulkString("path")
-		c.w.BulkString("(built into bloomlab)")
-		c.w.BulkString("args")
-		c.w.Array(0)
+		c.moduleList()
 	case eqFold(args[1], "help"):
 		lines := []string{"MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"LIST", "    Return a list of loaded modules.",
@@ -344,6 +333,22 @@ func cmdModule(c *client, args [][]byte) bool {
 		c.err("ERR modules cannot be loaded or unloaded here: RedisBloom's commands (module bf) are built into bloomlab")
 	}
 	return false
+}
+
+// moduleList writes the list of modules of MODULE LIST and HELLO: one
+// named bf, of the dialect's version (80602 or 20423), built into this
+// server (path "bloomlab"), without arguments.
+func (c *client) moduleList() {
+	c.w.Array(1)
+	c.w.Map(4)
+	c.w.BulkString("name")
+	c.w.BulkString("bf")
+	c.w.BulkString("ver")
+	c.w.Int(c.s.cfg.Dialect.moduleVersion())
+	c.w.BulkString("path")
+	c.w.BulkString("bloomlab")
+	c.w.BulkString("args")
+	c.w.Array(0)
 }
 
 // INFO, with Redis's section and field names.

@@ -58,7 +58,7 @@ func TestCommandDocs24(t *testing.T) {
 }
 
 // TestModuleList: MODULE LIST answers as Redis with RedisBloom loaded
-// (name bf, the dialect's module version; the path says it is built in),
+// (name bf, the dialect's module version, path "bloomlab"),
 // and nothing can be loaded or unloaded.
 func TestModuleList(t *testing.T) {
 	for _, tc := range []struct {
@@ -68,7 +68,7 @@ func TestModuleList(t *testing.T) {
 		s := start(t, Config{Dialect: tc.d})
 		c := dial(t, s)
 		c.do("HELLO", "3")
-		want := `*[%[$"name", $"bf", $"ver", :` + tc.ver + `, $"path", $"(built into bloomlab)", $"args", *[]]]`
+		want := `*[%[$"name", $"bf", $"ver", :` + tc.ver + `, $"path", $"bloomlab", $"args", *[]]]`
 		if got := c.do("MODULE", "LIST"); got != want {
 			t.Errorf("dialect %v: got %s, want %s", tc.d, got, want)
 		}
