@@ -83,8 +83,12 @@ func cmdCommand(c *client, args [][]byte) bool {
 	return false
 }
 
-// commandInfo writes one COMMAND INFO entry in Redis 7's shape.
+// commandInfo writes one COMMAND INFO entry in Redis 7's shape (for
+// RedisBloom's commands under Dialect8, moduleCommandInfo's).
 func (c *client) commandInfo(cmd *command) {
+	if c.s.cfg.Dialect == Dialect8 && c.moduleCommandInfo(cmd) {
+		return
+	}
 	var flags []string
 	for _, f := range []struct {
 		f    cmdFlags

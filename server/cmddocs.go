@@ -394,3 +394,102 @@ var moduleDocs = map[string]cmdDoc{
 		}},
 	}},
 }
+
+// COMMAND INFO of RedisBloom's commands as Redis answers them with
+// RedisBloom 8.6.2 loaded (Dialect8): the arity RedisBloom registers, its
+// flags (module included), keys at 1, no ACL categories or tips, and one
+// key spec (its flags; the key at argument 1).
+type modInfo struct {
+	arity    int
+	flags    string // space-separated
+	keyFlags string // the key spec's, space-separated
+}
+
+// moduleInfo: RedisBloom 8.6.2's COMMAND INFO, BF, CF and CMS, read from
+// the real module.
+var moduleInfo = map[string]modInfo{
+	"bf.add":         {3, "write denyoom module", "RW"},
+	"bf.card":        {2, "readonly module fast", "RO"},
+	"bf.debug":       {-1, "readonly module fast", "RW access update"},
+	"bf.exists":      {3, "readonly module fast", "RO"},
+	"bf.info":        {-2, "readonly module fast", "RO"},
+	"bf.insert":      {-4, "write denyoom module", "RW"},
+	"bf.loadchunk":   {4, "write denyoom module", "RW"},
+	"bf.madd":        {-3, "write denyoom module", "RW"},
+	"bf.mexists":     {-3, "readonly module fast", "RO"},
+	"bf.reserve":     {-4, "write denyoom module", "RW"},
+	"bf.scandump":    {3, "readonly module fast", "RW"},
+	"cf.add":         {3, "write denyoom module", "RW"},
+	"cf.addnx":       {3, "write denyoom module", "RW"},
+	"cf.compact":     {-1, "readonly module fast", "RW access update"},
+	"cf.count":       {3, "readonly module fast", "RO"},
+	"cf.debug":       {-1, "readonly module fast", "RW access update"},
+	"cf.del":         {3, "write module fast", "RW"},
+	"cf.exists":      {3, "readonly module fast", "RO"},
+	"cf.info":        {2, "readonly module fast", "RO"},
+	"cf.insert":      {-4, "write denyoom module", "RW"},
+	"cf.insertnx":    {-4, "write denyoom module", "RW"},
+	"cf.loadchunk":   {4, "write denyoom module", "RW"},
+	"cf.mexists":     {-3, "readonly module fast", "RO"},
+	"cf.reserve":     {-3, "write denyoom module", "RW"},
+	"cf.scandump":    {3, "readonly module fast", "RW"},
+	"cms.incrby":     {-4, "write denyoom module", "RW"},
+	"cms.info":       {2, "readonly module", "RO"},
+	"cms.initbydim":  {4, "write denyoom module", "RW"},
+	"cms.initbyprob": {4, "write denyoom module", "RW"},
+	"cms.merge":      {-4, "write denyoom module", "RW"},
+	"cms.query":      {-3, "readonly module", "RO"},
+}
+
+// moduleCommandInfo writes cmd's COMMAND INFO entry as Redis with
+// RedisBloom 8.6.2 does, if cmd is one of RedisBloom's, and reports
+// whether it did.
+func (c *client) moduleCommandInfo(cmd *command) bool {
+	in, ok := moduleInfo[cmd.name]
+	if !ok {
+		return false
+	}
+	flags := strings.Fields(in.flags)
+	keyFlags := strings.Fields(in.keyFlags)
+	c.w.Array(10)
+	c.w.BulkString(cmd.name)
+	c.w.Int(int64(in.arity))
+	c.w.Set(len(flags))
+	for _, f := range flags {
+		c.w.Simple(f)
+	}
+	c.w.Int(1)
+	c.w.Int(1)
+	c.w.Int(1)
+	c.w.Set(0) // ACL categories
+	c.w.Set(0) // tips
+	c.w.Set(1) // key specs
+	c.w.Map(3)
+	c.w.BulkString("flags")
+	c.w.Set(len(keyFlags))
+	for _, f := range keyFlags {
+		c.w.Simple(f)
+	}
+	c.w.BulkString("begin_search")
+	c.w.Map(2)
+	c.w.BulkString("type")
+	c.w.BulkString("index")
+	c.w.BulkString("spec")
+	c.w.Map(1)
+	c.w.BulkString("index")
+	c.w.Int(1)
+	c.w.BulkString("find_keys")
+	c.w.Map(2)
+	c.w.BulkString("type")
+	c.w.BulkString("range")
+	c.w.BulkString("spec")
+	c.w.Map(3)
+	c.w.BulkString("lastkey")
+	c.w.Int(0)
+	c.w.BulkString("keystep")
+	c.w.Int(1)
+	c.w.BulkString("limit")
+	c.w.Int(0)
+	c.w.Set(0) // subcommands
+	return true
+}

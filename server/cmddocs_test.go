@@ -7,17 +7,18 @@ import (
 	"testing"
 )
 
-// TestCommandDocs8 replays COMMAND DOCS of every RedisBloom command the
-// server serves under Dialect8 and RESP3, byte for byte against RedisBloom
-// 8.6.2's replies (testdata, recorded from the real module): group module,
-// module bf, complexity, history, the arguments' names, types, tokens,
-// flags and key spec indexes.
+// TestCommandDocs8 replays COMMAND DOCS and COMMAND INFO of every
+// RedisBloom command the server serves under Dialect8 and RESP3, byte for
+// byte against RedisBloom 8.6.2's replies (testdata, recorded from the
+// real module): group module, module bf, complexity, history, the
+// arguments' names, types, tokens, flags and key spec indexes; the arity
+// RedisBloom registers, its flags and key spec.
 func TestCommandDocs8(t *testing.T) {
 	b, err := os.ReadFile("testdata/redisbloom-8.6.2-command-docs.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec struct{ Docs map[string]string }
+	var rec struct{ Docs, Info map[string]string }
 	if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -33,6 +34,10 @@ func TestCommandDocs8(t *testing.T) {
 		c.send("COMMAND", "DOCS", strings.ToUpper(name))
 		if _, got := c.read(); string(got) != want {
 			t.Errorf("COMMAND DOCS %s:\n got %q\nwant %q", name, got, want)
+		}
+		c.send("COMMAND", "INFO", name)
+		if _, got := c.read(); string(got) != rec.Info[name] {
+			t.Errorf("COMMAND INFO %s:\n got %q\nwant %q", name, got, rec.Info[name])
 		}
 	}
 	if n < 27 { // BF, CF, CMS
