@@ -206,6 +206,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"client", "setname", "n"}, {"client", "getname"}, {"client", "id"}, {"client", "setinfo", "lib-name", "x"},
 		{"client", "info"}, {"client", "list"},
 		{"command"}, {"command", "count"}, {"command", "info", "get"}, {"command", "docs", "get"}, {"command", "list"},
+		{"command", "docs", "bf.insert", "cms.merge"}, {"command", "info", "cf.reserve", "nokey"},
 		{"config", "get", "maxmemory"}, {"config", "set", "x", "y"}, {"config", "resetstat"},
 		{"config", "get", "bf-*", "cf-initial-size"}, {"config", "set", "bf-error-rate", "0.02", "cf-bucket-size", "3"},
 		{"module", "list"}, {"module", "help"}, {"module", "unload", "bf"},
