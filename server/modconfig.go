@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -104,6 +105,42 @@ func (m *moduleConfig) bfDefaults() (errRate float64, capacity, expansion int64)
 func (m *moduleConfig) cfDefaults() (bucketSize, capacity, maxIter, expansion, maxExpansions int64) {
 	v := m.v.Load()
 	return v.n[mcCFBucketSize], v.n[mcCFInitialSize], v.n[mcCFMaxIterations], v.n[mcCFExpansion], v.n[mcCFMaxExpansions]
+}
+
+// setModuleConfigs applies Config.ModuleConfigs as one CONFIG SET.
+func (s *Server) setModuleConfigs() error {
+	if len(s.cfg.ModuleConfigs) == 0 {
+		return nil
+	}
+	if s.cfg.Dialect != Dialect8 {
+		return fmt.Errorf("module configs (%s) are RedisBloom 8's: they need dialect 8", s.cfg.ModuleConfigs[0][0])
+	}
+	pairs := make([]modSet, 0, len(s.cfg.ModuleConfigs))
+	for _, kv := range s.cfg.ModuleConfigs {
+		p := lookupModConfig([]byte(kv[0]))
+		if p < 0 {
+			return fmt.Errorf("unknown module config %q: want one of %s", kv[0], modConfigNames())
+		}
+		for _, q := range pairs {
+			if q.param == p {
+				return fmt.Errorf("module config %s given twice", modParams[p].name)
+			}
+		}
+		pairs = append(pairs, modSet{p, []byte(kv[1])})
+	}
+	if i, msg := s.modcfg.set(pairs); i >= 0 {
+		return fmt.Errorf("module config %s=%s: %s", modParams[pairs[i].param].name, pairs[i].value, msg)
+	}
+	return nil
+}
+
+// modConfigNames lists the module configs' names.
+func modConfigNames() string {
+	names := make([]string, len(modParams))
+	for i, p := range modParams {
+		names[i] = p.name
+	}
+	return strings.Join(names, ", ")
 }
 
 // lookupModConfig returns the index of the module config named name

@@ -148,3 +148,32 @@ func TestModuleConfigsAtomic(t *testing.T) {
 		reads++
 	}
 }
+
+// TestModuleConfigsAtStart: Config.ModuleConfigs sets the configs as one
+// CONFIG SET at start, and New refuses a bad one with RedisBloom's text,
+// an unknown name, a name given twice, and any under Dialect24.
+func TestModuleConfigsAtStart(t *testing.T) {
+	s := start(t, Config{ModuleConfigs: [][2]string{{"bf-error-rate", "0.001"}, {"CF-BUCKET-SIZE", "4"}}})
+	c := dial(t, s)
+	if got, want := c.do("CONFIG", "GET", "bf-error-rate", "cf-bucket-size"), `*[$"bf-error-rate", $"0.001", $"cf-bucket-size", $"4"]`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{ModuleConfigs: [][2]string{{"bf-error-rate", "2"}}}, "module config bf-error-rate=2: Value for `bf-error-rate` must be in the range (0.000000, 1.000000)"},
+		{Config{ModuleConfigs: [][2]string{{"cf-bucket-size", "3"}, {"cf-initial-size", "5"}}}, "module config cf-initial-size=5: Value for `cf-initial-size` must be in the range [6, 1073741824]"},
+		{Config{ModuleConfigs: [][2]string{{"error-rate", "0.1"}}}, `unknown module config "error-rate": want one of bf-error-rate, bf-initial-size, bf-expansion-factor, cf-bucket-size, cf-initial-size, cf-max-iterations, cf-expansion-factor, cf-max-expansions`},
+		{Config{ModuleConfigs: [][2]string{{"bf-initial-size", "5"}, {"bf-initial-size", "6"}}}, "module config bf-initial-size given twice"},
+		{Config{Dialect: Dialect24, ModuleConfigs: [][2]string{{"bf-initial-size", "5"}}}, "module configs (bf-initial-size) are RedisBloom 8's: they need dialect 8"},
+	} {
+		s, err := New(tc.cfg)
+		if err == nil {
+			s.Close()
+			t.Errorf("%v: started", tc.cfg.ModuleConfigs)
+		} else if err.Error() != tc.want {
+			t.Errorf("%v:\n got %v\nwant %s", tc.cfg.ModuleConfigs, err, tc.want)
+		}
+	}
+}
