@@ -90,9 +90,3 @@ func (c *client) mapReply(n int) {
 // formatDouble8 is f as Redis 8 prints a double (resp.AppendDouble's
 // shortest form): 0.01, 0.25, 1e-7.
 func formatDouble8(f float64) string { return string(resp.AppendDouble(nil, f, true)) }
-
-// formatDouble is f as the dialect's Redis prints a double: Redis 8's
-// shortest form, or Redis 7.0's %.17g under Dialect24.
-func (d Dialect) formatDouble(f float64) string {
-	return string(resp.AppendDouble(nil, f, d != Dialect24))
-}
