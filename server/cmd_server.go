@@ -72,15 +72,50 @@ func cmdCommand(c *client, args [][]byte) bool {
 			c.commandDocs(cmd)
 		}
 	case "list":
-		cmds := sortedCommands()
-		c.w.Array(len(cmds))
-		for _, cmd := range cmds {
-			c.w.BulkString(cmd.name)
-		}
+		c.commandList(args[2:])
 	default:
 		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try COMMAND HELP.")
 	}
 	return false
+}
+
+// commandList answers COMMAND LIST [FILTERBY MODULE name|ACLCAT cat|
+// PATTERN glob] as Redis does: module bf holds RedisBloom's commands, an
+// ACL category the commands COMMAND INFO lists it for, a pattern matches
+// names case-insensitively.
+func (c *client) commandList(filter [][]byte) {
+	var match func(*command) bool
+	switch {
+	case len(filter) == 0:
+		match = func(*command) bool { return true }
+	case len(filter) != 3 || !eqFold(filter[0], "filterby"):
+		c.err(errSyntax)
+		return
+	case eqFold(filter[1], "module"):
+		bf := eqFold(filter[2], "bf")
+		match = func(cmd *command) bool { return bf && isModuleCommand(cmd.name) }
+	case eqFold(filter[1], "aclcat"):
+		cat := strings.ToLower(string(filter[2]))
+		match = func(cmd *command) bool {
+			return cmd.group == cat && !(c.s.cfg.Dialect == Dialect8 && isModuleCommand(cmd.name))
+		}
+	case eqFold(filter[1], "pattern"):
+		pat := []byte(strings.ToLower(string(filter[2])))
+		match = func(cmd *command) bool { return globMatch(pat, []byte(cmd.name)) }
+	default:
+		c.err(errSyntax)
+		return
+	}
+	var names []string
+	for _, cmd := range sortedCommands() {
+		if match(cmd) {
+			names = append(names, cmd.name)
+		}
+	}
+	c.w.Array(len(names))
+	for _, n := range names {
+		c.w.BulkString(n)
+	}
 }
 
 // commandInfo writes one COMMAND INFO entry in Redis 7's shape (for

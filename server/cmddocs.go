@@ -29,6 +29,12 @@ type docArg struct {
 	args                    []docArg
 }
 
+// isModuleCommand reports whether name is one of RedisBloom's commands.
+func isModuleCommand(name string) bool {
+	_, ok := moduleDocs[name]
+	return ok
+}
+
 // commandDocs writes cmd's COMMAND DOCS entry (after its name).
 func (c *client) commandDocs(cmd *command) {
 	doc, ok := moduleDocs[cmd.name]

@@ -85,3 +85,38 @@ func TestModuleList(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandListFilter: COMMAND LIST FILTERBY as Redis with RedisBloom
+// 8.6.2 answers it (checked on the real module): module bf is every
+// RedisBloom command, module names and patterns ignore case, RedisBloom's
+// commands have no ACL category under Dialect8, anything else is a
+// syntax error.
+func TestCommandListFilter(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	var bf []string
+	for _, cmd := range sortedCommands() {
+		if strings.Contains(cmd.name, ".") && !strings.HasPrefix(cmd.name, "test.") {
+			bf = append(bf, `$"`+cmd.name+`"`)
+		}
+	}
+	for _, tc := range []struct {
+		want string
+		args []string
+	}{
+		{"*[" + strings.Join(bf, ", ") + "]", []string{"FILTERBY", "MODULE", "BF"}},
+		{"*[]", []string{"FILTERBY", "MODULE", "nosuch"}},
+		{`*[$"cms.incrby", $"cms.info", $"cms.initbydim", $"cms.initbyprob"]`, []string{"FILTERBY", "PATTERN", "CMS.I*"}},
+		{"*[]", []string{"FILTERBY", "ACLCAT", "bf"}},
+		{"-ERR syntax error", []string{"FILTERBY", "FOO", "x"}},
+		{"-ERR syntax error", []string{"FILTERBY", "MODULE"}},
+		{"-ERR syntax error", []string{"x", "y"}},
+	} {
+		if got := c.do(append([]string{"COMMAND", "LIST"}, tc.args...)...); got != tc.want {
+			t.Errorf("COMMAND LIST %q: got %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	if len(bf) < 29 {
+		t.Fatalf("%d RedisBloom commands", len(bf))
+	}
+}
