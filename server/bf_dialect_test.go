@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"log"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,9 +104,14 @@ func TestBFDebug(t *testing.T) {
 // setBFConfigs sets bf-error-rate, bf-initial-size and
 // bf-expansion-factor as CONFIG SET does.
 func setBFConfigs(s *Server, rate float64, size, expansion int64) {
-	s.modcfg.bfErrorRate.Store(math.Float64bits(rate))
-	s.modcfg.bfInitial.Store(size)
-	s.modcfg.bfExpansion.Store(expansion)
+	pairs := []modSet{
+		{mcBFErrorRate, []byte(strconv.FormatFloat(rate, 'g', -1, 64))},
+		{mcBFInitialSize, []byte(strconv.FormatInt(size, 10))},
+		{mcBFExpansion, []byte(strconv.FormatInt(expansion, 10))},
+	}
+	if i, msg := s.modcfg.set(pairs); i >= 0 {
+		panic(fmt.Sprintf("setBFConfigs: %s", msg))
+	}
 }
 
 // TestBFParams8: under Dialect8 an error rate above 0.25 makes a filter

@@ -69,6 +69,7 @@ func newClient(s *Server, conn net.Conn) *client {
 	c.r.Account(c.growReader, c.readerFits)
 	c.clientMem(connFixed, false)
 	c.w = resp.NewWriter(&c.out)
+	c.w.Shortest = s.cfg.Dialect == Dialect8 // Redis 8 prints doubles shortest
 	c.authed = s.cfg.Password == ""
 	return c
 }

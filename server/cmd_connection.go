@@ -115,16 +115,7 @@ func cmdHello(c *client, args [][]byte) bool {
 	c.w.BulkString("role")
 	c.w.BulkString("master")
 	c.w.BulkString("modules")
-	c.w.Array(1)
-	c.w.Map(4)
-	c.w.BulkString("name")
-	c.w.BulkString("bf")
-	c.w.BulkString("ver")
-	c.w.Int(c.s.cfg.Dialect.moduleVersion())
-	c.w.BulkString("path")
-	c.w.BulkString("bloomlab")
-	c.w.BulkString("args")
-	c.w.Array(0)
+	c.moduleList()
 	return false
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,7 +12,7 @@ import (
 )
 
 // Redis's server commands (COMMAND DOCS group "server"): COMMAND, CONFIG,
-// INFO, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN.
+// INFO, MODULE, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN.
 
 func init() {
 	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
@@ -25,9 +26,11 @@ func init() {
 		g("bgsave", -1, fAdmin, "Asynchronously save the dataset to disk", cmdBgsave),
 		g("bgrewriteaof", 1, fAdmin, "Asynchronously rewrite the append-only file", cmdBgsave),
 		g("lastsave", 1, fFast, "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
+		g("module", -2, fAdmin, "A container for module commands", cmdModule),
 		g("shutdown", -1, fAdmin|fNoMulti, "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
 	)
 	commandTable["command"].subs = []subcommand{{"count", 2}, {"info", -2}, {"docs", -2}, {"list", -2}}
+	commandTable["module"].subs = []subcommand{{"list", 2}, {"help", 2}, {"load", -3}, {"loadex", -3}, {"unload", 3}}
 	commandTable["config"].subs = []subcommand{{"get", -3}, {"set", -4}, {"resetstat", 2}}
 }
 
@@ -66,28 +69,61 @@ func cmdCommand(c *client, args [][]byte) bool {
 		c.w.Map(len(cmds))
 		for _, cmd := range cmds {
 			c.w.BulkString(cmd.name)
-			c.w.Map(3)
-			c.w.BulkString("summary")
-			c.w.BulkString(cmd.summary)
-			c.w.BulkString("since")
-			c.w.BulkString(cmd.since)
-			c.w.BulkString("group")
-			c.w.BulkString(cmd.group)
+			c.commandDocs(cmd)
 		}
 	case "list":
-		cmds := sortedCommands()
-		c.w.Array(len(cmds))
-		for _, cmd := range cmds {
-			c.w.BulkString(cmd.name)
-		}
+		c.commandList(args[2:])
 	default:
 		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try COMMAND HELP.")
 	}
 	return false
 }
 
-// commandInfo writes one COMMAND INFO entry in Redis 7's shape.
+// commandList answers COMMAND LIST [FILTERBY MODULE name|ACLCAT cat|
+// PATTERN glob] as Redis does: module bf holds RedisBloom's commands, an
+// ACL category the commands COMMAND INFO lists it for, a pattern matches
+// names case-insensitively.
+func (c *client) commandList(filter [][]byte) {
+	var match func(*command) bool
+	switch {
+	case len(filter) == 0:
+		match = func(*command) bool { return true }
+	case len(filter) != 3 || !eqFold(filter[0], "filterby"):
+		c.err(errSyntax)
+		return
+	case eqFold(filter[1], "module"):
+		bf := eqFold(filter[2], "bf")
+		match = func(cmd *command) bool { return bf && isModuleCommand(cmd.name) }
+	case eqFold(filter[1], "aclcat"):
+		cat := strings.ToLower(string(filter[2]))
+		match = func(cmd *command) bool {
+			return cmd.group == cat && !(c.s.cfg.Dialect == Dialect8 && isModuleCommand(cmd.name))
+		}
+	case eqFold(filter[1], "pattern"):
+		pat := []byte(strings.ToLower(string(filter[2])))
+		match = func(cmd *command) bool { return globMatch(pat, []byte(cmd.name)) }
+	default:
+		c.err(errSyntax)
+		return
+	}
+	var names []string
+	for _, cmd := range sortedCommands() {
+		if match(cmd) {
+			names = append(names, cmd.name)
+		}
+	}
+	c.w.Array(len(names))
+	for _, n := range names {
+		c.w.BulkString(n)
+	}
+}
+
+// commandInfo writes one COMMAND INFO entry in Redis 7's shape (for
+// RedisBloom's commands under Dialect8, moduleCommandInfo's).
 func (c *client) commandInfo(cmd *command) {
+	if c.s.cfg.Dialect == Dialect8 && c.moduleCommandInfo(cmd) {
+		return
+	}
 	var flags []string
 	for _, f := range []struct {
 		f    cmdFlags
@@ -157,28 +193,84 @@ func cmdConfig(c *client, args [][]byte) bool {
 	sub := strings.ToLower(string(args[1]))
 	switch sub {
 	case "get":
-		var out [][2]string
-		for _, p := range c.s.configParams() {
-			for _, pat := range args[2:] {
-				if globMatch([]byte(strings.ToLower(string(pat))), []byte(p[0])) {
-					out = append(out, p)
-					break
-				}
-			}
-		}
-		c.w.Map(len(out))
-		for _, p := range out {
-			c.w.BulkString(p[0])
-			c.w.BulkString(p[1])
-		}
+		c.configGet(args[2:])
 	case "set":
-		c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[2]) + "'")
+		c.configSet(args[2:])
 	case "resetstat":
 		c.w.Simple("OK")
 	default:
 		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try CONFIG HELP.")
 	}
 	return false
+}
+
+// configGet answers CONFIG GET as Redis does: each parameter that a
+// pattern matches (case-insensitively), once; a pattern without glob
+// characters names one parameter and the reply repeats it as given.
+// Under Dialect8 RedisBloom's module configs are parameters too.
+func (c *client) configGet(pats [][]byte) {
+	params := c.s.configParams()
+	if c.s.cfg.Dialect == Dialect8 {
+		params = append(params, c.s.modcfg.get()...)
+	}
+	var out [][2]string
+	seen := make([]bool, len(params))
+	for _, pat := range pats {
+		lower := []byte(strings.ToLower(string(pat)))
+		glob := bytes.ContainsAny(pat, "[*?")
+		for i, p := range params {
+			if seen[i] {
+				continue
+			}
+			if glob && globMatch(lower, []byte(p[0])) {
+				seen[i] = true
+				out = append(out, p)
+			} else if !glob && string(lower) == p[0] {
+				seen[i] = true
+				out = append(out, [2]string{string(pat), p[1]})
+			}
+		}
+	}
+	c.w.Map(len(out))
+	for _, p := range out {
+		c.w.BulkString(p[0])
+		c.w.BulkString(p[1])
+	}
+}
+
+// configSet answers CONFIG SET of name/value pairs as Redis does: an
+// unknown name or an odd count refuses them all; under Dialect8 the
+// module configs (moduleConfig.set, all or none) are the parameters that
+// can be set, with RedisBloom's refusals wrapped in Redis's "CONFIG SET
+// failed" text. Server parameters are read-only here.
+func (c *client) configSet(args [][]byte) {
+	if len(args)%2 != 0 {
+		c.err(errSyntax)
+		return
+	}
+	pairs := make([]modSet, 0, len(args)/2)
+	for i := 0; i < len(args); i += 2 {
+		p := -1
+		if c.s.cfg.Dialect == Dialect8 {
+			p = lookupModConfig(args[i])
+		}
+		if p < 0 {
+			c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[i]) + "'")
+			return
+		}
+		for _, b := range pairs {
+			if b.param == p { // Redis reports the first refused name
+				c.err("ERR CONFIG SET failed (possibly related to argument '" + argText(args[i]) + "') - duplicate parameter")
+				return
+			}
+		}
+		pairs = append(pairs, modSet{p, args[i+1]})
+	}
+	if i, msg := c.s.modcfg.set(pairs); i >= 0 {
+		c.err("ERR CONFIG SET failed (possibly related to argument '" + modParams[pairs[i].param].name + "') - " + msg)
+		return
+	}
+	c.w.Simple("OK")
 }
 
 func cmdSave(c *client, args [][]byte) bool {
@@ -259,6 +351,43 @@ func cmdShutdown(c *client, args [][]byte) bool {
 	}()
 	c.quit = true // Redis closes the connection without a reply
 	return false
+}
+
+// cmdModule answers MODULE LIST as Redis does with RedisBloom loaded
+// (moduleList) and MODULE HELP; nothing can be loaded or unloaded.
+func cmdModule(c *client, args [][]byte) bool {
+	switch {
+	case eqFold(args[1], "list"):
+		c.moduleList()
+	case eqFold(args[1], "help"):
+		lines := []string{"MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"LIST", "    Return a list of loaded modules.",
+			"HELP", "    Prints this help.",
+			"(RedisBloom's commands are built in: nothing can be loaded or unloaded.)"}
+		c.w.Array(len(lines))
+		for _, l := range lines {
+			c.w.Simple(l)
+		}
+	default: // LOAD, LOADEX, UNLOAD
+		c.err("ERR modules cannot be loaded or unloaded here: RedisBloom's commands (module bf) are built into bloomlab")
+	}
+	return false
+}
+
+// moduleList writes the list of modules of MODULE LIST and HELLO: one
+// named bf, of the dialect's version (80602 or 20423), built into this
+// server (path "bloomlab"), without arguments.
+func (c *client) moduleList() {
+	c.w.Array(1)
+	c.w.Map(4)
+	c.w.BulkString("name")
+	c.w.BulkString("bf")
+	c.w.BulkString("ver")
+	c.w.Int(c.s.cfg.Dialect.moduleVersion())
+	c.w.BulkString("path")
+	c.w.BulkString("bloomlab")
+	c.w.BulkString("args")
+	c.w.Array(0)
 }
 
 // INFO, with Redis's section and field names.

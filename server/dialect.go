@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // Dialect is the RedisBloom release (and the Redis core around it) whose
@@ -84,3 +86,7 @@ func (c *client) mapReply(n int) {
 	}
 	c.w.Array(2 * n)
 }
+
+// formatDouble8 is f as Redis 8 prints a double (resp.AppendDouble's
+// shortest form): 0.01, 0.25, 1e-7.
+func formatDouble8(f float64) string { return string(resp.AppendDouble(nil, f, true)) }

@@ -154,6 +154,11 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"cms.initbydim", "bgrewriteaof", "DEL", "EXEC", "MULTI", "FLUSHALL", "PEXPIREAT", "OK", "PONG",
 		"B", "K", "M", "G", "T",
 		"PROFILE", "redisbloom", "bloomlab", // the log's CMS.INITBYDIM … PROFILE p (replay only)
+		// MODULE, and the module configs (CONFIG GET/SET)
+		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
+		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
+		"cf-bucket-size", "cf-initial-size", "cf-max-iterations", "cf-expansion-factor", "cf-max-expansions",
+		"bf-*", "cf-?ucket-size", "0.25", "0x10", "65536",
 		// keys of every type, and one that does not exist
 		"bf", "bfns", "cf", "cfns", "cms", "cms2", "str", "exp", "ld", "cfld", "nokey",
 	}
@@ -204,7 +209,11 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"client", "setname", "n"}, {"client", "getname"}, {"client", "id"}, {"client", "setinfo", "lib-name", "x"},
 		{"client", "info"}, {"client", "list"},
 		{"command"}, {"command", "count"}, {"command", "info", "get"}, {"command", "docs", "get"}, {"command", "list"},
+		{"command", "docs", "bf.insert", "cms.merge"}, {"command", "info", "cf.reserve", "nokey"},
+		{"command", "list", "FILTERBY", "MODULE", "bf"}, {"command", "list", "FILTERBY", "PATTERN", "cms.*"},
 		{"config", "get", "maxmemory"}, {"config", "set", "x", "y"}, {"config", "resetstat"},
+		{"config", "get", "bf-*", "cf-initial-size"}, {"config", "set", "bf-error-rate", "0.02", "cf-bucket-size", "3"},
+		{"module", "list"}, {"module", "help"}, {"module", "unload", "bf"},
 		{"info", "memory"}, {"save"}, {"bgsave", "SCHEDULE"}, {"bgrewriteaof"}, {"lastsave"}, {"shutdown", "NOSAVE"},
 		{"multi"}, {"exec"}, {"discard"}, {"watch", "bf"}, {"unwatch"},
 	}

@@ -97,6 +97,7 @@ func TestMultiLikeRedis(t *testing.T) {
 		{"command", "count", "x"},
 		{"config", "get", "maxmemory"}, {"config", "set", "x", "y"}, {"config", "resetstat"}, {"config", "foo"},
 		{"config", "get"}, {"config", "resetstat", "x"}, {"config"},
+		{"module", "list"}, {"module", "foo"}, {"module", "list", "x"}, {"module"},
 		{"info", "server"}, {"lastsave"}, {"bgsave"}, {"bgrewriteaof"}, {"save"}, {"save", "x"},
 		{"shutdown"}, {"shutdown", "NOSAVE"}, {"shutdown", "ABORT"}, {"shutdown", "FOO"},
 		{"multi"}, {"exec"}, {"discard"}, {"watch", "k"}, {"watch"}, {"unwatch"}, {"unwatch", "x"},

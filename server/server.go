@@ -116,6 +116,12 @@ type Config struct {
 	// RedisBloom 2.4.23 on Redis 7.0). It changes replies and the defaults
 	// of new keys, never a stored structure.
 	Dialect Dialect
+	// ModuleConfigs sets RedisBloom's module configs at start, as pairs
+	// of name and value ({"bf-error-rate", "0.001"}), checked and applied
+	// as one CONFIG SET of them (Dialect8 only; New refuses a bad one).
+	// Like CONFIG SET they are the defaults of new keys and nothing else:
+	// no stored key depends on them.
+	ModuleConfigs [][2]string
 	// Logger receives warnings and notices (nil: discarded).
 	Logger *log.Logger
 }
@@ -205,6 +211,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.db.init()
 	s.modcfg.init()
+	if err := s.setModuleConfigs(); err != nil {
+		return nil, err
+	}
 	if err := s.open(); err != nil {
 		s.closeFiles()
 		return nil, err

@@ -53,6 +53,26 @@ func (l *loadList) Set(s string) error {
 	return nil
 }
 
+// pairList is a repeatable NAME=VALUE flag.
+type pairList [][2]string
+
+func (l *pairList) String() string {
+	var parts []string
+	for _, x := range *l {
+		parts = append(parts, x[0]+"="+x[1])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *pairList) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	*l = append(*l, [2]string{name, value})
+	return nil
+}
+
 // seconds is a duration flag that also takes a plain number of seconds
 // (as Redis's save takes them).
 type seconds time.Duration
@@ -127,6 +147,8 @@ func runServe(e *env, args []string) error {
 	fs.Var(&bulk, "proto-max-bulk-len", "longest argument a client may send")
 	maxArgs := fs.Int("max-args", 1<<20, "most arguments in one command")
 	dialect := fs.String("dialect", "8", "whose replies to give: 8 (RedisBloom 8.6.2, the RedisBloom of Redis 8: RESP3 booleans and maps, its ranges and error texts) or 2.4 (RedisBloom 2.4.23 on Redis 7.0); stored data is the same under both")
+	var modcfg pairList
+	fs.Var(&modcfg, "module-config", "NAME=VALUE: a RedisBloom module config at start, as CONFIG SET NAME VALUE (repeatable; dialect 8): bf-error-rate, bf-initial-size, bf-expansion-factor, cf-bucket-size, cf-initial-size, cf-max-iterations, cf-expansion-factor, cf-max-expansions, the defaults of new keys")
 	var loads loadList
 	fs.Var(&loads, "load", "NAME=FILE.blf: serve a bloomlab file of any kind as key NAME (repeatable); the file is NAME's initial state")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -146,7 +168,7 @@ func runServe(e *env, args []string) error {
 	cfg := server.Config{
 		Dir: *dir, AppendFsync: mode, SaveInterval: time.Duration(save), AutoRewriteSize: int64(rewrite),
 		Password: *pass, MaxMemory: int64(maxmem), MaxClients: *maxClients, IdleTimeout: *timeout,
-		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads, Dialect: dia,
+		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads, Dialect: dia, ModuleConfigs: modcfg,
 		Logger: log.New(e.stderr, "", log.LstdFlags),
 	}
 	if rewrite == 0 {

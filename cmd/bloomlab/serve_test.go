@@ -322,15 +322,20 @@ func TestServeSignals(t *testing.T) {
 // TestServeFlags: -h lists the flags; bad flags are usage errors.
 func TestServeFlags(t *testing.T) {
 	out, _, code := invoke([]string{"serve", "-h"}, "")
-	for _, f := range []string{"-addr", "-dir", "-appendfsync", "-save", "-requirepass", "-tls-cert", "-tls-key", "-maxmemory", "-load", "-timeout", "-maxclients", "-proto-max-bulk-len"} {
+	for _, f := range []string{"-addr", "-dir", "-appendfsync", "-save", "-requirepass", "-tls-cert", "-tls-key", "-maxmemory", "-load", "-timeout", "-maxclients", "-proto-max-bulk-len", "-dialect", "-module-config"} {
 		if !strings.Contains(out, f) || code != 0 {
 			t.Errorf("serve -h lacks %s", f)
 		}
 	}
-	for _, args := range [][]string{{"serve", "-appendfsync", "sometimes"}, {"serve", "-load", "x"}, {"serve", "-tls-cert", "a"}, {"serve", "-maxmemory", "12q"}} {
+	for _, args := range [][]string{{"serve", "-appendfsync", "sometimes"}, {"serve", "-load", "x"}, {"serve", "-tls-cert", "a"}, {"serve", "-maxmemory", "12q"}, {"serve", "-module-config", "bf-error-rate"}} {
 		if _, e, code := invoke(args, ""); code != 2 {
 			t.Errorf("%v: exit %d: %s", args, code, e)
 		}
+	}
+	// A bad module config stops the server before it serves.
+	_, e, code := invoke([]string{"serve", "-addr", "127.0.0.1:0", "-dir", t.TempDir(), "-module-config", "bf-initial-size=200", "-module-config", "bf-error-rate=2"}, "")
+	if want := "module config bf-error-rate=2: Value for `bf-error-rate` must be in the range (0.000000, 1.000000)"; code != 1 || !strings.Contains(e, want) {
+		t.Errorf("-module-config bf-error-rate=2: exit %d: %s", code, e)
 	}
 	var sec seconds
 	if err := sec.Set("300"); err != nil || time.Duration(sec) != 5*time.Minute {

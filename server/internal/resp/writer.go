@@ -3,7 +3,6 @@ package resp
 import (
 	"bufio"
 	"io"
-	"math"
 	"strconv"
 )
 
@@ -11,7 +10,10 @@ import (
 type Writer struct {
 	bw    *bufio.Writer
 	Proto int // 2 or 3
-	num   []byte
+	// Shortest formats doubles as Redis 8 does (the shortest text that
+	// reads back as the same double), not as Redis 7.0 (%.17g).
+	Shortest bool
+	num      []byte
 }
 
 // NewWriter returns a RESP2 Writer over w.
@@ -120,26 +122,19 @@ func (w *Writer) Bool(b bool) {
 	}
 }
 
-// Double writes a floating-point number (RESP2: a bulk string).
+// Double writes a floating-point number (RESP2: a bulk string), in
+// Redis 8's shortest form when Shortest is set, else Redis 7.0's %.17g
+// (AppendDouble).
 func (w *Writer) Double(f float64) {
-	var s string
-	switch {
-	case math.IsInf(f, 1):
-		s = "inf"
-	case math.IsInf(f, -1):
-		s = "-inf"
-	case math.IsNaN(f):
-		s = "nan"
-	default:
-		s = strconv.FormatFloat(f, 'g', 17, 64)
-	}
+	var buf [40]byte
+	b := AppendDouble(buf[:0], f, w.Shortest)
 	if w.Proto >= 3 {
 		w.bw.WriteByte(',')
-		w.bw.WriteString(s)
+		w.bw.Write(b)
 		w.bw.WriteString("\r\n")
 		return
 	}
-	w.BulkString(s)
+	w.Bulk(b)
 }
 
 // Verbatim writes a verbatim string of format "txt" (RESP2: a bulk string),
