@@ -21,10 +21,10 @@ func expect(t *testing.T, c *rawConn, cases [][]string) {
 
 // TestCFReplies pins what the transcripts do not: every CF command's
 // arity, option and error reply as RedisBloom 2.4's src/rebloom.c has
-// them, and this server's documented differences (WRONGTYPE where
-// RedisBloom answers 0 or "Not found", capacity at most 2^30).
+// them (Dialect24), and this server's documented differences (WRONGTYPE
+// where RedisBloom answers 0 or "Not found", capacity at most 2^30).
 func TestCFReplies(t *testing.T) {
-	s := start(t, Config{})
+	s := start(t, Config{Dialect: Dialect24})
 	c := dial(t, s)
 	arity := func(name string) string { return "-ERR wrong number of arguments for '" + name + "' command" }
 	expect(t, c, [][]string{
@@ -94,6 +94,68 @@ func TestCFReplies(t *testing.T) {
 		{"*[:0, :1]", "CF.INSERTNX", "new", "ITEMS", "a", "c"},                         // c needs a second sub-filter
 		{"*[+Size, :80, +Number of buckets, :2, +Number of filters, :2, +Number of items inserted, :4, +Number of items deleted, :0, +Bucket size, :2, +Expansion rate, :1, +Max iterations, :20]", "CF.INFO", "new"},
 		{"+MBbloomCF", "TYPE", "new"},
+	})
+}
+
+// TestCFReplies8 pins RedisBloom 8.6.2's CF texts and RESP3 shapes
+// (Dialect8) beyond the transcripts, as its src/rebloom.c has them and a
+// real 8.6.2 answered: the ranges' texts, CF.INSERT's CAPACITY range from
+// cf-bucket-size, CF.RESERVE's BUCKETSIZE range from cf-initial-size,
+// cf-max-expansions; booleans for CF.ADD, CF.ADDNX, CF.INSERT (a refused
+// item is false), CF.EXISTS, CF.MEXISTS and CF.DEL, integers for
+// CF.INSERTNX (−1 refused) and CF.COUNT, a map for CF.INFO.
+func TestCFReplies8(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	expect(t, c, [][]string{
+		{"-MAXITERATIONS: value must be in the range [1, 65535]", "CF.RESERVE", "k", "100", "MAXITERATIONS", "0"},
+		{"-BUCKETSIZE: value must be in the range [1, 255]", "CF.RESERVE", "k", "100", "BUCKETSIZE", "256"},
+		{"-EXPANSION: value must be in the range [0, 32768]", "CF.RESERVE", "k", "100", "EXPANSION", "32769"},
+		{"-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "CF.RESERVE", "k", "7", "BUCKETSIZE", "4"},
+		{"-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "CF.RESERVE", "k", "-5"},
+		{"-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "CF.RESERVE", "k", "1073741825"},
+		{"-Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "CF.INSERT", "k", "CAPACITY", "3", "ITEMS", "a"},
+		{"-Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "CF.INSERT", "k", "CAPACITY", "1073741825", "ITEMS", "a"},
+	})
+	expect(t, c, [][]string{
+		{"+OK", "CF.RESERVE", "c", "4", "BUCKETSIZE", "2", "EXPANSION", "0"},
+		{"*[:1, :1, :1, :-1, :-1, :1, :-1, :-1, :-1, :-1]", "CF.INSERT", "c", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"},
+		{"-Filter is full", "CF.ADD", "c", "zz"},
+	})
+	c.do("HELLO", "3")
+	// Measured on RedisBloom 8.6.2 under RESP3 (redis-cli -3).
+	expect(t, c, [][]string{
+		{"*[#false, #false, #false, #false, #false, #false, #false, #false, #false, #false]", "CF.INSERT", "c", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"},
+		{"*[:0, :-1, :-1, :-1, :-1]", "CF.INSERTNX", "c", "ITEMS", "a", "x1", "x2", "x3", "x4"},
+		{"*[#false, #false]", "CF.MEXISTS", "nokey", "a", "b"},
+		{"#false", "CF.EXISTS", "nokey", "a"},
+		{"#false", "CF.ADDNX", "c", "a"},
+		{"#true", "CF.DEL", "c", "a"},
+		{"#false", "CF.DEL", "c", "nothere"},
+		{":2", "CF.COUNT", "c", "b"},
+		{":0", "CF.COUNT", "nokey", "b"},
+		{"#true", "CF.ADD", "c", "zz"}, // a's slot is free
+		{"#true", "CF.ADD", "new", "a"},
+	})
+	if got := c.do("CF.INFO", "new"); got != "%[+Size, :1080, +Number of buckets, :512, +Number of filters, :1, +Number of items inserted, :1, +Number of items deleted, :0, +Bucket size, :2, +Expansion rate, :1, +Max iterations, :20]" {
+		t.Errorf("CF.INFO under RESP3: %s", got)
+	}
+
+	// The module configs: CF.RESERVE's largest BUCKETSIZE is half of
+	// cf-initial-size, CF.INSERT's least CAPACITY twice cf-bucket-size,
+	// and an add refuses a filter of cf-max-expansions sub-filters.
+	s.modcfg.cfInitial.Store(100)
+	s.modcfg.cfBucketSize.Store(4)
+	expect(t, c, [][]string{
+		{"-BUCKETSIZE: value must be in the range [1, 50]", "CF.RESERVE", "q", "1000", "BUCKETSIZE", "51"},
+		{"+OK", "CF.RESERVE", "q", "1000", "BUCKETSIZE", "50"},
+		{"-Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "CF.INSERT", "z", "CAPACITY", "7", "ITEMS", "a"},
+		{"*[#true]", "CF.INSERT", "z", "CAPACITY", "8", "ITEMS", "a"},
+	})
+	s.modcfg.cfMaxExp.Store(1)
+	expect(t, c, [][]string{
+		{"-Maximum expansions reached", "CF.INSERT", "q", "ITEMS", "a"},
+		{"-Maximum expansions reached", "CF.ADD", "z", "b"},
 	})
 }
 
@@ -232,14 +294,17 @@ func TestCFFullAndMaxExpansions(t *testing.T) {
 func TestCFRefusal(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
+		d    Dialect
 		want string
 	}{
-		{fmt.Errorf("x: %w", cuckoo.ErrCannotGrow), "Memory allocation failure"},
-		{fmt.Errorf("x: %w", cuckoo.ErrFull), "Filter is full"},
-		{fmt.Errorf("odd\nerror"), "ERR odd error"},
+		{fmt.Errorf("x: %w", cuckoo.ErrCannotGrow), Dialect24, "Memory allocation failure"},
+		{fmt.Errorf("x: %w", cuckoo.ErrCannotGrow), Dialect8, "ERR Insufficient memory"},
+		{fmt.Errorf("x: %w", cuckoo.ErrFull), Dialect24, "Filter is full"},
+		{fmt.Errorf("x: %w", cuckoo.ErrFull), Dialect8, "Filter is full"},
+		{fmt.Errorf("odd\nerror"), Dialect8, "ERR odd error"},
 	} {
-		if got := cfRefusal(tc.err); got != tc.want {
-			t.Errorf("%v: %q", tc.err, got)
+		if got := cfRefusal(tc.err, tc.d); got != tc.want {
+			t.Errorf("%v (dialect %v): %q", tc.err, tc.d, got)
 		}
 	}
 }
@@ -660,4 +725,63 @@ func TestLoadCuckooFile(t *testing.T) {
 		{":1", "BF.EXISTS", "old", "k1"},
 		{"-" + errWrongType, "CF.EXISTS", "old", "k1"},
 	})
+}
+
+// TestCFLogIndependentOfDialect: keys that CF.ADD, CF.ADDNX, CF.INSERT,
+// CF.INSERTNX and CF.RESERVE create with defaults (the module configs
+// cf-initial-size, cf-bucket-size, cf-max-iterations,
+// cf-expansion-factor) are logged with every parameter spelled out, so
+// that a restart under the other dialect and other configs makes the
+// same filters: written under Dialect24 with RedisBloom's defaults,
+// replayed under Dialect8; written there with changed configs (in a
+// transaction too), replayed under Dialect24 with the defaults.
+func TestCFLogIndependentOfDialect(t *testing.T) {
+	dir := t.TempDir()
+	items := []string{"a", "b", "c", "x", "y"}
+	write := func(c *rawConn, p string) {
+		t.Helper()
+		for _, cmd := range [][]string{
+			{"CF.ADD", p + "add", "a"},
+			{"CF.ADDNX", p + "addnx", "a"},
+			{"CF.INSERT", p + "ins", "ITEMS", "a", "b"},
+			{"CF.INSERTNX", p + "insnx", "CAPACITY", "100", "ITEMS", "a", "a", "c"},
+			{"CF.INSERT", p + "nocreate", "NOCREATE", "ITEMS", "a"},
+			{"CF.RESERVE", p + "res", "300"},
+			{"CF.RESERVE", p + "res2", "300", "MAXITERATIONS", "7"},
+			{"CF.INSERT", p + "res2", "CAPACITY", "9999", "ITEMS", "x", "y"},
+			{"MULTI"}, {"CF.ADD", p + "tx", "a"}, {"CF.INSERT", p + "tx2", "ITEMS", "a"}, {"EXEC"},
+		} {
+			c.do(cmd...)
+		}
+		for i := 0; i < 40; i++ { // growth (cf-expansion-factor)
+			c.do("CF.ADD", p+"add", "a")
+		}
+	}
+	cfg := Config{Dir: dir, AppendFsync: Always, Dialect: Dialect24}
+	s := start(t, cfg)
+	c := dial(t, s)
+	write(c, "d24-")
+	want := stateOf(t, c, items)
+
+	cfg.Dialect = Dialect8
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	if got := stateOf(t, c, items); got != want {
+		t.Fatalf("written under 2.4, replayed under 8:\n%s\nwant\n%s", got, want)
+	}
+	s.modcfg.cfInitial.Store(200)
+	s.modcfg.cfBucketSize.Store(3)
+	s.modcfg.cfMaxIter.Store(9)
+	s.modcfg.cfExpansion.Store(2)
+	write(c, "d8-")
+	if got := c.do("CF.INFO", "d8-ins"); !strings.Contains(got, "+Bucket size, :3, +Expansion rate, :2, +Max iterations, :9") {
+		t.Fatalf("a key created with the changed configs: %s", got)
+	}
+	want = stateOf(t, c, items)
+
+	cfg.Dialect = Dialect24
+	s = restart(t, s, cfg)
+	if got := stateOf(t, dial(t, s), items); got != want {
+		t.Fatalf("written under 8 with other configs, replayed under 2.4:\n%s\nwant\n%s", got, want)
+	}
 }

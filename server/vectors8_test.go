@@ -140,13 +140,12 @@ func replayCollect(t *testing.T, c *rawConn, vs []vector, proto int) (map[string
 // that replays fails the test, so that it is taken off).
 var pending8 = map[int]map[string]string{
 	2: {
-		"insert-and-errors":  "BF in dialect 8 (issue 22)",
-		"cf-grow-and-errors": "CF in dialect 8 (issue 22)",
-		"cms-narrow":         "CMS in dialect 8 (issue 22)",
-		"topk-default":       "TOPK (issue 23)",
-		"topk-wide":          "TOPK (issue 23)",
-		"tdigest-default":    "TDIGEST (issue 23)",
-		"tdigest-gauss":      "TDIGEST (issue 23)",
+		"insert-and-errors": "BF in dialect 8 (issue 22)",
+		"cms-narrow":        "CMS in dialect 8 (issue 22)",
+		"topk-default":      "TOPK (issue 23)",
+		"topk-wide":         "TOPK (issue 23)",
+		"tdigest-default":   "TDIGEST (issue 23)",
+		"tdigest-gauss":     "TDIGEST (issue 23)",
 	},
 	3: {
 		"reserve-expand-scandump": "BF in dialect 8 (issue 22)",
@@ -154,8 +153,6 @@ var pending8 = map[int]map[string]string{
 		"nonscaling-full":         "BF in dialect 8 (issue 22)",
 		"insert-and-errors":       "BF in dialect 8 (issue 22)",
 		"big-one-link":            "BF in dialect 8 (issue 22)",
-		"cf-basic":                "CF in dialect 8 (issue 22)",
-		"cf-grow-and-errors":      "CF in dialect 8 (issue 22)",
 		"cms":                     "CMS in dialect 8 (issue 22)",
 		"cms-narrow":              "CMS in dialect 8 (issue 22)",
 		"topk-default":            "TOPK (issue 23)",
