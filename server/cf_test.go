@@ -785,3 +785,49 @@ func TestCFLogIndependentOfDialect(t *testing.T) {
 		t.Fatalf("written under 8 with other configs, replayed under 2.4:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestCFDebug: CF.DEBUG answers RedisBloom's one line (texts measured on
+// a real RedisBloom 8.6.2: a filter of RedisBloom's defaults, one that
+// may not grow, a load in progress refused as for every CF command), in
+// both dialects and under RESP3 too.
+func TestCFDebug(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		s := start(t, Config{Dialect: d})
+		c := dial(t, s)
+		expect(t, c, [][]string{
+			{"-ERR wrong number of arguments for 'cf.debug' command", "CF.DEBUG"},
+			{"-ERR wrong number of arguments for 'cf.debug' command", "CF.DEBUG", "k", "x"},
+			{"-ERR not found", "CF.DEBUG", "k"},
+			{":1", "CF.ADD", "k", "a"},
+			{`$"bktsize:2 buckets:512 items:1 deletes:0 filters:1 max_iterations:20 expansion:1"`, "CF.DEBUG", "k"},
+			{"+OK", "CF.RESERVE", "c", "4", "BUCKETSIZE", "2", "EXPANSION", "0"},
+			{"*[:1, :1, :1, :-1, :-1, :1, :-1, :-1, :-1, :-1]", "CF.INSERT", "c", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"},
+			{`$"bktsize:2 buckets:2 items:4 deletes:0 filters:1 max_iterations:20 expansion:0"`, "CF.DEBUG", "c"},
+			{":1", "CF.DEL", "c", "a"},
+			{`$"bktsize:2 buckets:2 items:3 deletes:1 filters:1 max_iterations:20 expansion:0"`, "CF.DEBUG", "c"},
+			{"+OK", "SET", "s", "v"},
+			{"-" + errWrongType, "CF.DEBUG", "s"},
+		})
+		if got := c.do("CF.LOADCHUNK", "ld", "1", cfHeaderOf(t, c, "k")); got != "+OK" {
+			t.Fatal(got)
+		}
+		if got := c.do("CF.DEBUG", "ld"); !strings.HasPrefix(got, "-ERR the filter is being loaded with CF.LOADCHUNK") {
+			t.Errorf("CF.DEBUG of a load in progress: %s", got)
+		}
+		c.do("HELLO", "3")
+		expect(t, c, [][]string{
+			{`$"bktsize:2 buckets:512 items:1 deletes:0 filters:1 max_iterations:20 expansion:1"`, "CF.DEBUG", "k"},
+		})
+	}
+}
+
+// cfHeaderOf returns CF.SCANDUMP's header of key.
+func cfHeaderOf(t *testing.T, c *rawConn, key string) string {
+	t.Helper()
+	c.send("CF.SCANDUMP", key, "0")
+	v, _ := c.read()
+	if len(v.Elems) != 2 {
+		t.Fatalf("CF.SCANDUMP %s 0: %v", key, v)
+	}
+	return string(v.Elems[1].Str)
+}

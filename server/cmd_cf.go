@@ -67,6 +67,7 @@ func init() {
 		cf("cf.del", fWrite|fFast, lockWrite, "Deletes an item from a Cuckoo Filter", cfDel),
 		cf("cf.compact", fWrite, lockWrite, "Frees sub-filters that deletes emptied", cfCompact),
 		cf("cf.info", ro, lockRead, "Returns information about a Cuckoo Filter", cfInfo),
+		cf("cf.debug", ro, lockRead, "Returns the parameters and counts of a Cuckoo Filter on one line", cfDebug),
 		cf("cf.scandump", fReadonly, lockRead, "Begins an incremental save of the bloom filter", cfDumps.scanDump),
 		cf("cf.loadchunk", w, lockExcl, "Restores a filter previously saved using SCANDUMP", cfDumps.loadChunk),
 	)
@@ -743,5 +744,30 @@ func cfInfo(c *client, args [][]byte) bool {
 		c.w.Simple(x.name)
 		c.w.Int(int64(min(x.v, 1<<63-1)))
 	}
+	return false
+}
+
+// cfDebug is CF.DEBUG key: RedisBloom's one line of the filter's
+// parameters and counts, "bktsize:2 buckets:512 items:1 deletes:0
+// filters:1 max_iterations:20 expansion:1" (the same under RESP3).
+func cfDebug(c *client, args [][]byte) bool {
+	if len(args) != 2 {
+		c.err(wrongArity("cf.debug"))
+		return false
+	}
+	e := c.s.get(args[1])
+	if e == nil {
+		c.err(errBFNotFound)
+		return false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v := c.cfOf(e)
+	if v == nil {
+		return false
+	}
+	in := v.f.RedisInfo()
+	c.w.Bulk(fmt.Appendf(nil, "bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
+		in.BucketSize, in.Buckets, in.Items, in.Deletes, in.Filters, in.MaxIterations, in.Expansion))
 	return false
 }
