@@ -66,6 +66,27 @@ type dumpFamily struct {
 	badHeader, badChunk, badLoad func(err error) string
 	// errComplete answers a chunk for a key holding a complete filter.
 	errComplete string
+	// brief, if set, is the reply under Dialect8 to the refusals above
+	// (all but errHeaderLen), given the full text: RedisBloom's text for
+	// its nearest refusal, the one its tests match; the full text goes to
+	// the server's log.
+	brief func(text string) string
+	// checkHeader, if set, refuses a header (of headerLen bytes) that the
+	// loader would take but the family does not (answered with
+	// badHeader); a replay does not check it, taking what was accepted.
+	checkHeader func(hdr []byte) error
+}
+
+// refuse answers a LOADCHUNK refusal of key: text, or under Dialect8 its
+// brief form, with text in the server's log.
+func (fam *dumpFamily) refuse(c *client, key []byte, text string) {
+	if fam.brief != nil && c.s.cfg.Dialect == Dialect8 {
+		if b := fam.brief(text); b != text {
+			c.s.logf("bloomlab: %s.LOADCHUNK %.100q refused: %s", strings.ToUpper(fam.prefix), key, text)
+			text = b
+		}
+	}
+	c.err(text)
 }
 
 // valueOf adapts a family's lookup (bfOf, cfOf: its value, or nil with
@@ -228,14 +249,14 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 	v, loading := e.v.(*loadingValue)
 	if !loading || v.fam != fam {
 		if e.v.typ() == fam.complete {
-			c.err(fam.errComplete)
+			fam.refuse(c, key, fam.errComplete)
 		} else {
 			c.err(errWrongType)
 		}
 		return false
 	}
 	if err := v.ld.Check(iter, len(data)); err != nil {
-		c.err(fam.badChunk(err))
+		fam.refuse(c, key, fam.badChunk(err))
 		return false
 	}
 	if err := s.writable(e); err != nil {
@@ -246,7 +267,7 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 	if err := v.ld.LoadChunk(iter, data); err != nil {
 		// Checked above; should the loader refuse anyway, the partial
 		// key is removed rather than left unusable.
-		c.err(fam.badLoad(err))
+		fam.refuse(c, key, fam.badLoad(err))
 		s.dropBroken(c, key, e)
 		return false
 	}
@@ -256,7 +277,7 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 		// replay (which would refuse to start).
 		done, err := fam.finish(v.ld)
 		if err != nil {
-			c.err(fam.badLoad(err))
+			fam.refuse(c, key, fam.badLoad(err))
 			s.dropBroken(c, key, e)
 			return false
 		}
@@ -285,9 +306,15 @@ func (fam *dumpFamily) loadHeader(c *client, args [][]byte, e *entry) bool {
 		c.err(fam.errHeaderLen)
 		return false
 	}
+	if fam.checkHeader != nil && !c.replaying {
+		if err := fam.checkHeader(data); err != nil {
+			fam.refuse(c, key, fam.badHeader(err))
+			return false
+		}
+	}
 	ld := fam.newLoader()
 	if err := ld.LoadChunk(1, data); err != nil {
-		c.err(fam.badHeader(err))
+		fam.refuse(c, key, fam.badHeader(err))
 		return false
 	}
 	_, total := ld.Progress()
