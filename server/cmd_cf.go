@@ -12,13 +12,17 @@ import (
 	"github.com/bloomlab/bloomlab/internal/blrd"
 )
 
-// RedisBloom's CF.* commands (2.4.23) on package cuckoo's RedisBloom
-// profile, which stores, answers, counts and dumps bit for bit as
-// RedisBloom's cuckoo filter does. Replies, reply shapes and error texts
-// are RedisBloom's (src/rebloom.c); where this server differs on purpose
-// it is said here and in docs/SERVER.md:
+// RedisBloom's CF.* commands on package cuckoo's RedisBloom profile,
+// which stores, answers, counts and dumps bit for bit as RedisBloom's
+// cuckoo filter does. Replies, reply shapes and error texts are those of
+// the server's dialect (src/rebloom.c of RedisBloom 8.6.2 under
+// Dialect8, of 2.4.23 under Dialect24); keys created without parameters
+// take the module configs (cfDefaults), and are logged with every
+// parameter (logInsert). Where this server differs on purpose it is said
+// here and in docs/SERVER.md:
 //
 //   - Ranges: capacity at most 2^30 (RedisBloom 8's range and text).
+//     CF.LOADCHUNK refuses a header of more buckets (cfCheckHeader).
 //   - Memory: an add that needs a new sub-filter reserves its bytes
 //     against MaxMemory first (cuckoo.TryAddHash, NextSubFilterBits);
 //     refused, it answers OOM (CF.ADD) or −1 (in CF.INSERT), changing
