@@ -801,6 +801,15 @@ func TestCFLogIndependentOfDialect(t *testing.T) {
 	if got := c.do("CF.INFO", "d8-ins"); !strings.Contains(got, "+Bucket size, :3, +Expansion rate, :2, +Max iterations, :9") {
 		t.Fatalf("a key created with the changed configs: %s", got)
 	}
+	// cf-max-expansions 1: as RedisBloom, CF.ADD creates the key, then
+	// refuses the add; the creation is logged.
+	s.modcfg.cfMaxExp.Store(1)
+	if got := c.do("CF.ADD", "d8-maxexp", "a"); got != "-Maximum expansions reached" {
+		t.Fatal(got)
+	}
+	if got := c.do("EXISTS", "d8-maxexp"); got != ":1" {
+		t.Fatalf("the key created: %s", got)
+	}
 	want = stateOf(t, c, items)
 
 	cfg.Dialect = Dialect24

@@ -472,6 +472,9 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 		return false
 	}
 	if int64(v.f.SubFilters()) >= opt.p.maxFilters {
+		if created { // as RedisBloom: the key stays, and is logged
+			c.logInsert(args, items, nil, true, opt.p)
+		}
 		c.err(errCFMaxExp)
 		return false
 	}
@@ -590,7 +593,7 @@ func (c *client) logInsert(args [][]byte, items int, res []int8, created bool, p
 	}
 	c.s.touchKey(args[1])
 	cmd := args
-	if refused || items > 3 { // CF.INSERT with options
+	if refused || items > 3 || len(res) == 0 { // CF.INSERT with options, or no item tried
 		cmd = make([][]byte, 0, 3+len(res))
 		cmd = append(cmd, args[0], args[1])
 		if items > 2 {
