@@ -121,15 +121,21 @@ func init() {
 		badChunk:     badChunk,
 		badLoad:      badChunk,
 		errComplete:  errCFLoadChunk + " the key holds a complete filter (DEL it before loading another)",
-		// RedisBloom 8.6.2's texts, which its tests match exactly.
-		brief: func(text string) string {
-			if i := strings.IndexByte(text, '!'); i >= 0 {
-				return text[:i+1]
-			}
-			return text
-		},
-		checkHeader: cfCheckHeader,
+		refuse8:      cfRefuse8,
+		checkHeader:  cfCheckHeader,
 	}
+}
+
+// cfRefuse8 is a CF.LOADCHUNK refusal under Dialect8: RedisBloom 8.6.2's
+// text, which its tests match exactly ("Couldn't load chunk!" or
+// "Couldn't create filter!", the words before the detail that Dialect24
+// answers), the detail going to the server's log.
+func cfRefuse8(c *client, r loadRefusal) string {
+	c.s.logf("CF.LOADCHUNK refused (iterator %d, %d bytes): %s", r.iter, r.n, r.reply)
+	if i := strings.IndexByte(r.reply, '!'); i >= 0 {
+		return r.reply[:i+1]
+	}
+	return r.reply
 }
 
 // cfDumps is CF's dump: CF.SCANDUMP and CF.LOADCHUNK (dumps.go), filled

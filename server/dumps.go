@@ -66,27 +66,34 @@ type dumpFamily struct {
 	badHeader, badChunk, badLoad func(err error) string
 	// errComplete answers a chunk for a key holding a complete filter.
 	errComplete string
-	// brief, if set, is the reply under Dialect8 to the refusals above
-	// (all but errHeaderLen), given the full text: RedisBloom's text for
-	// its nearest refusal, the one its tests match; the full text goes to
-	// the server's log.
-	brief func(text string) string
+	// refuse8, if set, words the refusals above under Dialect8 (those
+	// RedisBloom 8's tests match), and logs the detail they drop.
+	refuse8 func(c *client, r loadRefusal) string
 	// checkHeader, if set, refuses a header (of headerLen bytes) that the
 	// loader would take but the family does not (answered with
 	// badHeader); a replay does not check it, taking what was accepted.
 	checkHeader func(hdr []byte) error
 }
 
-// refuse answers a LOADCHUNK refusal of key: text, or under Dialect8 its
-// brief form, with text in the server's log.
-func (fam *dumpFamily) refuse(c *client, key []byte, text string) {
-	if fam.brief != nil && c.s.cfg.Dialect == Dialect8 {
-		if b := fam.brief(text); b != text {
-			c.s.logf("bloomlab: %s.LOADCHUNK %.100q refused: %s", strings.ToUpper(fam.prefix), key, text)
-			text = b
-		}
+// loadRefusal is a LOADCHUNK refused: the reply as dumpFamily's texts
+// word it, its cause (the loader's error; nil for a chunk onto a
+// complete filter), the chunk, and what the key holds (nil: nothing, a
+// header refused).
+type loadRefusal struct {
+	reply string
+	err   error
+	iter  int64
+	n     int
+	v     value
+}
+
+// refuse answers a LOADCHUNK refused, in c's dialect.
+func (fam *dumpFamily) refuse(c *client, r loadRefusal) {
+	if fam.refuse8 != nil && c.s.cfg.Dialect == Dialect8 {
+		c.err(fam.refuse8(c, r))
+		return
 	}
-	c.err(text)
+	c.err(r.reply)
 }
 
 // valueOf adapts a family's lookup (bfOf, cfOf: its value, or nil with
@@ -249,14 +256,14 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 	v, loading := e.v.(*loadingValue)
 	if !loading || v.fam != fam {
 		if e.v.typ() == fam.complete {
-			fam.refuse(c, key, fam.errComplete)
+			fam.refuse(c, loadRefusal{reply: fam.errComplete, iter: iter, n: len(data), v: e.v})
 		} else {
 			c.err(errWrongType)
 		}
 		return false
 	}
 	if err := v.ld.Check(iter, len(data)); err != nil {
-		fam.refuse(c, key, fam.badChunk(err))
+		fam.refuse(c, loadRefusal{reply: fam.badChunk(err), err: err, iter: iter, n: len(data), v: v})
 		return false
 	}
 	if err := s.writable(e); err != nil {
@@ -267,7 +274,7 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 	if err := v.ld.LoadChunk(iter, data); err != nil {
 		// Checked above; should the loader refuse anyway, the partial
 		// key is removed rather than left unusable.
-		fam.refuse(c, key, fam.badLoad(err))
+		fam.refuse(c, loadRefusal{reply: fam.badLoad(err), err: err, iter: iter, n: len(data), v: v})
 		s.dropBroken(c, key, e)
 		return false
 	}
@@ -277,7 +284,7 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 		// replay (which would refuse to start).
 		done, err := fam.finish(v.ld)
 		if err != nil {
-			fam.refuse(c, key, fam.badLoad(err))
+			fam.refuse(c, loadRefusal{reply: fam.badLoad(err), err: err, iter: iter, n: len(data), v: v})
 			s.dropBroken(c, key, e)
 			return false
 		}
@@ -308,13 +315,13 @@ func (fam *dumpFamily) loadHeader(c *client, args [][]byte, e *entry) bool {
 	}
 	if fam.checkHeader != nil && !c.replaying {
 		if err := fam.checkHeader(data); err != nil {
-			fam.refuse(c, key, fam.badHeader(err))
+			fam.refuse(c, loadRefusal{reply: fam.badHeader(err), err: err, iter: 1, n: len(data)})
 			return false
 		}
 	}
 	ld := fam.newLoader()
 	if err := ld.LoadChunk(1, data); err != nil {
-		fam.refuse(c, key, fam.badHeader(err))
+		fam.refuse(c, loadRefusal{reply: fam.badHeader(err), err: err, iter: 1, n: len(data)})
 		return false
 	}
 	_, total := ld.Progress()
