@@ -145,15 +145,15 @@ func TestCFReplies8(t *testing.T) {
 	// The module configs: CF.RESERVE's largest BUCKETSIZE is half of
 	// cf-initial-size, CF.INSERT's least CAPACITY twice cf-bucket-size,
 	// and an add refuses a filter of cf-max-expansions sub-filters.
-	s.modcfg.cfInitial.Store(100)
-	s.modcfg.cfBucketSize.Store(4)
+	setCFConfig(t, s, "cf-initial-size", 100)
+	setCFConfig(t, s, "cf-bucket-size", 4)
 	expect(t, c, [][]string{
 		{"-BUCKETSIZE: value must be in the range [1, 50]", "CF.RESERVE", "q", "1000", "BUCKETSIZE", "51"},
 		{"+OK", "CF.RESERVE", "q", "1000", "BUCKETSIZE", "50"},
 		{"-Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "CF.INSERT", "z", "CAPACITY", "7", "ITEMS", "a"},
 		{"*[#true]", "CF.INSERT", "z", "CAPACITY", "8", "ITEMS", "a"},
 	})
-	s.modcfg.cfMaxExp.Store(1)
+	setCFConfig(t, s, "cf-max-expansions", 1)
 	expect(t, c, [][]string{
 		{"-Maximum expansions reached", "CF.INSERT", "q", "ITEMS", "a"},
 		{"-Maximum expansions reached", "CF.ADD", "z", "b"},
@@ -793,17 +793,17 @@ func TestCFLogIndependentOfDialect(t *testing.T) {
 	if got := stateOf(t, c, items); got != want {
 		t.Fatalf("written under 2.4, replayed under 8:\n%s\nwant\n%s", got, want)
 	}
-	s.modcfg.cfInitial.Store(200)
-	s.modcfg.cfBucketSize.Store(3)
-	s.modcfg.cfMaxIter.Store(9)
-	s.modcfg.cfExpansion.Store(2)
+	setCFConfig(t, s, "cf-initial-size", 200)
+	setCFConfig(t, s, "cf-bucket-size", 3)
+	setCFConfig(t, s, "cf-max-iterations", 9)
+	setCFConfig(t, s, "cf-expansion-factor", 2)
 	write(c, "d8-")
 	if got := c.do("CF.INFO", "d8-ins"); !strings.Contains(got, "+Bucket size, :3, +Expansion rate, :2, +Max iterations, :9") {
 		t.Fatalf("a key created with the changed configs: %s", got)
 	}
 	// cf-max-expansions 1: as RedisBloom, CF.ADD creates the key, then
 	// refuses the add; the creation is logged.
-	s.modcfg.cfMaxExp.Store(1)
+	setCFConfig(t, s, "cf-max-expansions", 1)
 	if got := c.do("CF.ADD", "d8-maxexp", "a"); got != "-Maximum expansions reached" {
 		t.Fatal(got)
 	}
@@ -886,5 +886,27 @@ func TestCFHugeHeaderReplays(t *testing.T) {
 	}
 	if got := c.do("CF.LOADCHUNK", "new", "1", huge); got != "-Couldn't create filter!" {
 		t.Fatalf("from a client: %s", got)
+	}
+}
+
+// setCFConfig sets the module config name of s to v, as CONFIG SET does
+// (with the core's CONFIG SET merged, its body is:
+// if i, msg := s.modcfg.set([]modSet{{lookupModConfig([]byte(name)),
+// []byte(fmt.Sprint(v))}}); i >= 0 { t.Fatal(msg) }).
+func setCFConfig(t *testing.T, s *Server, name string, v int64) {
+	t.Helper()
+	switch name {
+	case "cf-initial-size":
+		s.modcfg.cfInitial.Store(v)
+	case "cf-bucket-size":
+		s.modcfg.cfBucketSize.Store(v)
+	case "cf-max-iterations":
+		s.modcfg.cfMaxIter.Store(v)
+	case "cf-expansion-factor":
+		s.modcfg.cfExpansion.Store(v)
+	case "cf-max-expansions":
+		s.modcfg.cfMaxExp.Store(v)
+	default:
+		t.Fatalf("no module config %s", name)
 	}
 }
