@@ -60,6 +60,10 @@ type dumpFamily struct {
 	// errHeaderLen.
 	headerLen    int
 	errHeaderLen string
+	// checkHeader, if set, refuses a header (of headerLen bytes) that the
+	// loader would take but the family does not (answered with
+	// badHeader); a replay does not check it, taking what was accepted.
+	checkHeader func(hdr []byte) error
 	// badHeader, badChunk and badLoad are the replies to a header the
 	// loader refuses, a chunk Check refuses (a *blrd.ChunkError) and a
 	// load that fails after Check (the key is then dropped).
@@ -69,10 +73,6 @@ type dumpFamily struct {
 	// refuse8, if set, words the refusals above under Dialect8 (those
 	// RedisBloom 8's tests match), and logs the detail they drop.
 	refuse8 func(c *client, r loadRefusal) string
-	// checkHeader, if set, refuses a header (of headerLen bytes) that the
-	// loader would take but the family does not (answered with
-	// badHeader); a replay does not check it, taking what was accepted.
-	checkHeader func(hdr []byte) error
 }
 
 // loadRefusal is a LOADCHUNK refused: the reply as dumpFamily's texts
