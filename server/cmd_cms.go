@@ -1,24 +1,38 @@
 package server
 
 import (
+	"errors"
 	"io"
 	"math"
 	"math/bits"
+	"strconv"
 
 	"github.com/bloomlab/bloomlab/countmin"
 )
 
-// RedisBloom's CMS.* commands. The sketch is bloomlab's countmin (64-bit
-// counters, rows h1 + i·h2 of one xxh3-128 hash) where RedisBloom has
-// 32-bit counters and MurmurHash2 per row: estimates of colliding keys
-// differ, the guarantee (an estimate is never below the true count) is
-// the same. Counts are bounded so that every reply fits a signed 64-bit
-// integer: an INCRBY or MERGE that would take the sketch's total count
-// past 2^63 − 1 is refused whole ("CMS: INCRBY overflow", "CMS: MERGE
-// overflow") and changes nothing; counters never wrap. Negative MERGE
-// weights (RedisBloom accepts them when no counter goes negative) are
-// refused: subtracting a sketch can make estimates fall below true
-// counts.
+// RedisBloom's CMS.* commands. A key made by CMS.INITBYDIM or
+// CMS.INITBYPROB is a redisbloom-profile countmin sketch: bit for bit
+// RedisBloom's (MurmurHash2 per row, 32-bit counters saturating at
+// 2^32 − 1), under either dialect (RedisBloom 2.4.23 and 8.6.2 have the
+// same sketch). The profile is part of the key's structure: the snapshot
+// holds it (the countmin file's scheme) and the log records it
+// (CMS.INITBYDIM key width depth PROFILE redisbloom, a form only replay
+// accepts), so that a dialect never changes a key. Keys written before
+// the profile existed (bloomlab's profile: 64-bit counters, rows of one
+// xxh3-128 hash; logged as CMS.INITBYDIM key width depth) load and answer
+// as they did.
+//
+// Redisbloom-profile keys answer as RedisBloom: an item of CMS.INCRBY
+// whose counters saturate answers the error element "CMS: INCRBY
+// overflow" in the array (the add is kept); CMS.MERGE with WEIGHTS
+// accepts negative weights (dialect 8; dialect 2.4 refuses them, as serve
+// did before) and refuses with "CMS: MERGE overflow", changing nothing, a
+// merge that would take a counter out of [0, 2^32 − 1] or overflow a
+// product. With a negative weight an estimate can fall below the true
+// count of a key. One bound is ours: the count N (CMS.INFO's count) stays
+// within a signed 64-bit integer, so an INCRBY that would take it past
+// 2^63 − 1 is refused whole ("CMS: INCRBY overflow", nothing changed)
+// where RedisBloom wraps it modulo 2^64 and reports a negative count.
 
 // cmsType is CMS's value type.
 var cmsType = registerType(&valueType{name: "CMSk-TYPE", tag: 2, decode: decodeCMS})
@@ -64,24 +78,33 @@ func init() {
 	)
 }
 
-// cmsDimFromProb is RedisBloom's CMS_DimFromProb: width ⌈2/error⌉, depth
-// ⌈log10f(prob)/log10f(0.5)⌉ in single precision, as its C code computes it.
-func cmsDimFromProb(errRate, prob float64) (width, depth float64) {
-	width = math.Ceil(2 / errRate)
-	l := float32(math.Log10(float64(float32(prob))))
-	h := float32(math.Log10(float64(float32(0.5))))
-	depth = math.Ceil(float64(l / h))
-	return width, depth
-}
+const errCMSMemory = "CMS: Insufficient memory to create the key"
 
+// cmsInit is CMS.INITBYDIM key width depth and CMS.INITBYPROB key
+// overEst prob (RedisBloom's CMS_DimFromProb: countmin.RedisDimensions).
+// It makes a redisbloom-profile sketch and logs CMS.INITBYDIM key width
+// depth PROFILE redisbloom. Replay also reads the records of keys made
+// before the profile existed, the command as the client sent it, and
+// makes bloomlab-profile sketches of them, as then.
 func cmsInit(c *client, args [][]byte) bool {
 	byDim := eqFold(args[0], "cms.initbydim")
-	if len(args) != 4 {
-		if byDim {
-			c.err(wrongArity("cms.initbydim"))
-		} else {
-			c.err(wrongArity("cms.initbyprob"))
+	profile := countmin.RedisBloom
+	switch {
+	case len(args) == 4 && c.replaying:
+		profile = countmin.Bloomlab // a record written before the profile existed
+	case len(args) == 4:
+	case len(args) == 6 && c.replaying && byDim && eqFold(args[4], "PROFILE"):
+		p, err := countmin.ParseProfile(string(args[5]))
+		if err != nil {
+			c.err("CMS: invalid init arguments")
+			return false
 		}
+		profile = p
+	case byDim:
+		c.err(wrongArity("cms.initbydim"))
+		return false
+	default:
+		c.err(wrongArity("cms.initbyprob"))
 		return false
 	}
 	s := c.s
@@ -89,7 +112,7 @@ func cmsInit(c *client, args [][]byte) bool {
 		c.err(errCMSExists)
 		return false
 	}
-	var width, depth float64
+	var width, depth uint64
 	if byDim {
 		w, ok := parseInt(args[2])
 		if !ok || w < 1 {
@@ -101,7 +124,11 @@ func cmsInit(c *client, args [][]byte) bool {
 			c.err("CMS: invalid depth")
 			return false
 		}
-		width, depth = float64(w), float64(d)
+		if w > math.MaxInt64/d {
+			c.err("CMS: invalid init arguments")
+			return false
+		}
+		width, depth = uint64(w), uint64(d)
 	} else {
 		e, ok := parseFloat(args[2])
 		if !ok || e <= 0 || e >= 1 {
@@ -113,29 +140,45 @@ func cmsInit(c *client, args [][]byte) bool {
 			c.err("CMS: invalid prob value")
 			return false
 		}
-		width, depth = cmsDimFromProb(e, p)
+		w, d, err := countmin.RedisDimensions(e, p)
+		if err != nil || w > math.MaxInt64/uint64(d) {
+			c.err("CMS: invalid init arguments")
+			return false
+		}
+		width, depth = w, uint64(d)
 	}
-	if width < 1 || depth < 1 || width*depth > math.MaxInt64 {
-		c.err("CMS: invalid init arguments")
-		return false
+	// Bounds: countmin's 2^36 counters (RedisBloom's is the memory it
+	// can allocate), and for the bloomlab profile 64 rows.
+	var cells uint64
+	if profile == countmin.RedisBloom {
+		if width*depth > countmin.MaxCells {
+			if !c.replaying {
+				s.logf("bloomlab: %s %q: %d × %d counters, beyond 2^36", args[0], args[1], width, depth)
+			}
+			c.err(errCMSMemory)
+			return false
+		}
+		cells = 8 * ((width*depth + 1) / 2) // 32-bit counters, two a word
+	} else {
+		if depth > countmin.MaxDepth || width*depth > countmin.MaxCells {
+			c.err("CMS: invalid init arguments (at most 64 rows and 2^36 counters)")
+			return false
+		}
+		cells = 8 * width * depth
 	}
-	if depth > countmin.MaxDepth || width*depth > countmin.MaxCells {
-		c.err("CMS: invalid init arguments (at most 64 rows and 2^36 counters)")
-		return false
-	}
-	need := int64(width*depth*8) + int64(len(args[1])) + 256
+	need := int64(cells) + int64(len(args[1])) + 256
 	if !c.reserve(need) {
 		c.err(errOOM)
 		return false
 	}
-	sk, err := countmin.New(countmin.Config{Width: uint64(width), Depth: int(depth)})
+	sk, err := countmin.New(countmin.Config{Profile: profile, Width: width, Depth: int(depth)})
 	if err != nil {
 		s.mem.Add(-need)
 		c.err("CMS: invalid init arguments")
 		return false
 	}
 	s.add(string(args[1]), &cmsValue{sk}, need)
-	c.log(args)
+	c.logArgs("CMS.INITBYDIM", string(args[1]), strconv.FormatUint(width, 10), strconv.FormatUint(depth, 10), "PROFILE", profile.String())
 	c.w.Simple("OK")
 	return false
 }
@@ -194,7 +237,7 @@ func cmsIncrBy(c *client, args [][]byte) bool {
 		return false
 	}
 	defer c.unlockWrittenEntry(e)
-	total := v.s.N()
+	total, overflow := v.s.N(), false
 	for i := 2; i < len(args); i += 2 {
 		n, ok := parseInt(args[i+1])
 		if !ok {
@@ -207,10 +250,11 @@ func cmsIncrBy(c *client, args [][]byte) bool {
 		}
 		var carry uint64
 		total, carry = bits.Add64(total, uint64(n), 0)
-		if carry != 0 || total > math.MaxInt64 {
-			c.err("CMS: INCRBY overflow")
-			return false
-		}
+		overflow = overflow || carry != 0 || total > math.MaxInt64
+	}
+	if overflow { // the count N would leave int64: refused whole
+		c.err("CMS: INCRBY overflow")
+		return false
 	}
 	if err := c.s.writable(e); err != nil {
 		c.err("ERR " + err.Error())
@@ -220,8 +264,19 @@ func cmsIncrBy(c *client, args [][]byte) bool {
 	c.w.Array((len(args) - 2) / 2)
 	for i := 2; i < len(args); i += 2 {
 		n, _ := parseInt(args[i+1])
-		v.s.Add(args[i], uint64(n))
-		c.w.Int(int64(v.s.Estimate(args[i])))
+		if v.s.Profile() != countmin.RedisBloom {
+			v.s.Add(args[i], uint64(n))
+			c.w.Int(int64(v.s.Estimate(args[i])))
+			continue
+		}
+		// RedisBloom keeps the add of an item whose counters saturate
+		// and answers an error element for it.
+		est, err := v.s.IncrBy(args[i], uint64(n))
+		if err != nil {
+			c.w.Error("CMS: INCRBY overflow")
+			continue
+		}
+		c.w.Int(int64(est))
 	}
 	c.s.touchKey(args[1])
 	c.log(args)
@@ -255,7 +310,7 @@ func cmsInfo(c *client, args [][]byte) bool {
 		return false
 	}
 	defer c.unlockEntry(e, false)
-	c.w.Array(6)
+	c.mapReply(3)
 	c.w.Simple("width")
 	c.w.Int(int64(v.s.Width()))
 	c.w.Simple("depth")
@@ -267,7 +322,8 @@ func cmsInfo(c *client, args [][]byte) bool {
 
 // cmsMerge: CMS.MERGE dest numkeys src… [WEIGHTS w…] sets dest to the
 // weighted sum of the sources (dest's own counts are replaced, as in
-// RedisBloom, unless dest is one of the sources).
+// RedisBloom, unless dest is one of the sources). Every check comes
+// before any change: a refused merge leaves dest as it was.
 func cmsMerge(c *client, args [][]byte) bool {
 	if len(args) < 4 {
 		c.err(wrongArity("cms.merge"))
@@ -298,34 +354,45 @@ func cmsMerge(c *client, args [][]byte) bool {
 		c.err("CMS: wrong number of keys/weights")
 		return false
 	}
+	redis := dv.s.Profile() == countmin.RedisBloom
+	// Negative weights: RedisBloom's (dialect 8; a replay repeats what
+	// was acknowledged, whatever the dialect), never for bloomlab-profile
+	// sketches.
+	negOK := redis && (c.replaying || s.cfg.Dialect != Dialect24)
 	srcs := make([]*countmin.Sketch, numKeys)
-	weights := make([]uint64, numKeys)
+	weights := make([]int64, numKeys)
 	var total uint64
 	overflow := false
 	for i := range srcs {
 		weights[i] = 1
 		if pos >= 0 {
 			w, ok := parseInt(rest[int(numKeys)+1+i])
-			if !ok || w < 0 {
+			if !ok || w < 0 && !negOK {
 				c.err("CMS: invalid weight value")
 				return false
 			}
-			weights[i] = uint64(w)
+			weights[i] = w
 		}
 		_, sv := c.cmsOf(rest[i], false)
 		if sv == nil {
 			return false
 		}
 		if sv.s.Width() != dv.s.Width() || sv.s.Depth() != dv.s.Depth() || sv.s.Config() != dv.s.Config() {
+			if sv.s.Width() == dv.s.Width() && sv.s.Depth() == dv.s.Depth() {
+				s.logf("bloomlab: CMS.MERGE %q: source %q is a %v-profile sketch, %q a %v-profile one: they do not merge",
+					args[1], rest[i], sv.s.Profile(), args[1], dv.s.Profile())
+			}
 			c.err("CMS: width/depth is not equal")
 			return false
 		}
 		srcs[i] = sv.s
-		hi, lo := bits.Mul64(sv.s.N(), weights[i])
-		var carry uint64
-		total, carry = bits.Add64(total, lo, 0)
-		if hi != 0 || carry != 0 || total > math.MaxInt64 {
-			overflow = true
+		if !redis { // bloomlab profile: N bounded by 2^63 − 1
+			hi, lo := bits.Mul64(sv.s.N(), uint64(weights[i]))
+			var carry uint64
+			total, carry = bits.Add64(total, lo, 0)
+			if hi != 0 || carry != 0 || total > math.MaxInt64 {
+				overflow = true
+			}
 		}
 	}
 	if overflow {
@@ -339,14 +406,22 @@ func cmsMerge(c *client, args [][]byte) bool {
 	}
 	out, err := countmin.New(dv.s.Config())
 	if err == nil {
-		for i, src := range srcs {
-			if err = out.MergeScaled(src, weights[i]); err != nil {
-				break
+		if redis {
+			err = out.MergeWeighted(srcs, weights)
+		} else {
+			for i, src := range srcs {
+				if err = out.MergeScaled(src, uint64(weights[i])); err != nil {
+					break
+				}
 			}
 		}
 	}
 	s.mem.Add(-need) // the new sketch replaces the old, which the key accounts for
-	if err != nil {
+	switch {
+	case errors.Is(err, countmin.ErrOverflow):
+		c.err("CMS: MERGE overflow")
+		return false
+	case err != nil:
 		c.err("CMS: width/depth is not equal")
 		return false
 	}

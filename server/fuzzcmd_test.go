@@ -135,6 +135,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"4611686018427387904", "-4611686018427387904", "9223372036854775807", "-9223372036854775807",
 		"-9223372036854775808", "9223372036854775808", "18446744073709551615", "18446744073709551616",
 		"-18446744073709551616", "99999999999999999999999", "00", "01", "+1", "-0", " 1", "1 ", "0x10",
+		"-4000000000", "-922337203685477500", "922337203685477502", // CMS.MERGE's extreme weights
 		// floats
 		"1.5", "0.5", "0.01", "0.001", "1e-10", "0.9999999999999999", "1.0", "-0.5", "-0.0", "0.0",
 		"1e308", "-1e308", "1.8e308", "1e+308", "1e-320", "-1e-320", "4.9e-324", "2.2250738585072014e-308",
@@ -152,6 +153,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"string", "MBbloom--", "MBbloomCF", "CMSk-TYPE", "none", "expire", "pexpire", "expireat",
 		"cms.initbydim", "bgrewriteaof", "DEL", "EXEC", "MULTI", "FLUSHALL", "PEXPIREAT", "OK", "PONG",
 		"B", "K", "M", "G", "T",
+		"PROFILE", "redisbloom", "bloomlab", // the log's CMS.INITBYDIM … PROFILE p (replay only)
 		// keys of every type, and one that does not exist
 		"bf", "bfns", "cf", "cfns", "cms", "cms2", "str", "exp", "ld", "cfld", "nokey",
 	}
@@ -190,7 +192,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"cf.loadchunk", "cfld", fx.cfChunks[1][0], fx.cfChunks[1][1]},
 		{"cms.initbydim", "new", "100", "5"}, {"cms.initbyprob", "new", "0.01", "0.01"},
 		{"cms.incrby", "cms", "x", "1", "y", "2"}, {"cms.query", "cms", "a", "x"},
-		{"cms.merge", "cms", "2", "cms", "cms2", "WEIGHTS", "1", "2"}, {"cms.merge", "new", "1", "cms"}, {"cms.info", "cms"},
+		{"cms.merge", "cms", "2", "cms", "cms2", "WEIGHTS", "1", "2"}, {"cms.merge", "cms", "2", "cms", "cms2", "WEIGHTS", "-1", "2"}, {"cms.merge", "new", "1", "cms"}, {"cms.info", "cms"},
 		{"del", "bf", "str"}, {"unlink", "str"}, {"exists", "bf", "cf"}, {"type", "bf"}, {"keys", "*"},
 		{"scan", "0", "MATCH", "*", "COUNT", "10", "TYPE", "string"}, {"dbsize"}, {"rename", "str", "new"},
 		{"expire", "str", "100", "NX"}, {"pexpire", "exp", "100000", "GT"}, {"expireat", "str", "100", "XX"},

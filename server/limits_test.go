@@ -117,7 +117,7 @@ func TestRedisReplies(t *testing.T) {
 		{"-Bad argument received", "BF.INSERT", "b", "ERROR", "2", "ITEMS", "x"},
 		{"-Unknown argument received", "BF.INSERT", "b", "FOO", "ITEMS", "x"},
 		{"-CMS: invalid width", "CMS.INITBYDIM", "c", "0", "5"},
-		{"-CMS: invalid init arguments (at most 64 rows and 2^36 counters)", "CMS.INITBYDIM", "c", "10", "100"},
+		{"-CMS: Insufficient memory to create the key", "CMS.INITBYDIM", "c", "100000000", "1000"},
 		{"-CMS: Number cannot be negative", "CMS.INITBYDIM", "c", "10", "5"},
 	} {
 		if tc[0] == "-CMS: Number cannot be negative" {
@@ -128,16 +128,19 @@ func TestRedisReplies(t *testing.T) {
 			t.Errorf("%v: got %s, want %s", tc[1:], got, tc[0])
 		}
 	}
-	// CMS counts never wrap: an INCRBY past 2^63 − 1 is refused whole.
-	c.do("CMS.INCRBY", "c", "a", "9223372036854775000")
+	// CMS counts never wrap: an INCRBY past 2^63 − 1 is refused whole
+	// (the first saturates a's counters: RedisBloom's error element).
+	if got := c.do("CMS.INCRBY", "c", "a", "9223372036854775000"); got != "*[-CMS: INCRBY overflow]" {
+		t.Fatalf("saturating INCRBY: %s", got)
+	}
 	if got := c.do("CMS.INCRBY", "c", "b", "1", "a", "1000"); got != "-CMS: INCRBY overflow" {
 		t.Fatalf("overflow: %s", got)
 	}
 	if got := c.do("CMS.QUERY", "c", "b"); got != "*[:0]" {
 		t.Fatalf("refused INCRBY changed the sketch: %s", got)
 	}
-	if got := c.do("CMS.MERGE", "c", "1", "c", "WEIGHTS", "-1"); got != "-CMS: invalid weight value" {
-		t.Fatalf("negative weight: %s", got)
+	if got := c.do("CMS.MERGE", "c", "1", "c", "WEIGHTS", "-1"); got != "-CMS: MERGE overflow" {
+		t.Fatalf("negative weight taking counters below 0: %s", got)
 	}
 	if got := c.do("CMS.MERGE", "c", "1", "c", "WEIGHTS", "2"); got != "-CMS: MERGE overflow" {
 		t.Fatalf("merge overflow: %s", got)

@@ -141,7 +141,6 @@ func replayCollect(t *testing.T, c *rawConn, vs []vector, proto int) (map[string
 var pending8 = map[int]map[string]string{
 	2: {
 		"insert-and-errors": "BF in dialect 8 (issue 22)",
-		"cms-narrow":        "CMS in dialect 8 (issue 22)",
 		"topk-default":      "TOPK (issue 23)",
 		"topk-wide":         "TOPK (issue 23)",
 		"tdigest-default":   "TDIGEST (issue 23)",
@@ -153,8 +152,6 @@ var pending8 = map[int]map[string]string{
 		"nonscaling-full":         "BF in dialect 8 (issue 22)",
 		"insert-and-errors":       "BF in dialect 8 (issue 22)",
 		"big-one-link":            "BF in dialect 8 (issue 22)",
-		"cms":                     "CMS in dialect 8 (issue 22)",
-		"cms-narrow":              "CMS in dialect 8 (issue 22)",
 		"topk-default":            "TOPK (issue 23)",
 		"topk-wide":               "TOPK (issue 23)",
 		"tdigest-default":         "TDIGEST (issue 23)",
