@@ -25,11 +25,12 @@ import (
 //     CF.LOADCHUNK refuses a header of more buckets (cfCheckHeader).
 //   - Memory: an add that needs a new sub-filter reserves its bytes
 //     against MaxMemory first (cuckoo.TryAddHash, NextSubFilterBits);
-//     refused, it answers OOM (CF.ADD) or −1 (in CF.INSERT), changing
-//     nothing. A sub-filter past 2^48 bits, or, with no MaxMemory
-//     (-no-maxmemory), tables past the cuckoo package's default budget
-//     (cuckoo.Filter.DefaultMaxBits: at most half the process's memory),
-//     answers "Memory allocation failure" (−1 in CF.INSERT), as
+//     refused, it answers OOM (CF.ADD) or −1 (in CF.INSERT; false under
+//     Redis 8's RESP3), changing nothing. A sub-filter past 2^48 bits,
+//     or, with no MaxMemory (-no-maxmemory), tables past the cuckoo
+//     package's default budget (cuckoo.Filter.DefaultMaxBits: at most
+//     half the process's memory), answers "Memory allocation failure"
+//     (Dialect8: "ERR Insufficient memory"; −1 in CF.INSERT), as
 //     RedisBloom answers a failed malloc.
 //   - CF.EXISTS, CF.MEXISTS and CF.COUNT on a key of another type answer
 //     WRONGTYPE (RedisBloom answers 0, an absent that is no answer), and
