@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"log"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,10 +23,10 @@ func expect(t *testing.T, c *rawConn, cases [][]string) {
 
 // TestCFReplies pins what the transcripts do not: every CF command's
 // arity, option and error reply as RedisBloom 2.4's src/rebloom.c has
-// them, and this server's documented differences (WRONGTYPE where
-// RedisBloom answers 0 or "Not found", capacity at most 2^30).
+// them (Dialect24), and this server's documented differences (WRONGTYPE
+// where RedisBloom answers 0 or "Not found", capacity at most 2^30).
 func TestCFReplies(t *testing.T) {
-	s := start(t, Config{})
+	s := start(t, Config{Dialect: Dialect24})
 	c := dial(t, s)
 	arity := func(name string) string { return "-ERR wrong number of arguments for '" + name + "' command" }
 	expect(t, c, [][]string{
@@ -94,6 +96,68 @@ func TestCFReplies(t *testing.T) {
 		{"*[:0, :1]", "CF.INSERTNX", "new", "ITEMS", "a", "c"},                         // c needs a second sub-filter
 		{"*[+Size, :80, +Number of buckets, :2, +Number of filters, :2, +Number of items inserted, :4, +Number of items deleted, :0, +Bucket size, :2, +Expansion rate, :1, +Max iterations, :20]", "CF.INFO", "new"},
 		{"+MBbloomCF", "TYPE", "new"},
+	})
+}
+
+// TestCFReplies8 pins RedisBloom 8.6.2's CF texts and RESP3 shapes
+// (Dialect8) beyond the transcripts, as its src/rebloom.c has them and a
+// real 8.6.2 answered: the ranges' texts, CF.INSERT's CAPACITY range from
+// cf-bucket-size, CF.RESERVE's BUCKETSIZE range from cf-initial-size,
+// cf-max-expansions; booleans for CF.ADD, CF.ADDNX, CF.INSERT (a refused
+// item is false), CF.EXISTS, CF.MEXISTS and CF.DEL, integers for
+// CF.INSERTNX (−1 refused) and CF.COUNT, a map for CF.INFO.
+func TestCFReplies8(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	expect(t, c, [][]string{
+		{"-MAXITERATIONS: value must be in the range [1, 65535]", "CF.RESERVE", "k", "100", "MAXITERATIONS", "0"},
+		{"-BUCKETSIZE: value must be in the range [1, 255]", "CF.RESERVE", "k", "100", "BUCKETSIZE", "256"},
+		{"-EXPANSION: value must be in the range [0, 32768]", "CF.RESERVE", "k", "100", "EXPANSION", "32769"},
+		{"-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "CF.RESERVE", "k", "7", "BUCKETSIZE", "4"},
+		{"-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "CF.RESERVE", "k", "-5"},
+		{"-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "CF.RESERVE", "k", "1073741825"},
+		{"-Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "CF.INSERT", "k", "CAPACITY", "3", "ITEMS", "a"},
+		{"-Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "CF.INSERT", "k", "CAPACITY", "1073741825", "ITEMS", "a"},
+	})
+	expect(t, c, [][]string{
+		{"+OK", "CF.RESERVE", "c", "4", "BUCKETSIZE", "2", "EXPANSION", "0"},
+		{"*[:1, :1, :1, :-1, :-1, :1, :-1, :-1, :-1, :-1]", "CF.INSERT", "c", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"},
+		{"-Filter is full", "CF.ADD", "c", "zz"},
+	})
+	c.do("HELLO", "3")
+	// Measured on RedisBloom 8.6.2 under RESP3 (redis-cli -3).
+	expect(t, c, [][]string{
+		{"*[#false, #false, #false, #false, #false, #false, #false, #false, #false, #false]", "CF.INSERT", "c", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"},
+		{"*[:0, :-1, :-1, :-1, :-1]", "CF.INSERTNX", "c", "ITEMS", "a", "x1", "x2", "x3", "x4"},
+		{"*[#false, #false]", "CF.MEXISTS", "nokey", "a", "b"},
+		{"#false", "CF.EXISTS", "nokey", "a"},
+		{"#false", "CF.ADDNX", "c", "a"},
+		{"#true", "CF.DEL", "c", "a"},
+		{"#false", "CF.DEL", "c", "nothere"},
+		{":2", "CF.COUNT", "c", "b"},
+		{":0", "CF.COUNT", "nokey", "b"},
+		{"#true", "CF.ADD", "c", "zz"}, // a's slot is free
+		{"#true", "CF.ADD", "new", "a"},
+	})
+	if got := c.do("CF.INFO", "new"); got != "%[+Size, :1080, +Number of buckets, :512, +Number of filters, :1, +Number of items inserted, :1, +Number of items deleted, :0, +Bucket size, :2, +Expansion rate, :1, +Max iterations, :20]" {
+		t.Errorf("CF.INFO under RESP3: %s", got)
+	}
+
+	// The module configs: CF.RESERVE's largest BUCKETSIZE is half of
+	// cf-initial-size, CF.INSERT's least CAPACITY twice cf-bucket-size,
+	// and an add refuses a filter of cf-max-expansions sub-filters.
+	setCFConfig(t, s, "cf-initial-size", 100)
+	setCFConfig(t, s, "cf-bucket-size", 4)
+	expect(t, c, [][]string{
+		{"-BUCKETSIZE: value must be in the range [1, 50]", "CF.RESERVE", "q", "1000", "BUCKETSIZE", "51"},
+		{"+OK", "CF.RESERVE", "q", "1000", "BUCKETSIZE", "50"},
+		{"-Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "CF.INSERT", "z", "CAPACITY", "7", "ITEMS", "a"},
+		{"*[#true]", "CF.INSERT", "z", "CAPACITY", "8", "ITEMS", "a"},
+	})
+	setCFConfig(t, s, "cf-max-expansions", 1)
+	expect(t, c, [][]string{
+		{"-Maximum expansions reached", "CF.INSERT", "q", "ITEMS", "a"},
+		{"-Maximum expansions reached", "CF.ADD", "z", "b"},
 	})
 }
 
@@ -232,14 +296,17 @@ func TestCFFullAndMaxExpansions(t *testing.T) {
 func TestCFRefusal(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
+		d    Dialect
 		want string
 	}{
-		{fmt.Errorf("x: %w", cuckoo.ErrCannotGrow), "Memory allocation failure"},
-		{fmt.Errorf("x: %w", cuckoo.ErrFull), "Filter is full"},
-		{fmt.Errorf("odd\nerror"), "ERR odd error"},
+		{fmt.Errorf("x: %w", cuckoo.ErrCannotGrow), Dialect24, "Memory allocation failure"},
+		{fmt.Errorf("x: %w", cuckoo.ErrCannotGrow), Dialect8, "ERR Insufficient memory"},
+		{fmt.Errorf("x: %w", cuckoo.ErrFull), Dialect24, "Filter is full"},
+		{fmt.Errorf("x: %w", cuckoo.ErrFull), Dialect8, "Filter is full"},
+		{fmt.Errorf("odd\nerror"), Dialect8, "ERR odd error"},
 	} {
-		if got := cfRefusal(tc.err); got != tc.want {
-			t.Errorf("%v: %q", tc.err, got)
+		if got := cfRefusal(tc.err, tc.d); got != tc.want {
+			t.Errorf("%v (dialect %v): %q", tc.err, tc.d, got)
 		}
 	}
 }
@@ -365,10 +432,28 @@ func cfDump(t *testing.T, c *rawConn, key string) string {
 
 // TestCFLoadChunk: CF.LOADCHUNK takes CF.SCANDUMP's chunks in order and
 // no other way; the key is a CF key (TYPE MBbloomCF) that answers no query
-// until every byte has arrived; the copy answers as the original.
+// until every byte has arrived; the copy answers as the original. Its
+// refusals answer "Couldn't load chunk!" and "Couldn't create filter!",
+// with the detail after them (Dialect24) or in the server's log alone
+// (Dialect8: RedisBloom 8.6.2's exact texts, which its tests match). A
+// header of 2^32 buckets (RedisBloom's test) is refused.
 func TestCFLoadChunk(t *testing.T) {
-	s := start(t, Config{})
+	for _, d := range []Dialect{Dialect24, Dialect8} {
+		t.Run(d.String(), func(t *testing.T) { testCFLoadChunk(t, d) })
+	}
+}
+
+func testCFLoadChunk(t *testing.T, d Dialect) {
+	var logs syncBuffer
+	s := start(t, Config{Dialect: d, Logger: log.New(&logs, "", 0)})
 	c := dial(t, s)
+	// refused reports whether got is the refusal brief with its detail.
+	refused := func(got, brief, detail string) bool {
+		if d == Dialect24 {
+			return strings.HasPrefix(got, "-"+brief+" ") && strings.Contains(got, detail)
+		}
+		return got == "-"+brief && strings.Contains(logs.String(), detail)
+	}
 	c.do("CF.RESERVE", "src", "64", "BUCKETSIZE", "4", "EXPANSION", "2")
 	for i := 0; i < 300; i++ {
 		c.do("CF.ADD", "src", fmt.Sprint("s", i))
@@ -415,7 +500,7 @@ func TestCFLoadChunk(t *testing.T) {
 		{"2", ""},
 		{"-5", "x"},
 	} {
-		if got := c.do("CF.LOADCHUNK", "dst", ch[0], ch[1]); !strings.HasPrefix(got, "-Couldn't load chunk! ") {
+		if got := c.do("CF.LOADCHUNK", "dst", ch[0], ch[1]); !refused(got, "Couldn't load chunk!", "") {
 			t.Errorf("chunk at %s of %d bytes: %s", ch[0], len(ch[1]), got)
 		}
 	}
@@ -439,12 +524,17 @@ func TestCFLoadChunk(t *testing.T) {
 			t.Fatalf("the copy lacks s%d", i)
 		}
 	}
-	expect(t, c, [][]string{
-		{"-Couldn't load chunk! the key holds a complete filter (DEL it before loading another)", "CF.LOADCHUNK", "dst", first[0], first[1]},
-		{":0", "EXISTS", "bad"},
-	})
-	if got := c.do("CF.LOADCHUNK", "bad", "1", strings.Repeat("\x00", 38)); !strings.HasPrefix(got, "-Couldn't create filter! cuckoo: RedisBloom dump: bucket size 0") {
+	if got := c.do("CF.LOADCHUNK", "dst", first[0], first[1]); !refused(got, "Couldn't load chunk!", "the key holds a complete filter (DEL it before loading another)") {
+		t.Fatalf("a chunk onto a complete filter: %s", got)
+	}
+	if got := c.do("CF.LOADCHUNK", "bad", "1", strings.Repeat("\x00", 38)); !refused(got, "Couldn't create filter!", "cuckoo: RedisBloom dump: bucket size 0") {
 		t.Fatalf("a header of zeros: %s", got)
+	}
+	// RedisBloom's test_number_of_buckets_does_not_overflow: 2^32
+	// buckets of one slot, no item.
+	huge := "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x01\x00"
+	if got := c.do("CF.LOADCHUNK", "bad", "1", huge); !refused(got, "Couldn't create filter!", "a first sub-filter of 4294967296 buckets") {
+		t.Fatalf("a header of 2^32 buckets: %s", got)
 	}
 	if got := c.do("EXISTS", "bad"); got != ":0" {
 		t.Fatal("a refused header made its key")
@@ -660,4 +750,154 @@ func TestLoadCuckooFile(t *testing.T) {
 		{":1", "BF.EXISTS", "old", "k1"},
 		{"-" + errWrongType, "CF.EXISTS", "old", "k1"},
 	})
+}
+
+// TestCFLogIndependentOfDialect: keys that CF.ADD, CF.ADDNX, CF.INSERT,
+// CF.INSERTNX and CF.RESERVE create with defaults (the module configs
+// cf-initial-size, cf-bucket-size, cf-max-iterations,
+// cf-expansion-factor) are logged with every parameter spelled out, so
+// that a restart under the other dialect and other configs makes the
+// same filters: written under Dialect24 with RedisBloom's defaults,
+// replayed under Dialect8; written there with changed configs (in a
+// transaction too), replayed under Dialect24 with the defaults.
+func TestCFLogIndependentOfDialect(t *testing.T) {
+	dir := t.TempDir()
+	items := []string{"a", "b", "c", "x", "y"}
+	write := func(c *rawConn, p string) {
+		t.Helper()
+		for _, cmd := range [][]string{
+			{"CF.ADD", p + "add", "a"},
+			{"CF.ADDNX", p + "addnx", "a"},
+			{"CF.INSERT", p + "ins", "ITEMS", "a", "b"},
+			{"CF.INSERTNX", p + "insnx", "CAPACITY", "100", "ITEMS", "a", "a", "c"},
+			{"CF.INSERT", p + "nocreate", "NOCREATE", "ITEMS", "a"},
+			{"CF.RESERVE", p + "res", "300"},
+			{"CF.RESERVE", p + "res2", "300", "MAXITERATIONS", "7"},
+			{"CF.INSERT", p + "res2", "CAPACITY", "9999", "ITEMS", "x", "y"},
+			{"MULTI"}, {"CF.ADD", p + "tx", "a"}, {"CF.INSERT", p + "tx2", "ITEMS", "a"}, {"EXEC"},
+		} {
+			c.do(cmd...)
+		}
+		for i := 0; i < 40; i++ { // growth (cf-expansion-factor)
+			c.do("CF.ADD", p+"add", "a")
+		}
+	}
+	cfg := Config{Dir: dir, AppendFsync: Always, Dialect: Dialect24}
+	s := start(t, cfg)
+	c := dial(t, s)
+	write(c, "d24-")
+	want := stateOf(t, c, items)
+
+	cfg.Dialect = Dialect8
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	if got := stateOf(t, c, items); got != want {
+		t.Fatalf("written under 2.4, replayed under 8:\n%s\nwant\n%s", got, want)
+	}
+	setCFConfig(t, s, "cf-initial-size", 200)
+	setCFConfig(t, s, "cf-bucket-size", 3)
+	setCFConfig(t, s, "cf-max-iterations", 9)
+	setCFConfig(t, s, "cf-expansion-factor", 2)
+	write(c, "d8-")
+	if got := c.do("CF.INFO", "d8-ins"); !strings.Contains(got, "+Bucket size, :3, +Expansion rate, :2, +Max iterations, :9") {
+		t.Fatalf("a key created with the changed configs: %s", got)
+	}
+	// cf-max-expansions 1: as RedisBloom, CF.ADD creates the key, then
+	// refuses the add; the creation is logged.
+	setCFConfig(t, s, "cf-max-expansions", 1)
+	if got := c.do("CF.ADD", "d8-maxexp", "a"); got != "-Maximum expansions reached" {
+		t.Fatal(got)
+	}
+	if got := c.do("EXISTS", "d8-maxexp"); got != ":1" {
+		t.Fatalf("the key created: %s", got)
+	}
+	want = stateOf(t, c, items)
+
+	cfg.Dialect = Dialect24
+	s = restart(t, s, cfg)
+	if got := stateOf(t, dial(t, s), items); got != want {
+		t.Fatalf("written under 8 with other configs, replayed under 2.4:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestCFDebug: CF.DEBUG answers RedisBloom's one line (texts measured on
+// a real RedisBloom 8.6.2: a filter of RedisBloom's defaults, one that
+// may not grow, a load in progress refused as for every CF command), in
+// both dialects and under RESP3 too.
+func TestCFDebug(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		s := start(t, Config{Dialect: d})
+		c := dial(t, s)
+		expect(t, c, [][]string{
+			{"-ERR wrong number of arguments for 'cf.debug' command", "CF.DEBUG"},
+			{"-ERR wrong number of arguments for 'cf.debug' command", "CF.DEBUG", "k", "x"},
+			{"-ERR not found", "CF.DEBUG", "k"},
+			{":1", "CF.ADD", "k", "a"},
+			{`$"bktsize:2 buckets:512 items:1 deletes:0 filters:1 max_iterations:20 expansion:1"`, "CF.DEBUG", "k"},
+			{"+OK", "CF.RESERVE", "c", "4", "BUCKETSIZE", "2", "EXPANSION", "0"},
+			{"*[:1, :1, :1, :-1, :-1, :1, :-1, :-1, :-1, :-1]", "CF.INSERT", "c", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"},
+			{`$"bktsize:2 buckets:2 items:4 deletes:0 filters:1 max_iterations:20 expansion:0"`, "CF.DEBUG", "c"},
+			{":1", "CF.DEL", "c", "a"},
+			{`$"bktsize:2 buckets:2 items:3 deletes:1 filters:1 max_iterations:20 expansion:0"`, "CF.DEBUG", "c"},
+			{"+OK", "SET", "s", "v"},
+			{"-" + errWrongType, "CF.DEBUG", "s"},
+		})
+		if got := c.do("CF.LOADCHUNK", "ld", "1", cfHeaderOf(t, c, "k")); got != "+OK" {
+			t.Fatal(got)
+		}
+		if got := c.do("CF.DEBUG", "ld"); !strings.HasPrefix(got, "-ERR the filter is being loaded with CF.LOADCHUNK") {
+			t.Errorf("CF.DEBUG of a load in progress: %s", got)
+		}
+		c.do("HELLO", "3")
+		expect(t, c, [][]string{
+			{`$"bktsize:2 buckets:512 items:1 deletes:0 filters:1 max_iterations:20 expansion:1"`, "CF.DEBUG", "k"},
+		})
+	}
+}
+
+// cfHeaderOf returns CF.SCANDUMP's header of key.
+func cfHeaderOf(t *testing.T, c *rawConn, key string) string {
+	t.Helper()
+	c.send("CF.SCANDUMP", key, "0")
+	v, _ := c.read()
+	if len(v.Elems) != 2 {
+		t.Fatalf("CF.SCANDUMP %s 0: %v", key, v)
+	}
+	return string(v.Elems[1].Str)
+}
+
+// TestCFHugeHeaderReplays: a CF.LOADCHUNK header that an earlier version
+// took and logged (2^32 buckets, refused now) replays: the server starts
+// with the load in progress, which it would refuse from a client.
+func TestCFHugeHeaderReplays(t *testing.T) {
+	huge := "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x01\x00"
+	cfg := Config{Dir: t.TempDir(), AppendFsync: Always, MaxMemory: -1}
+	s := start(t, cfg)
+	check := cfDumps.checkHeader
+	cfDumps.checkHeader = nil // as before
+	got := dial(t, s).do("CF.LOADCHUNK", "old", "1", huge)
+	cfDumps.checkHeader = check
+	if got != "+OK" {
+		t.Fatal(got)
+	}
+	s = restart(t, s, cfg)
+	c := dial(t, s)
+	if got := c.do("CF.EXISTS", "old", "x"); !strings.HasPrefix(got, "-ERR the filter is being loaded with CF.LOADCHUNK (0 of 4294967296 bytes)") {
+		t.Fatalf("after the replay: %s", got)
+	}
+	if got := c.do("CF.LOADCHUNK", "new", "1", huge); got != "-Couldn't create filter!" {
+		t.Fatalf("from a client: %s", got)
+	}
+}
+
+// setCFConfig sets the module config name of s to v, as CONFIG SET does.
+func setCFConfig(t *testing.T, s *Server, name string, v int64) {
+	t.Helper()
+	p := lookupModConfig([]byte(name))
+	if p < 0 {
+		t.Fatalf("no module config %s", name)
+	}
+	if i, msg := s.modcfg.set([]modSet{{p, []byte(strconv.FormatInt(v, 10))}}); i >= 0 {
+		t.Fatalf("module config %s %d: %s", name, v, msg)
+	}
 }

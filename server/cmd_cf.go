@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,20 +12,25 @@ import (
 	"github.com/bloomlab/bloomlab/internal/blrd"
 )
 
-// RedisBloom's CF.* commands (2.4.23) on package cuckoo's RedisBloom
-// profile, which stores, answers, counts and dumps bit for bit as
-// RedisBloom's cuckoo filter does. Replies, reply shapes and error texts
-// are RedisBloom's (src/rebloom.c); where this server differs on purpose
-// it is said here and in docs/SERVER.md:
+// RedisBloom's CF.* commands on package cuckoo's RedisBloom profile,
+// which stores, answers, counts and dumps bit for bit as RedisBloom's
+// cuckoo filter does. Replies, reply shapes and error texts are those of
+// the server's dialect (src/rebloom.c of RedisBloom 8.6.2 under
+// Dialect8, of 2.4.23 under Dialect24); keys created without parameters
+// take the module configs (cfDefaults), and are logged with every
+// parameter (logInsert). Where this server differs on purpose it is said
+// here and in docs/SERVER.md:
 //
 //   - Ranges: capacity at most 2^30 (RedisBloom 8's range and text).
+//     CF.LOADCHUNK refuses a header of more buckets (cfCheckHeader).
 //   - Memory: an add that needs a new sub-filter reserves its bytes
 //     against MaxMemory first (cuckoo.TryAddHash, NextSubFilterBits);
-//     refused, it answers OOM (CF.ADD) or −1 (in CF.INSERT), changing
-//     nothing. A sub-filter past 2^48 bits, or, with no MaxMemory
-//     (-no-maxmemory), tables past the cuckoo package's default budget
-//     (cuckoo.Filter.DefaultMaxBits: at most half the process's memory),
-//     answers "Memory allocation failure" (−1 in CF.INSERT), as
+//     refused, it answers OOM (CF.ADD) or −1 (in CF.INSERT; false under
+//     Redis 8's RESP3), changing nothing. A sub-filter past 2^48 bits,
+//     or, with no MaxMemory (-no-maxmemory), tables past the cuckoo
+//     package's default budget (cuckoo.Filter.DefaultMaxBits: at most
+//     half the process's memory), answers "Memory allocation failure"
+//     (Dialect8: "ERR Insufficient memory"; −1 in CF.INSERT), as
 //     RedisBloom answers a failed malloc.
 //   - CF.EXISTS, CF.MEXISTS and CF.COUNT on a key of another type answer
 //     WRONGTYPE (RedisBloom answers 0, an absent that is no answer), and
@@ -41,6 +47,7 @@ import (
 const (
 	errCFFull      = "Filter is full"
 	errCFAlloc     = "Memory allocation failure"
+	errCFAlloc8    = "ERR Insufficient memory"
 	errCFMaxExp    = "Maximum expansions reached"
 	errCFCapMin    = "Capacity must be at least (BucketSize * 2)"
 	errCFCapRange  = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
@@ -66,6 +73,7 @@ func init() {
 		cf("cf.del", fWrite|fFast, lockWrite, "Deletes an item from a Cuckoo Filter", cfDel),
 		cf("cf.compact", fWrite, lockWrite, "Frees sub-filters that deletes emptied", cfCompact),
 		cf("cf.info", ro, lockRead, "Returns information about a Cuckoo Filter", cfInfo),
+		cf("cf.debug", ro, lockRead, "Returns the parameters and counts of a Cuckoo Filter on one line", cfDebug),
 		cf("cf.scandump", fReadonly, lockRead, "Begins an incremental save of the bloom filter", cfDumps.scanDump),
 		cf("cf.loadchunk", w, lockExcl, "Restores a filter previously saved using SCANDUMP", cfDumps.loadChunk),
 	)
@@ -114,7 +122,21 @@ func init() {
 		badChunk:     badChunk,
 		badLoad:      badChunk,
 		errComplete:  errCFLoadChunk + " the key holds a complete filter (DEL it before loading another)",
+		refuse8:      cfRefuse8,
+		checkHeader:  cfCheckHeader,
 	}
+}
+
+// cfRefuse8 is a CF.LOADCHUNK refusal under Dialect8: RedisBloom 8.6.2's
+// text, which its tests match exactly ("Couldn't load chunk!" or
+// "Couldn't create filter!", the words before the detail that Dialect24
+// answers), the detail going to the server's log.
+func cfRefuse8(c *client, r loadRefusal) string {
+	c.s.logf("CF.LOADCHUNK refused (iterator %d, %d bytes): %s", r.iter, r.n, r.reply)
+	if i := strings.IndexByte(r.reply, '!'); i >= 0 {
+		return r.reply[:i+1]
+	}
+	return r.reply
 }
 
 // cfDumps is CF's dump: CF.SCANDUMP and CF.LOADCHUNK (dumps.go), filled
@@ -152,6 +174,20 @@ func decodeCF(r io.Reader, n int64) (value, error) {
 // cfHeaderSize is the size of CF.SCANDUMP's header chunk.
 const cfHeaderSize = 38
 
+// cfCheckHeader refuses a CF.LOADCHUNK header whose first sub-filter has
+// more buckets than CF.RESERVE or CF.INSERT make here and in RedisBloom 8
+// (capacity at most 2^30; RedisBloom 2.4 had no bound), which no dump of
+// such a filter has. RedisBloom 8.6.2 accepts it (its
+// test_number_of_buckets_does_not_overflow sends 2^32 buckets and no
+// item, then inserts); here the key would answer nothing until
+// gigabytes of chunks had arrived. The loader checks the rest.
+func cfCheckHeader(hdr []byte) error {
+	if nb := binary.LittleEndian.Uint64(hdr[8:16]); nb > maxCapacity {
+		return fmt.Errorf("a first sub-filter of %d buckets: CF.RESERVE and CF.INSERT make at most %d", nb, maxCapacity)
+	}
+	return nil
+}
+
 // cmdName is the command's name in lower case, for an arity error.
 func cmdName(b []byte) string { return strings.ToLower(string(b)) }
 
@@ -169,13 +205,13 @@ func cfTableBytes(capacity uint64, bucketSize int) uint64 {
 // newCF creates a RedisBloom-profile filter and its key after checking
 // memory. The caller holds the keyspace exclusively and checked the key
 // is absent; the parameters are in range.
-func (c *client) newCF(key []byte, capacity uint64, bucketSize, maxIterations, expansion int) (*entry, string) {
+func (c *client) newCF(key []byte, p cfParams) (*entry, string) {
 	s := c.s
-	need := int64(cfTableBytes(capacity, bucketSize)) + int64(len(key)) + 256
+	need := int64(cfTableBytes(uint64(p.capacity), int(p.bucketSize))) + int64(len(key)) + 256
 	if !c.reserve(need) {
 		return nil, errOOM
 	}
-	f, err := cuckoo.NewRedisBloom(capacity, bucketSize, maxIterations, expansion)
+	f, err := cuckoo.NewRedisBloom(uint64(p.capacity), int(p.bucketSize), int(p.maxIter), int(p.expansion))
 	if err != nil {
 		s.mem.Add(-need)
 		return nil, "ERR Could not create filter"
@@ -183,8 +219,53 @@ func (c *client) newCF(key []byte, capacity uint64, bucketSize, maxIterations, e
 	return s.add(string(key), &cfValue{f}, need), ""
 }
 
+// cfParams are a new filter's parameters, and how many sub-filters an
+// add may find (RedisBloom's cf-max-expansions, a check of CF.ADD and
+// CF.INSERT, not a property of the filter).
+type cfParams struct {
+	capacity, bucketSize, maxIter, expansion, maxFilters int64
+}
+
+// cfDefaults are the parameters of a filter created without them: the
+// module configs (cf-initial-size, cf-bucket-size, cf-max-iterations,
+// cf-expansion-factor, cf-max-expansions). A replay takes RedisBloom's
+// own defaults instead, and no cap on sub-filters: every record logged
+// since keys are created with explicit parameters (CF.RESERVE …
+// BUCKETSIZE … MAXITERATIONS … EXPANSION …) is independent of them, and
+// a record of an earlier log that relies on defaults was written when
+// they were RedisBloom's; a replay never refuses an acknowledged add.
+func (c *client) cfDefaults() cfParams {
+	if c.replaying {
+		return cfParams{cuckoo.RedisDefaultCapacity, cuckoo.RedisDefaultBucketSize,
+			cuckoo.RedisDefaultMaxIterations, cuckoo.RedisDefaultExpansion, cuckoo.MaxSubFilters}
+	}
+	b, capacity, mi, e, mx := c.s.modcfg.cfDefaults()
+	return cfParams{capacity, b, mi, e, mx}
+}
+
+// cfReserveRecord is a creation as logged: CF.RESERVE with every
+// parameter spelled out, so that its replay makes the same filter
+// whatever the replaying server's dialect and module configs.
+func cfReserveRecord(key []byte, p cfParams) [][]byte {
+	return [][]byte{[]byte("CF.RESERVE"), key, []byte(fmt.Sprint(p.capacity)),
+		[]byte("BUCKETSIZE"), []byte(fmt.Sprint(p.bucketSize)),
+		[]byte("MAXITERATIONS"), []byte(fmt.Sprint(p.maxIter)),
+		[]byte("EXPANSION"), []byte(fmt.Sprint(p.expansion))}
+}
+
+// cfMaxBucketSize is CF.RESERVE's largest BUCKETSIZE: 255, or under
+// Dialect8 at most half of cf-initial-size (RedisBloom 8 narrows the
+// range when cf-initial-size is set). A replay takes the widest range.
+func (c *client) cfMaxBucketSize() int64 {
+	if c.replaying || c.s.cfg.Dialect == Dialect24 {
+		return cuckoo.RedisMaxBucketSize
+	}
+	_, capacity, _, _, _ := c.s.modcfg.cfDefaults()
+	return min(capacity/2, cuckoo.RedisMaxBucketSize)
+}
+
 // cfOption reads the value of CF.RESERVE's option at args[i], in
-// [lo, hi], or writes RedisBloom's error.
+// [lo, hi], or writes RedisBloom's error (the dialect's text).
 func (c *client) cfOption(args [][]byte, i int, name string, lo, hi int64) (int64, bool) {
 	var v int64
 	ok := i+1 < len(args)
@@ -196,7 +277,11 @@ func (c *client) cfOption(args [][]byte, i int, name string, lo, hi int64) (int6
 		return 0, false
 	}
 	if v < lo || v > hi {
-		c.err(fmt.Sprintf("%s: value must be an integer between %d and %d, inclusive.", name, lo, hi))
+		if c.s.cfg.Dialect == Dialect24 {
+			c.err(fmt.Sprintf("%s: value must be an integer between %d and %d, inclusive.", name, lo, hi))
+		} else {
+			c.err(fmt.Sprintf("%s: value must be in the range [%d, %d]", name, lo, hi))
+		}
 		return 0, false
 	}
 	return v, true
@@ -212,29 +297,30 @@ func cfReserve(c *client, args [][]byte) bool {
 		c.err("Bad capacity")
 		return false
 	}
+	p := c.cfDefaults()
+	p.capacity = capacity
 	opts := [3]struct {
 		name   string
 		lo, hi int64
-		v      int64
+		v      *int64
 	}{
-		{"MAXITERATIONS", 1, cuckoo.MaxKicks, cuckoo.RedisDefaultMaxIterations},
-		{"BUCKETSIZE", 1, cuckoo.RedisMaxBucketSize, cuckoo.RedisDefaultBucketSize},
-		{"EXPANSION", 0, cuckoo.MaxExpansion, cuckoo.RedisDefaultExpansion},
+		{"MAXITERATIONS", 1, cuckoo.MaxKicks, &p.maxIter},
+		{"BUCKETSIZE", 1, c.cfMaxBucketSize(), &p.bucketSize},
+		{"EXPANSION", 0, cuckoo.MaxExpansion, &p.expansion},
 	}
 	for k := range opts {
 		o := &opts[k]
 		if i := argIndex(args, 3, o.name); i >= 0 {
-			if o.v, ok = c.cfOption(args, i, o.name, o.lo, o.hi); !ok {
+			if *o.v, ok = c.cfOption(args, i, o.name, o.lo, o.hi); !ok {
 				return false
 			}
 		}
 	}
-	maxIter, bucketSize, expansion := opts[0].v, opts[1].v, opts[2].v
-	if bucketSize*2 > capacity {
+	switch {
+	case c.s.cfg.Dialect == Dialect24 && p.bucketSize*2 > capacity:
 		c.err(errCFCapMin)
 		return false
-	}
-	if capacity > maxCapacity {
+	case p.bucketSize*2 > capacity || capacity > maxCapacity:
 		c.err(errCFCapRange)
 		return false
 	}
@@ -246,11 +332,11 @@ func cfReserve(c *client, args [][]byte) bool {
 		}
 		return false
 	}
-	if _, msg := c.newCF(args[1], uint64(capacity), int(bucketSize), int(maxIter), int(expansion)); msg != "" {
+	if _, msg := c.newCF(args[1], p); msg != "" {
 		c.err(msg)
 		return false
 	}
-	c.log(args)
+	c.log(cfReserveRecord(args[1], p))
 	c.w.Simple("OK")
 	return false
 }
@@ -261,7 +347,7 @@ func (c *client) cfOf(e *entry) *cfValue { return familyOf[*cfValue](c, e, cfDum
 
 // cfInsertOptions are CF.INSERT's (and, with the defaults, CF.ADD's).
 type cfInsertOptions struct {
-	capacity   int64
+	p          cfParams // of a filter created (the defaults, CAPACITY)
 	autocreate bool
 	nx         bool // CF.ADDNX, CF.INSERTNX: only keys not already present
 	multi      bool // an array reply
@@ -275,8 +361,36 @@ func cfAdd(c *client, args [][]byte) bool {
 		c.err(wrongArity(cmdName(args[0])))
 		return false
 	}
-	opt := cfInsertOptions{capacity: cuckoo.RedisDefaultCapacity, autocreate: true, nx: isNX(args[0])}
+	opt := cfInsertOptions{p: c.cfDefaults(), autocreate: true, nx: isNX(args[0])}
 	return c.cfInsert(args, 2, opt)
+}
+
+// cfCapacityOK checks CF.INSERT's CAPACITY, or writes the dialect's
+// refusal: at least twice the bucket size of the filter it would create
+// (cf-bucket-size; RedisBloom 2.4: twice its fixed 2), at most 2^30. A
+// replay checks only the widest range (its records carry no CAPACITY
+// since keys are created with explicit parameters).
+func (c *client) cfCapacityOK(capacity, bucketSize int64) bool {
+	switch {
+	case c.replaying:
+		if capacity < 2 || capacity > maxCapacity {
+			c.err(errCFCapRange)
+			return false
+		}
+	case c.s.cfg.Dialect == Dialect24:
+		if capacity < 2*cuckoo.RedisDefaultBucketSize {
+			c.err(errCFCapMin)
+			return false
+		}
+		if capacity > maxCapacity {
+			c.err(errCFCapRange)
+			return false
+		}
+	case capacity < 2*bucketSize || capacity > maxCapacity:
+		c.err(fmt.Sprintf("Capacity must be in the range [cf-bucket-size * 2, %d]", maxCapacity))
+		return false
+	}
+	return true
 }
 
 func cfInsertCmd(c *client, args [][]byte) bool {
@@ -284,7 +398,7 @@ func cfInsertCmd(c *client, args [][]byte) bool {
 		c.err(wrongArity(cmdName(args[0])))
 		return false
 	}
-	opt := cfInsertOptions{capacity: cuckoo.RedisDefaultCapacity, autocreate: true, nx: isNX(args[0]), multi: true}
+	opt := cfInsertOptions{p: c.cfDefaults(), autocreate: true, nx: isNX(args[0]), multi: true}
 	items := -1
 	var ok bool
 	for i := 2; i < len(args) && items < 0; {
@@ -295,16 +409,11 @@ func cfInsertCmd(c *client, args [][]byte) bool {
 				c.err(wrongArity(cmdName(args[0])))
 				return false
 			}
-			if opt.capacity, ok = parseInt(args[i]); !ok {
+			if opt.p.capacity, ok = parseInt(args[i]); !ok {
 				c.err("Bad capacity")
 				return false
 			}
-			if opt.capacity < 2*cuckoo.RedisDefaultBucketSize {
-				c.err(errCFCapMin)
-				return false
-			}
-			if opt.capacity > maxCapacity {
-				c.err(errCFCapRange)
+			if !c.cfCapacityOK(opt.p.capacity, opt.p.bucketSize) {
 				return false
 			}
 			i++
@@ -329,11 +438,13 @@ func cfInsertCmd(c *client, args [][]byte) bool {
 // The outcome of one item of an insert that was refused.
 const resRefused int8 = -1
 
-// cfInsert adds args[items:] to key args[1], creating it if allowed. Each
-// item answers 1 (added), 0 (CF.ADDNX, CF.INSERTNX: may be present) or,
-// refused, −1 in an array and the error for CF.ADD; a refused item changes
-// nothing. The log gets the command without its refused items: a refusal
-// for memory would not recur at replay.
+// cfInsert adds args[items:] to key args[1], creating it if allowed with
+// opt.p. Each item answers 1 (added), 0 (CF.ADDNX, CF.INSERTNX: may be
+// present) or, refused, −1 in an array and the error for CF.ADD; a
+// refused item changes nothing. Under Redis 8's RESP3 (Dialect8) CF.ADD,
+// CF.ADDNX and CF.INSERT answer booleans (a refused item of CF.INSERT is
+// false), CF.INSERTNX integers, as RedisBloom 8.6.2 does. The log gets
+// the command as it took effect (logInsert).
 func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 	s := c.s
 	key := args[1]
@@ -349,8 +460,12 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 		}
 		e = s.getForCreate(c, key) // a key that expired is gone now
 		if e == nil {
+			if opt.p.capacity < 2*opt.p.bucketSize {
+				c.err("ERR Could not create filter") // cf-initial-size below twice cf-bucket-size
+				return false
+			}
 			var msg string
-			if e, msg = c.newCF(key, uint64(opt.capacity), cuckoo.RedisDefaultBucketSize, cuckoo.RedisDefaultMaxIterations, cuckoo.RedisDefaultExpansion); msg != "" {
+			if e, msg = c.newCF(key, opt.p); msg != "" {
 				c.err(msg)
 				return false
 			}
@@ -363,7 +478,10 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 	if v == nil {
 		return false
 	}
-	if v.f.SubFilters() >= cuckoo.RedisMaxFilters {
+	if int64(v.f.SubFilters()) >= opt.p.maxFilters {
+		if created { // as RedisBloom: the key stays, and is logged
+			c.logInsert(args, items, nil, true, opt.p)
+		}
 		c.err(errCFMaxExp)
 		return false
 	}
@@ -419,46 +537,59 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 			res = append(res, resAdded)
 			continue
 		default:
-			stop = cfRefusal(err)
+			stop = cfRefusal(err, s.cfg.Dialect)
 		}
 		res = append(res, resRefused)
 	}
 	c.res = res
 	s.mem.Add(-reserved)
 	s.resize(key, e)
-	c.logInsert(args, items, res, created, opt.capacity)
+	c.logInsert(args, items, res, created, opt.p)
 	if !opt.multi {
 		if res[0] == resRefused {
 			c.err(stop)
 		} else {
-			c.w.Int(int64(res[0]))
+			c.boolReply(res[0] == resAdded)
 		}
 		return false
 	}
 	c.w.Array(len(res))
+	bools := !opt.nx && c.redis8()
 	for _, r := range res {
-		c.w.Int(int64(r))
+		if bools {
+			c.w.Bool(r == resAdded)
+		} else {
+			c.w.Int(int64(r))
+		}
 	}
 	return false
 }
 
 // cfRefusal is CF.ADD's reply to a refused key: RedisBloom's texts for a
-// filter that may not grow and for one whose growth failed.
-func cfRefusal(err error) string {
+// filter that may not grow and for one whose growth failed (RedisBloom
+// 2.4: "Memory allocation failure", 8: "ERR Insufficient memory").
+func cfRefusal(err error, d Dialect) string {
 	switch {
 	case errors.Is(err, cuckoo.ErrCannotGrow):
-		return errCFAlloc
+		if d == Dialect24 {
+			return errCFAlloc
+		}
+		return errCFAlloc8
 	case errors.Is(err, cuckoo.ErrFull):
 		return errCFFull
 	}
 	return "ERR " + oneLine(err.Error())
 }
 
-// logInsert logs an insert as it took effect: the command itself when no
-// item was refused (nothing is allocated), else the command without its
-// refused items, or the creation alone (as CF.RESERVE with CF.INSERT's
-// defaults) when it created the key and added nothing.
-func (c *client) logInsert(args [][]byte, items int, res []int8, created bool, capacity int64) {
+// logInsert logs an insert as it took effect, so that its replay makes
+// the same filter whatever the dialect and module configs of the
+// replaying server: the items added (refused ones left out: a refusal
+// for memory would not recur at replay) as CF.ADD[NX] key item or
+// CF.INSERT[NX] key ITEMS item…, without CAPACITY or NOCREATE; and, when
+// the command created the key, first the creation as CF.RESERVE with
+// every parameter (cfReserveRecord), the two as one MULTI/EXEC block. A
+// command that changed nothing is not logged.
+func (c *client) logInsert(args [][]byte, items int, res []int8, created bool, p cfParams) {
 	changed, refused := created, false
 	for _, r := range res {
 		changed = changed || r == resAdded
@@ -468,24 +599,52 @@ func (c *client) logInsert(args [][]byte, items int, res []int8, created bool, c
 		return
 	}
 	c.s.touchKey(args[1])
-	if !refused {
-		c.log(args)
-		return
-	}
-	kept := append([][]byte(nil), args[:items]...)
-	for i, r := range res {
-		if r != resRefused {
-			kept = append(kept, args[items+i])
+	cmd := args
+	if refused || items > 3 || len(res) == 0 { // CF.INSERT with options, or no item tried
+		cmd = make([][]byte, 0, 3+len(res))
+		cmd = append(cmd, args[0], args[1])
+		if items > 2 {
+			cmd = append(cmd, []byte("ITEMS"))
+		}
+		n := len(cmd)
+		for i, r := range res {
+			if r != resRefused {
+				cmd = append(cmd, args[items+i])
+			}
+		}
+		if len(cmd) == n {
+			cmd = nil
 		}
 	}
-	if len(kept) > items {
-		c.log(kept)
+	switch {
+	case !created:
+		c.log(cmd)
+	case cmd == nil:
+		c.log(cfReserveRecord(args[1], p))
+	default:
+		c.logUnit(cfReserveRecord(args[1], p), cmd)
+	}
+}
+
+// logUnit logs records that replay together or not at all: a MULTI/EXEC
+// block (inside a transaction, the transaction's block).
+func (c *client) logUnit(recs ...[][]byte) {
+	s := c.s
+	if c.replaying || c.inTx || s.aof == nil {
+		for _, r := range recs {
+			c.log(r)
+		}
 		return
 	}
-	c.logArgs("CF.RESERVE", string(args[1]), fmt.Sprint(capacity),
-		"BUCKETSIZE", fmt.Sprint(cuckoo.RedisDefaultBucketSize),
-		"MAXITERATIONS", fmt.Sprint(cuckoo.RedisDefaultMaxIterations),
-		"EXPANSION", fmt.Sprint(cuckoo.RedisDefaultExpansion))
+	if s.persist != nil {
+		s.persist.dirty.Add(int64(len(recs)))
+	}
+	raw := make([][]byte, 0, len(recs)+2)
+	raw = append(raw, multiRecord)
+	for _, r := range recs {
+		raw = append(raw, appendRecord(nil, r))
+	}
+	c.logPos = s.aof.appendRaw(append(raw, execRecord)...)
 }
 
 // cfCheck serves CF.EXISTS, CF.MEXISTS and CF.COUNT.
@@ -512,14 +671,12 @@ func cfCheck(c *client, args [][]byte) bool {
 	}
 	for _, item := range args[2:] {
 		switch {
-		case f == nil:
+		case count && f == nil:
 			c.w.Int(0)
 		case count:
 			c.w.Int(int64(min(f.Count(item), 1<<63-1)))
-		case f.Contains(item):
-			c.w.Int(1)
 		default:
-			c.w.Int(0)
+			c.boolReply(f != nil && f.Contains(item))
 		}
 	}
 	return false
@@ -556,7 +713,7 @@ func cfDel(c *client, args [][]byte) bool {
 	defer unlockWritten(e)
 	d := v.f.Hash(args[2])
 	if !v.f.ContainsHash(d) { // nothing to delete: no copy of a frozen value
-		c.w.Int(0)
+		c.boolReply(false)
 		return false
 	}
 	if err := s.writable(e); err != nil {
@@ -567,7 +724,7 @@ func cfDel(c *client, args [][]byte) bool {
 	s.resize(args[1], e) // a delete may compact, freeing sub-filters
 	s.touchKey(args[1])
 	c.log(args)
-	c.w.Int(1)
+	c.boolReply(true)
 	return false
 }
 
@@ -611,7 +768,7 @@ func cfInfo(c *client, args [][]byte) bool {
 		return false
 	}
 	in := v.f.RedisInfo()
-	c.w.Array(16)
+	c.mapReply(8)
 	for _, x := range [8]struct {
 		name string
 		v    uint64
@@ -624,5 +781,30 @@ func cfInfo(c *client, args [][]byte) bool {
 		c.w.Simple(x.name)
 		c.w.Int(int64(min(x.v, 1<<63-1)))
 	}
+	return false
+}
+
+// cfDebug is CF.DEBUG key: RedisBloom's one line of the filter's
+// parameters and counts, "bktsize:2 buckets:512 items:1 deletes:0
+// filters:1 max_iterations:20 expansion:1" (the same under RESP3).
+func cfDebug(c *client, args [][]byte) bool {
+	if len(args) != 2 {
+		c.err(wrongArity("cf.debug"))
+		return false
+	}
+	e := c.s.get(args[1])
+	if e == nil {
+		c.err(errBFNotFound)
+		return false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v := c.cfOf(e)
+	if v == nil {
+		return false
+	}
+	in := v.f.RedisInfo()
+	c.w.Bulk(fmt.Appendf(nil, "bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
+		in.BucketSize, in.Buckets, in.Items, in.Deletes, in.Filters, in.MaxIterations, in.Expansion))
 	return false
 }

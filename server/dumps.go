@@ -60,6 +60,10 @@ type dumpFamily struct {
 	// errHeaderLen.
 	headerLen    int
 	errHeaderLen string
+	// checkHeader, if set, refuses a header (of headerLen bytes) that the
+	// loader would take but the family does not (answered with
+	// badHeader); a replay does not check it, taking what was accepted.
+	checkHeader func(hdr []byte) error
 	// badHeader, badChunk and badLoad are the replies to a header the
 	// loader refuses, a chunk Check refuses (a *blrd.ChunkError) and a
 	// load that fails after Check (the key is then dropped).
@@ -308,6 +312,12 @@ func (fam *dumpFamily) loadHeader(c *client, args [][]byte, e *entry) bool {
 	case fam.headerLen != 0 && len(data) != fam.headerLen:
 		c.err(fam.errHeaderLen)
 		return false
+	}
+	if fam.checkHeader != nil && !c.replaying {
+		if err := fam.checkHeader(data); err != nil {
+			fam.refuse(c, loadRefusal{reply: fam.badHeader(err), err: err, iter: 1, n: len(data)})
+			return false
+		}
 	}
 	ld := fam.newLoader()
 	if err := ld.LoadChunk(1, data); err != nil {

@@ -192,7 +192,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"cf.insert", "new", "CAPACITY", "100", "NOCREATE", "ITEMS", "x", "y"}, {"cf.insert", "cfns", "ITEMS", "x", "y"},
 		{"cf.insertnx", "new", "CAPACITY", "100", "ITEMS", "x", "a"},
 		{"cf.exists", "cf", "a"}, {"cf.mexists", "cf", "a", "z"}, {"cf.count", "cf", "a"}, {"cf.del", "cf", "a"},
-		{"cf.compact", "cf"}, {"cf.info", "cf"}, {"cf.scandump", "cf", "0"}, {"cf.scandump", "cf", fx.cfChunks[0][0]},
+		{"cf.compact", "cf"}, {"cf.info", "cf"}, {"cf.debug", "cf"}, {"cf.scandump", "cf", "0"}, {"cf.scandump", "cf", fx.cfChunks[0][0]},
 		{"cf.loadchunk", "new", fx.cfChunks[0][0], fx.cfChunks[0][1]},
 		{"cf.loadchunk", "cfld", fx.cfChunks[1][0], fx.cfChunks[1][1]},
 		{"cms.initbydim", "new", "100", "5"}, {"cms.initbyprob", "new", "0.01", "0.01"},

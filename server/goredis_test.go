@@ -437,21 +437,12 @@ func TestGoRedisModuleConfigs(t *testing.T) {
 	}
 }
 
-// pendingFamilies8 holds TestGoRedisDialect8 back until the BF, CF and
-// CMS parts of issue 22 (Redis 8's ranges and texts, the module configs'
-// defaults for new keys, the redisbloom CMS profile) are merged: then set
-// it to false.
-const pendingFamilies8 = true
-
 // TestGoRedisDialect8: go-redis's typed calls see RedisBloom 8.6.2's
 // answers under Dialect8 (each expectation measured on the real module):
 // an error rate above 0.25 taken as 0.25, its range and BUCKETSIZE's in
 // its words, CMS counters per row as RedisBloom hashes them, and new keys
 // made with the module configs' defaults.
 func TestGoRedisDialect8(t *testing.T) {
-	if pendingFamilies8 {
-		t.Skip("pending: enable (pendingFamilies8 = false) once the BF, CF and CMS helpers of issue 22 are merged")
-	}
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
 			ctx := context.Background()

@@ -539,7 +539,7 @@ func TestSaveTriggers(t *testing.T) {
 // checks its last chunk before logging it in the same way.)
 func TestRefusedLastChunkRestarts(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Dir: dir, AppendFsync: Always}
+	cfg := Config{Dir: dir, AppendFsync: Always, Dialect: Dialect24} // the refusal's detail in the reply
 	s := start(t, cfg)
 	c := dial(t, s)
 	c.do("CF.RESERVE", "f", "100")

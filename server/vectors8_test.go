@@ -149,19 +149,16 @@ func replayCollect(t *testing.T, c *rawConn, vs []vector, proto int) (map[string
 // that replays fails the test, so that it is taken off).
 var pending8 = map[int]map[string]string{
 	2: {
-		"cf-grow-and-errors": "CF in dialect 8 (issue 22)",
-		"topk-default":       "TOPK (issue 23)",
-		"topk-wide":          "TOPK (issue 23)",
-		"tdigest-default":    "TDIGEST (issue 23)",
-		"tdigest-gauss":      "TDIGEST (issue 23)",
+		"topk-default":    "TOPK (issue 23)",
+		"topk-wide":       "TOPK (issue 23)",
+		"tdigest-default": "TDIGEST (issue 23)",
+		"tdigest-gauss":   "TDIGEST (issue 23)",
 	},
 	3: {
-		"cf-basic":           "CF in dialect 8 (issue 22)",
-		"cf-grow-and-errors": "CF in dialect 8 (issue 22)",
-		"topk-default":       "TOPK (issue 23)",
-		"topk-wide":          "TOPK (issue 23)",
-		"tdigest-default":    "TDIGEST (issue 23)",
-		"tdigest-gauss":      "TDIGEST (issue 23)",
+		"topk-default":    "TOPK (issue 23)",
+		"topk-wide":       "TOPK (issue 23)",
+		"tdigest-default": "TDIGEST (issue 23)",
+		"tdigest-gauss":   "TDIGEST (issue 23)",
 	},
 }
 
