@@ -258,3 +258,35 @@ func TestDebugRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDebugReloadLongChain: RedisBloom's
+// test_load_bloom_with_large_number_of_filters (error 0.0001, capacity 1,
+// EXPANSION 1, 5000 adds: 1061 links whose rates reach subnormal doubles)
+// reloads, and a restart from the snapshot DEBUG RELOAD took gives the
+// same state. Before the scalable fix the reload was refused (its
+// decoding failed at link 1008) and the server refused to start from
+// that snapshot.
+func TestDebugReloadLongChain(t *testing.T) {
+	cfg := Config{Dir: t.TempDir(), AppendFsync: No}
+	s := start(t, cfg)
+	c := dial(t, s)
+	c.do("BF.RESERVE", "poc", "0.0001", "1", "EXPANSION", "1")
+	args := []string{"BF.MADD", "poc"}
+	for i := 10000; i < 15000; i++ {
+		args = append(args, fmt.Sprint(i))
+	}
+	c.do(args...)
+	items := args[2:12]
+	want := stateOf(t, c, items)
+	if got := c.do("DEBUG", "RELOAD"); got != "+OK" {
+		t.Fatalf("DEBUG RELOAD: %s", got)
+	}
+	if got := stateOf(t, c, items); got != want {
+		t.Errorf("state after DEBUG RELOAD differs")
+	}
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	if got := stateOf(t, c, items); got != want {
+		t.Errorf("state after a restart differs")
+	}
+}
