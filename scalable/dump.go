@@ -224,7 +224,7 @@ func checkRedisLink(bytes, bitsN uint64, errRate, bpe float64, hashes uint32, en
 		return fmt.Errorf("bits per entry %v out of (0, %d]", bpe, maxRedisBPE)
 	case int64(hashes) != int64(redisHashes(bpe)):
 		return fmt.Errorf("%d hashes, bpe %v gives %d", hashes, bpe, redisHashes(bpe))
-	case math.Abs(bpe+math.Log(errRate)/redisLn2Sq) > 1e-9*bpe:
+	case math.Abs(bpe+lnFull(errRate)/redisLn2Sq) > 1e-9*bpe:
 		return fmt.Errorf("bits per entry %v disagree with the rate %v", bpe, errRate)
 	case entries < 1:
 		return fmt.Errorf("capacity 0")

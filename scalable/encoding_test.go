@@ -253,3 +253,49 @@ func FuzzUnmarshal(f *testing.F) {
 		g.LinkStats()
 	})
 }
+
+// TestRedisBloomSubnormalRates: a RedisBloom chain whose tightened rates
+// reach subnormal doubles (BF.RESERVE k 0.0001 1 EXPANSION 1, then
+// thousands of adds: RedisBloom's test_load_bloom_with_large_number_of_filters)
+// round-trips through the file and through a dump. Go's math.Log on amd64
+// is wrong for subnormals (ln 5e-324 gives −709.09, not −744.44), so the
+// check of bits per entry against the rate refused link 1008 of a chain
+// this package wrote: a snapshot the server then refused to start from.
+func TestRedisBloomSubnormalRates(t *testing.T) {
+	f := must(New(Config{Capacity: 1, FPR: 0.0001, Expansion: 1, Profile: RedisBloom}))
+	for i := 0; i < 5000; i++ {
+		if _, err := f.Add(key(i)); err != nil {
+			break
+		}
+	}
+	if f.Links() < 1010 {
+		t.Fatalf("%d links: the rates do not reach subnormals", f.Links())
+	}
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var g Filter
+	if _, err := g.ReadFrom(&buf); err != nil {
+		t.Fatalf("ReadFrom of %d links: %v", f.Links(), err)
+	}
+	if !g.Equal(f) {
+		t.Fatal("round trip differs")
+	}
+	chunks, err := f.Dump(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := LoadChunks(chunks)
+	if err != nil {
+		t.Fatalf("LoadChunks of %d links: %v", f.Links(), err)
+	}
+	if !h.Equal(f) {
+		t.Fatal("dump round trip differs")
+	}
+	for _, x := range []float64{5e-324, 1.822780504889099e-308, 0x1p-1022, 0x1p-1023} {
+		if got, want := lnFull(x), math.Log(x*0x1p54)-54*math.Ln2; got != want || math.Abs(got-math.Log2(x)*math.Ln2) > 1e-9 {
+			t.Errorf("lnFull(%v) = %v, want %v", x, got, want)
+		}
+	}
+}

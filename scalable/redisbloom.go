@@ -58,6 +58,17 @@ func redisBPE(errRate float64) float64 {
 	return bpe
 }
 
+// lnFull is math.Log, correct for subnormal x too: Go's math.Log on amd64
+// (its assembly) is not (ln 5e-324 gives −709.09, not −744.44), and the
+// tightened rates of a long RedisBloom chain (error 0.0001, EXPANSION 1,
+// a thousand links) are subnormal. x·2^54 is exact and normal.
+func lnFull(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
+}
+
 // redisHashes is bloom.c's ⌈LN2·bpe⌉.
 func redisHashes(bpe float64) int { return int(math.Ceil(redisLn2 * bpe)) }
 

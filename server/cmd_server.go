@@ -12,7 +12,8 @@ import (
 )
 
 // Redis's server commands (COMMAND DOCS group "server"): COMMAND, CONFIG,
-// INFO, MODULE, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN.
+// INFO, MODULE, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN, and DEBUG
+// RELOAD (DEBUG's one subcommand here).
 
 func init() {
 	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
@@ -27,6 +28,7 @@ func init() {
 		g("bgrewriteaof", 1, fAdmin, "Asynchronously rewrite the append-only file", cmdBgsave),
 		g("lastsave", 1, fFast, "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
 		g("module", -2, fAdmin, "A container for module commands", cmdModule),
+		g("debug", -2, fAdmin, "A container for debugging commands", cmdDebug),
 		g("shutdown", -1, fAdmin|fNoMulti, "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
 	)
 	commandTable["command"].subs = []subcommand{{"count", 2}, {"info", -2}, {"docs", -2}, {"list", -2}}
@@ -312,6 +314,67 @@ func cmdBgsave(c *client, args [][]byte) bool {
 		c.w.Simple("Background append only file rewriting started")
 	default:
 		c.w.Simple("Background saving started")
+	}
+	return false
+}
+
+// cmdDebug answers DEBUG RELOAD [NOSAVE] and refuses DEBUG's other
+// subcommands with Redis's text. Redis saves its RDB, empties the
+// keyspace and loads the RDB back, so that every value goes through its
+// persistence encoding; here, with a directory, it takes a snapshot as
+// SAVE does (NOSAVE: none), then reloadValues round-trips every value
+// through the snapshot's encoding and replaces the originals only when
+// all of them decoded: the keyspace is the same after it by construction,
+// nothing is logged. MERGE and NOFLUSH (which load a file over the
+// keyspace) are refused; inside MULTI the reload runs at EXEC, except
+// when it would save (a directory and no NOSAVE), which is refused.
+func cmdDebug(c *client, args [][]byte) bool {
+	if !eqFold(args[1], "reload") {
+		c.err("ERR unknown subcommand or wrong number of arguments for '" + argText(args[1]) + "'. Try DEBUG HELP.")
+		return false
+	}
+	save, load := true, false
+	for _, a := range args[2:] {
+		switch {
+		case eqFold(a, "NOSAVE"):
+			save = false
+		case eqFold(a, "MERGE"), eqFold(a, "NOFLUSH"):
+			load = true
+		default:
+			c.err("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+			return false
+		}
+	}
+	s := c.s
+	switch {
+	case load:
+		c.err("ERR DEBUG RELOAD MERGE and NOFLUSH are not supported here (they load a file over the keyspace)")
+		return false
+	case c.excl && save && s.persist != nil:
+		// EXEC holds the keyspace, which a snapshot locks to freeze it.
+		c.err("ERR DEBUG RELOAD inside MULTI is not supported here with a directory (it would save): use DEBUG RELOAD NOSAVE")
+		return false
+	case save && s.persist != nil && s.save(false) != nil:
+		c.err("ERR Error trying to save the DB")
+		return false
+	}
+	var err error
+	if c.excl {
+		err = s.reloadValues() // inside EXEC: the keyspace is held already
+	} else {
+		s.db.mu.Lock()
+		err = s.reloadValues()
+		s.db.mu.Unlock()
+	}
+	switch {
+	case err == errReloadOOM:
+		c.err(errOOM)
+	case err != nil:
+		s.logf("bloomlab: DEBUG RELOAD: %v (nothing changed)", err)
+		c.err("ERR Error trying to load the RDB dump, check server logs.")
+	default:
+		s.logf("bloomlab: DB reloaded by DEBUG RELOAD")
+		c.w.Simple("OK")
 	}
 	return false
 }

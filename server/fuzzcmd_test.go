@@ -152,7 +152,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"everything", "server", "memory", "keyspace", "persistence", "clients", "stats", "maxmemory", "*max*",
 		"string", "MBbloom--", "MBbloomCF", "CMSk-TYPE", "none", "expire", "pexpire", "expireat",
 		"cms.initbydim", "bgrewriteaof", "DEL", "EXEC", "MULTI", "FLUSHALL", "PEXPIREAT", "OK", "PONG",
-		"B", "K", "M", "G", "T",
+		"B", "K", "M", "G", "T", "RELOAD", "MERGE", "NOFLUSH", "debug", // DEBUG RELOAD
 		"PROFILE", "redisbloom", "bloomlab", // the log's CMS.INITBYDIM … PROFILE p (replay only)
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
@@ -215,6 +215,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"config", "get", "bf-*", "cf-initial-size"}, {"config", "set", "bf-error-rate", "0.02", "cf-bucket-size", "3"},
 		{"module", "list"}, {"module", "help"}, {"module", "unload", "bf"},
 		{"info", "memory"}, {"save"}, {"bgsave", "SCHEDULE"}, {"bgrewriteaof"}, {"lastsave"}, {"shutdown", "NOSAVE"},
+		{"debug", "reload"}, {"debug", "reload", "NOSAVE"},
 		{"multi"}, {"exec"}, {"discard"}, {"watch", "bf"}, {"unwatch"},
 	}
 }

@@ -81,7 +81,7 @@ func shape(v resp.Value) string {
 // refused at queueing and abort the transaction. Before, SHUTDOWN inside
 // MULTI stopped the server at once.
 func TestMultiLikeRedis(t *testing.T) {
-	r := redistest.Start(t, redistest.Options{})
+	r := redistest.Start(t, redistest.Options{Extra: []string{"--enable-debug-command", "yes"}})
 	s := start(t, Config{Dir: t.TempDir()})
 	addr := s.Addr().String()
 	cases := [][]string{
@@ -101,6 +101,10 @@ func TestMultiLikeRedis(t *testing.T) {
 		{"info", "server"}, {"lastsave"}, {"bgsave"}, {"bgrewriteaof"}, {"save"}, {"save", "x"},
 		{"shutdown"}, {"shutdown", "NOSAVE"}, {"shutdown", "ABORT"}, {"shutdown", "FOO"},
 		{"multi"}, {"exec"}, {"discard"}, {"watch", "k"}, {"watch"}, {"unwatch"}, {"unwatch", "x"},
+		// DEBUG RELOAD itself differs: Redis reloads its RDB file (NOSAVE
+		// without one fails); this server refuses a reload that would
+		// save inside MULTI (TestDebugRefusals).
+		{"debug", "foo"}, {"debug", "reload", "x"}, {"debug", "reload", "MERGE", "x"},
 		{"nosuchcommand", "x"},
 	}
 	// Every command of the table that Redis has, once with its arity

@@ -2,12 +2,14 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -642,4 +644,86 @@ func (s *Server) logErr() error {
 		return nil
 	}
 	return s.aof.err()
+}
+
+// errReloadOOM is reloadValues' refusal for want of memory.
+var errReloadOOM = errors.New(errOOM)
+
+// reloadValues is DEBUG RELOAD's round trip: every key's value goes
+// through its snapshot encoding and decoding, and the decoded copies
+// replace the originals only once all of them decoded; on any failure
+// nothing changes. The copies' memory (and the encoding buffer's) is
+// reserved against MaxMemory first: errReloadOOM if it does not fit. Keys
+// keep their expiry times and entries (and so their place in the expiry
+// index and their accounted memory); a load in progress (BF/CF.LOADCHUNK)
+// is kept as it is; nothing is logged and no watcher is touched: the state
+// is the same by construction. A value a snapshot in progress froze stays
+// with that snapshot; its copy is not frozen. The caller holds db.mu
+// exclusively.
+func (s *Server) reloadValues() error {
+	reloaded := func(v value) bool { t := v.typ(); return t != bfLoadType && t != cfLoadType }
+	var copies, largest int64
+	n := 0
+	for _, e := range s.db.m {
+		if reloaded(e.v) {
+			m := e.v.memory()
+			copies += m
+			largest = max(largest, m)
+			n++
+		}
+	}
+	// The copies, the encoding buffer (about the largest value) and the
+	// list of replacements.
+	reserved := copies + largest + 4096 + int64(n)*32
+	if !s.reserve(reserved) {
+		return errReloadOOM
+	}
+	defer func() { s.mem.Add(-reserved) }()
+	type replacement struct {
+		e *entry
+		v value
+	}
+	repl := make([]replacement, 0, n)
+	var buf bytes.Buffer
+	buf.Grow(int(min(largest+4096, math.MaxInt32)))
+	for k, e := range s.db.m {
+		if !reloaded(e.v) {
+			continue
+		}
+		buf.Reset()
+		if err := e.v.encode(&buf); err != nil {
+			return fmt.Errorf("key %q: encoding: %w", k, err)
+		}
+		if over := int64(buf.Cap()) - (largest + 4096); over > 0 {
+			// The encoding grew the buffer past its reservation.
+			if !s.reserve(over) {
+				return errReloadOOM
+			}
+			reserved += over
+			largest += over
+		}
+		r := bytes.NewReader(buf.Bytes())
+		v, err := e.v.typ().decode(r, int64(r.Len()))
+		if err != nil {
+			return fmt.Errorf("key %q: decoding: %w", k, err)
+		}
+		if r.Len() != 0 {
+			return fmt.Errorf("key %q: decoding left %d of %d bytes", k, r.Len(), buf.Len())
+		}
+		if v.typ() != e.v.typ() {
+			return fmt.Errorf("key %q: decoded a %s from a %s", k, v.typ().name, e.v.typ().name)
+		}
+		repl = append(repl, replacement{e, v})
+	}
+	for _, r := range repl {
+		old := r.e.v.memory()
+		r.e.v, r.e.frozen = r.v, 0
+		// The copy's accounting replaces the original's (its reservation
+		// is given back by the deferred release).
+		if d := r.v.memory() - old; d != 0 {
+			r.e.mem += d
+			s.mem.Add(d)
+		}
+	}
+	return nil
 }
