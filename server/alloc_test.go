@@ -127,5 +127,26 @@ func BenchmarkDispatch(b *testing.B) {
 				c.exec(cfExists)
 			}
 		})
+		c.exec(argv("CMS.INITBYDIM", "cms", "2000", "5"))
+		cmsKeys := make([][][]byte, len(keys))
+		for i := range cmsKeys {
+			cmsKeys[i] = argv("CMS.INCRBY", "cms", fmt.Sprint("key:", i), "1")
+		}
+		b.Run("CMS.INCRBY/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.exec(cmsKeys[i&(len(cmsKeys)-1)])
+				if i&1023 == 0 && s.aof != nil {
+					s.aof.wait(c.logPos)
+				}
+			}
+		})
+		cmsQuery := argv("CMS.QUERY", "cms", "key:1")
+		b.Run("CMS.QUERY/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.exec(cmsQuery)
+			}
+		})
 	}
 }
