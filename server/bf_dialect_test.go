@@ -309,3 +309,37 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestDoubleArgsAsRedis: BF's and CMS's double arguments read as Redis
+// reads a double (strtod over the whole argument, refused on underflow
+// to zero, overflow or NaN): the replies RedisBloom 8.6.2 on Redis gave
+// to the same commands. Go's own syntax is not Redis's: "0.0_1" (Go's
+// digit separators) is no number there, and C's hexadecimal form needs
+// no exponent.
+func TestDoubleArgsAsRedis(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	for _, tc := range [][]string{
+		{"-ERR bad error rate", "BF.RESERVE", "u1", "0.0_1", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u2", "1_0e-3", "100"},
+		{"-Bad error rate", "BF.INSERT", "u3", "ERROR", "0.0_1", "ITEMS", "a"},
+		{"-CMS: invalid overestimation value", "CMS.INITBYPROB", "u4", "0.0_1", "0.01"},
+		{"-CMS: invalid prob value", "CMS.INITBYPROB", "u4", "0.01", "0x1_0p-5"},
+		{"-ERR bad error rate", "BF.RESERVE", "u5", "1e-400", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u5", "-1e-400", "100"},
+		{"-ERR error rate must be in the range (0.000000, 1.000000)", "BF.RESERVE", "u5", "infinity", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u5", "1e400", "100"},
+		{"+OK", "BF.RESERVE", "u6", "0x0.04", "100"},
+		{`*[+Capacity, :100, +Size, :224, +Number of filters, :1, +Number of items inserted, :0, +Expansion rate, :2]`, "BF.INFO", "u6"},
+		{"*[:1]", "BF.INSERT", "u7", "ERROR", "0x1p-7", "ITEMS", "a"},
+		{"+OK", "BF.RESERVE", "u9", "0X.1", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u10", "0x", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u10", "0x1p", "100"},
+		{"+OK", "CMS.INITBYPROB", "u8", "0x0.04", "0x0.1"},
+		{`*[+width, :128, +depth, :4, +count, :0]`, "CMS.INFO", "u8"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%v: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+}
