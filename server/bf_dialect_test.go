@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -341,5 +342,60 @@ func TestDoubleArgsAsRedis(t *testing.T) {
 		if got := c.do(tc[1:]...); got != tc[0] {
 			t.Errorf("%v: got %s, want %s", tc[1:], got, tc[0])
 		}
+	}
+}
+
+// TestDoubleArgsLegacyLog: a log written before doubles were read as
+// Redis reads them holds the client's text of BF.RESERVE's, BF.INSERT's
+// and CMS.INITBYPROB's doubles, read then by Go's syntax ("0.0_1" was
+// 0.01): it replays as then, under both dialects, instead of refusing to
+// start over keys that were acknowledged.
+func TestDoubleArgsLegacyLog(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		dir := t.TempDir()
+		cfg := Config{Dir: dir, AppendFsync: Always, Dialect: d}
+		s := start(t, cfg)
+		if got := dial(t, s).do("SET", "x", "1"); got != "+OK" {
+			t.Fatal(got)
+		}
+		s.Close()
+		files := logFiles(t, dir)
+		if len(files) != 1 {
+			t.Fatalf("log files %v", files)
+		}
+		var recs []byte
+		for _, r := range [][]string{
+			{"BF.RESERVE", "old", "0.0_1", "100"},
+			{"BF.ADD", "old", "a"},
+			{"BF.INSERT", "oldi", "ERROR", "1_0e-3", "ITEMS", "a"},
+			{"CMS.INITBYPROB", "oldc", "0.0_1", "0.0_1"},
+		} {
+			args := make([][]byte, len(r))
+			for i, a := range r {
+				args[i] = []byte(a)
+			}
+			recs = appendRecord(recs, args)
+		}
+		f, err := os.OpenFile(files[0], os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(recs)
+		f.Close()
+		s, err = Run(cfg)
+		if err != nil {
+			t.Fatalf("dialect %v: %v", d, err)
+		}
+		c := dial(t, s)
+		for _, tc := range [][]string{
+			{`*[$"size:1", $"bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:1 ratio:0.005"]`, "BF.DEBUG", "old"},
+			{`*[$"size:1", $"bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:1 ratio:0.005"]`, "BF.DEBUG", "oldi"},
+			{`*[+width, :200, +depth, :7, +count, :0]`, "CMS.INFO", "oldc"},
+		} {
+			if got := c.do(tc[1:]...); got != tc[0] {
+				t.Errorf("dialect %v, %v: got %s, want %s", d, tc[1:], got, tc[0])
+			}
+		}
+		s.Close()
 	}
 }

@@ -355,7 +355,7 @@ func (c *client) reserveParams(args [][]byte) (bfParams, string) {
 	}
 	var p bfParams
 	var ok bool
-	if p.errRate, ok = parseFloat(args[2]); !ok {
+	if p.errRate, ok = c.parseDouble(args[2]); !ok {
 		return p, "ERR bad error rate"
 	}
 	if !(p.errRate > 0 && p.errRate < 1) {
@@ -518,7 +518,7 @@ func bfInsert(c *client, args [][]byte) bool {
 			}
 			switch {
 			case eqFold(a, "ERROR"):
-				if opt.errRate, ok = parseFloat(args[i]); !ok || d8 && !(opt.errRate > 0 && opt.errRate < 1) {
+				if opt.errRate, ok = c.parseDouble(args[i]); !ok || d8 && !(opt.errRate > 0 && opt.errRate < 1) {
 					c.err("Bad error rate")
 					return false
 				}

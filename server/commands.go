@@ -210,6 +210,20 @@ func parseFloat(b []byte) (float64, bool) {
 	return f, true
 }
 
+// parseDouble is parseFloat for a command's argument, but a log record
+// also reads as Go's syntax, as this server read doubles before
+// parseFloat followed strtod: logs of then hold the client's text
+// ("0.0_1", Go's 0.01) of keys that were acknowledged.
+func (c *client) parseDouble(b []byte) (float64, bool) {
+	f, ok := parseFloat(b)
+	if !ok && c.replaying && len(b) <= 256 {
+		var err error
+		f, err = strconv.ParseFloat(string(b), 64)
+		ok = err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	return f, ok
+}
+
 // underflows reports whether the unsigned number t that ParseFloat read
 // as zero has a non-zero digit before its exponent (strtod's ERANGE).
 func underflows(t string) bool {
