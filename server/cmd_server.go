@@ -47,12 +47,16 @@ func cmdCommand(c *client, args [][]byte) bool {
 	case "count":
 		c.w.Int(int64(len(commandTable)))
 	case "info":
+		start := c.pendingReplies()
 		c.w.Array(len(args) - 2)
 		for _, name := range args[2:] {
 			if cmd := lookupCommand(name, &c.lower); cmd != nil {
 				c.commandInfo(cmd)
 			} else {
 				c.w.NullArray()
+			}
+			if !c.replyGrows(start) {
+				return false
 			}
 		}
 	case "docs":
@@ -66,10 +70,14 @@ func cmdCommand(c *client, args [][]byte) bool {
 				}
 			}
 		}
+		start := c.pendingReplies()
 		c.w.Map(len(cmds))
 		for _, cmd := range cmds {
 			c.w.BulkString(cmd.name)
 			c.commandDocs(cmd)
+			if !c.replyGrows(start) {
+				return false
+			}
 		}
 	case "list":
 		c.commandList(args[2:])
