@@ -399,3 +399,72 @@ func TestDoubleArgsLegacyLog(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestBFCannotGrow8: a scaling filter whose next link cannot be made (a
+// chain of capacity 1 and expansion 1 reaches a link at rate 0 after 1,072
+// links) answers each item it cannot insert with RedisBloom 8.6.2's "ERR
+// problem inserting into filter" and goes on with the next, as RedisBloom
+// does (its reply has an element per item; an item already present
+// answers 0), the detail in the server log; nothing after the failure is
+// added, and a restart from the log finds the same filter. The reply of
+// the batch that fails is RedisBloom 8.6.2's (1 added, 0 present, E the
+// error). Under Dialect24 the reply stops at our error (2.4.23 answered 1
+// for an item it did not insert).
+func TestBFCannotGrow8(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		var logs strings.Builder
+		var mu sync.Mutex
+		cfg := Config{Dir: t.TempDir(), AppendFsync: No, Dialect: d, Logger: log.New(lockedWriter{&mu, &logs}, "", 0)}
+		s := start(t, cfg)
+		c := dial(t, s)
+		if got := c.do("BF.RESERVE", "t", "0.25", "1", "EXPANSION", "1"); got != "+OK" {
+			t.Fatal(got)
+		}
+		var pattern string
+		for b := 0; b < 100 && pattern == ""; b++ {
+			args := []string{"BF.MADD", "t"}
+			for j := range 50 {
+				args = append(args, fmt.Sprintf("it%d-%d", b, j))
+			}
+			c.send(args...)
+			v, _ := c.read()
+			var p strings.Builder
+			failed := false
+			for _, e := range v.Elems {
+				switch {
+				case e.Kind == '-':
+					failed = true
+					if want := "ERR problem inserting into filter"; d == Dialect8 && string(e.Str) != want {
+						t.Fatalf("dialect %v: %s, want %s", d, e.Str, want)
+					}
+					p.WriteByte('E')
+				default:
+					p.WriteString(strconv.FormatInt(e.Int, 10))
+				}
+			}
+			if failed {
+				pattern = fmt.Sprint(b, " ", p.String())
+			}
+		}
+		want := "44 11000000010111100011010100001101010EEE00EE0E00E0E0"
+		if d == Dialect24 {
+			want = want[:3+36]
+		}
+		if pattern != want {
+			t.Errorf("dialect %v: the failing batch answered %s, RedisBloom 8.6.2 %s", d, pattern, want)
+		}
+		info := c.do("BF.INFO", "t")
+		if !strings.Contains(info, ":1072") {
+			t.Errorf("dialect %v: BF.INFO %s", d, info)
+		}
+		mu.Lock()
+		if d == Dialect8 && !strings.Contains(logs.String(), "rate 0") {
+			t.Errorf("dialect %v: the log does not say why: %s", d, logs.String())
+		}
+		mu.Unlock()
+		s = restart(t, s, cfg)
+		if got := dial(t, s).do("BF.INFO", "t"); got != info {
+			t.Errorf("dialect %v: after a restart %s, before %s", d, got, info)
+		}
+	}
+}
