@@ -35,7 +35,7 @@ func init() {
 }
 
 func cmdCommand(c *client, args [][]byte) bool {
-	if len(args) == 1 {
+	if len(args) == 1 || len(args) == 2 && eqFold(args[1], "info") { // COMMAND INFO without names: all of them
 		cmds := sortedCommands()
 		c.w.Array(len(cmds))
 		for _, cmd := range cmds {

@@ -120,3 +120,16 @@ func TestCommandListFilter(t *testing.T) {
 		t.Fatalf("%d RedisBloom commands", len(bf))
 	}
 }
+
+// TestCommandInfoAll: COMMAND INFO without names answers every command,
+// as COMMAND does (Redis 7.0 and later; checked on redis-server 7.0.15),
+// where it answered an empty array.
+func TestCommandInfoAll(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		c := dial(t, start(t, Config{Dialect: d}))
+		all := c.do("COMMAND")
+		if got := c.do("COMMAND", "INFO"); got != all || !strings.Contains(got, `"bf.add"`) {
+			t.Errorf("dialect %v: COMMAND INFO %.100s…, COMMAND %.100s…", d, got, all)
+		}
+	}
+}
