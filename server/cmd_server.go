@@ -476,6 +476,7 @@ func cmdInfo(c *client, args [][]byte) bool {
 	} else {
 		c.observe() // the counts wait for the log like any read
 	}
+	section("Modules", "module", fmt.Sprintf("name=bf,ver=%d,api=1,filters=0,usedby=[],using=[],options=[handle-io-errors]", s.cfg.Dialect.moduleVersion()))
 	if nkeys > 0 {
 		section("Keyspace", "db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", nkeys, nexp))
 	} else {
