@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -325,6 +326,164 @@ func TestChainBytesSubnormal(t *testing.T) {
 		}
 		if got := chainBytes(rate, 1000, true); math.Abs(got-want) > want*1e-6 {
 			t.Errorf("chainBytes(%g, 1000, non-scaling) = %.1f, want %.1f", rate, got, want)
+		}
+	}
+}
+
+// TestDoubleArgsAsRedis: BF's and CMS's double arguments read as Redis
+// reads a double (strtod over the whole argument, refused on underflow
+// to zero, overflow or NaN): the replies RedisBloom 8.6.2 on Redis gave
+// to the same commands. Go's own syntax is not Redis's: "0.0_1" (Go's
+// digit separators) is no number there, and C's hexadecimal form needs
+// no exponent.
+func TestDoubleArgsAsRedis(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	for _, tc := range [][]string{
+		{"-ERR bad error rate", "BF.RESERVE", "u1", "0.0_1", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u2", "1_0e-3", "100"},
+		{"-Bad error rate", "BF.INSERT", "u3", "ERROR", "0.0_1", "ITEMS", "a"},
+		{"-CMS: invalid overestimation value", "CMS.INITBYPROB", "u4", "0.0_1", "0.01"},
+		{"-CMS: invalid prob value", "CMS.INITBYPROB", "u4", "0.01", "0x1_0p-5"},
+		{"-ERR bad error rate", "BF.RESERVE", "u5", "1e-400", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u5", "-1e-400", "100"},
+		{"-ERR error rate must be in the range (0.000000, 1.000000)", "BF.RESERVE", "u5", "infinity", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u5", "1e400", "100"},
+		{"+OK", "BF.RESERVE", "u6", "0x0.04", "100"},
+		{`*[+Capacity, :100, +Size, :224, +Number of filters, :1, +Number of items inserted, :0, +Expansion rate, :2]`, "BF.INFO", "u6"},
+		{"*[:1]", "BF.INSERT", "u7", "ERROR", "0x1p-7", "ITEMS", "a"},
+		{"+OK", "BF.RESERVE", "u9", "0X.1", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u10", "0x", "100"},
+		{"-ERR bad error rate", "BF.RESERVE", "u10", "0x1p", "100"},
+		{"+OK", "CMS.INITBYPROB", "u8", "0x0.04", "0x0.1"},
+		{`*[+width, :128, +depth, :4, +count, :0]`, "CMS.INFO", "u8"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%v: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+}
+
+// TestDoubleArgsLegacyLog: a log written before doubles were read as
+// Redis reads them holds the client's text of BF.RESERVE's, BF.INSERT's
+// and CMS.INITBYPROB's doubles, read then by Go's syntax ("0.0_1" was
+// 0.01): it replays as then, under both dialects, instead of refusing to
+// start over keys that were acknowledged.
+func TestDoubleArgsLegacyLog(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		dir := t.TempDir()
+		cfg := Config{Dir: dir, AppendFsync: Always, Dialect: d}
+		s := start(t, cfg)
+		if got := dial(t, s).do("SET", "x", "1"); got != "+OK" {
+			t.Fatal(got)
+		}
+		s.Close()
+		files := logFiles(t, dir)
+		if len(files) != 1 {
+			t.Fatalf("log files %v", files)
+		}
+		var recs []byte
+		for _, r := range [][]string{
+			{"BF.RESERVE", "old", "0.0_1", "100"},
+			{"BF.ADD", "old", "a"},
+			{"BF.INSERT", "oldi", "ERROR", "1_0e-3", "ITEMS", "a"},
+			{"CMS.INITBYPROB", "oldc", "0.0_1", "0.0_1"},
+		} {
+			args := make([][]byte, len(r))
+			for i, a := range r {
+				args[i] = []byte(a)
+			}
+			recs = appendRecord(recs, args)
+		}
+		f, err := os.OpenFile(files[0], os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(recs)
+		f.Close()
+		s, err = Run(cfg)
+		if err != nil {
+			t.Fatalf("dialect %v: %v", d, err)
+		}
+		c := dial(t, s)
+		for _, tc := range [][]string{
+			{`*[$"size:1", $"bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:1 ratio:0.005"]`, "BF.DEBUG", "old"},
+			{`*[$"size:1", $"bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:1 ratio:0.005"]`, "BF.DEBUG", "oldi"},
+			{`*[+width, :200, +depth, :7, +count, :0]`, "CMS.INFO", "oldc"},
+		} {
+			if got := c.do(tc[1:]...); got != tc[0] {
+				t.Errorf("dialect %v, %v: got %s, want %s", d, tc[1:], got, tc[0])
+			}
+		}
+		s.Close()
+	}
+}
+
+// TestBFCannotGrow8: a scaling filter whose next link cannot be made (a
+// chain of capacity 1 and expansion 1 reaches a link at rate 0 after 1,072
+// links) answers each item it cannot insert with RedisBloom 8.6.2's "ERR
+// problem inserting into filter" and goes on with the next, as RedisBloom
+// does (its reply has an element per item; an item already present
+// answers 0), the detail in the server log; nothing after the failure is
+// added, and a restart from the log finds the same filter. The reply of
+// the batch that fails is RedisBloom 8.6.2's (1 added, 0 present, E the
+// error). Under Dialect24 the reply stops at our error (2.4.23 answered 1
+// for an item it did not insert).
+func TestBFCannotGrow8(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		var logs strings.Builder
+		var mu sync.Mutex
+		cfg := Config{Dir: t.TempDir(), AppendFsync: No, Dialect: d, Logger: log.New(lockedWriter{&mu, &logs}, "", 0)}
+		s := start(t, cfg)
+		c := dial(t, s)
+		if got := c.do("BF.RESERVE", "t", "0.25", "1", "EXPANSION", "1"); got != "+OK" {
+			t.Fatal(got)
+		}
+		var pattern string
+		for b := 0; b < 100 && pattern == ""; b++ {
+			args := []string{"BF.MADD", "t"}
+			for j := range 50 {
+				args = append(args, fmt.Sprintf("it%d-%d", b, j))
+			}
+			c.send(args...)
+			v, _ := c.read()
+			var p strings.Builder
+			failed := false
+			for _, e := range v.Elems {
+				switch {
+				case e.Kind == '-':
+					failed = true
+					if want := "ERR problem inserting into filter"; d == Dialect8 && string(e.Str) != want {
+						t.Fatalf("dialect %v: %s, want %s", d, e.Str, want)
+					}
+					p.WriteByte('E')
+				default:
+					p.WriteString(strconv.FormatInt(e.Int, 10))
+				}
+			}
+			if failed {
+				pattern = fmt.Sprint(b, " ", p.String())
+			}
+		}
+		want := "44 11000000010111100011010100001101010EEE00EE0E00E0E0"
+		if d == Dialect24 {
+			want = want[:3+36]
+		}
+		if pattern != want {
+			t.Errorf("dialect %v: the failing batch answered %s, RedisBloom 8.6.2 %s", d, pattern, want)
+		}
+		info := c.do("BF.INFO", "t")
+		if !strings.Contains(info, ":1072") {
+			t.Errorf("dialect %v: BF.INFO %s", d, info)
+		}
+		mu.Lock()
+		if d == Dialect8 && !strings.Contains(logs.String(), "rate 0") {
+			t.Errorf("dialect %v: the log does not say why: %s", d, logs.String())
+		}
+		mu.Unlock()
+		s = restart(t, s, cfg)
+		if got := dial(t, s).do("BF.INFO", "t"); got != info {
+			t.Errorf("dialect %v: after a restart %s, before %s", d, got, info)
 		}
 	}
 }

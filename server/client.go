@@ -406,6 +406,21 @@ func (cmd *command) repliesOnly(args [][]byte) bool {
 // MaxMemory now (a command with a large reply asks before it builds it).
 func (c *client) replyFits(n int64) bool { return c.conn == nil || c.readerFits(n) }
 
+// replyGrows is for a command that builds a large reply from a small
+// request, part by part (COMMAND DOCS and COMMAND INFO of many names): it
+// reports whether the reply written since start still fits under
+// MaxMemory; if not, it drops that reply and answers OOM, so that a reply
+// that cannot be kept is never built whole.
+func (c *client) replyGrows(start int) bool {
+	if c.replyFits(int64(c.pendingReplies() - start)) {
+		return true
+	}
+	c.w.Flush()
+	c.out.b = c.out.b[:start]
+	c.err(errOOM)
+	return false
+}
+
 // fitReply checks the reply of a command that only reads, written after
 // start: if its bytes (beyond the connection's first clientFree bytes)
 // do not fit under MaxMemory, it is dropped and the command answered

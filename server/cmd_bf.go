@@ -32,6 +32,7 @@ const (
 	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	errBFExists   = "ERR item exists"
 	errBFFull     = "ERR non scaling filter is full"
+	errBFInsert   = "ERR problem inserting into filter" // RedisBloom 8: a link that cannot be made
 	errCapRange   = "ERR capacity must be in the range [1, 1073741824]"
 	errExpRange   = "ERR expansion must be in the range [1, 32768]"
 )
@@ -361,7 +362,7 @@ func (c *client) reserveParams(args [][]byte) (bfParams, string) {
 	}
 	var p bfParams
 	var ok bool
-	if p.errRate, ok = parseFloat(args[2]); !ok {
+	if p.errRate, ok = c.parseDouble(args[2]); !ok {
 		return p, "ERR bad error rate"
 	}
 	if !(p.errRate > 0 && p.errRate < 1) {
@@ -524,7 +525,7 @@ func bfInsert(c *client, args [][]byte) bool {
 			}
 			switch {
 			case eqFold(a, "ERROR"):
-				if opt.errRate, ok = parseFloat(args[i]); !ok || d8 && !(opt.errRate > 0 && opt.errRate < 1) {
+				if opt.errRate, ok = c.parseDouble(args[i]); !ok || d8 && !(opt.errRate > 0 && opt.errRate < 1) {
 					c.err("Bad error rate")
 					return false
 				}
@@ -628,6 +629,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 	v = e.v.(*bfValue)
 	res := c.res[:0]
 	stop := ""
+	rest := false // Dialect8: the items after a link that cannot be made are answered too
 	limited := s.maxMem > 0 && !c.replaying
 	var reserved int64
 	room, roomKnown := uint64(0), false
@@ -668,6 +670,13 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 			switch {
 			case errors.Is(err, scalable.ErrFull) && v.chain != nil && v.chain.NonScaling():
 				stop = errBFFull
+			case errors.Is(err, scalable.ErrFull) && c.s.cfg.Dialect == Dialect8:
+				// RedisBloom 8 answers its text for each item it cannot
+				// insert and goes on with the next (see rest below).
+				if !c.replaying {
+					s.logf("bloomlab: %s %q: the filter cannot grow: %s", args[0], key, oneLine(err.Error()))
+				}
+				stop, rest = errBFInsert, true
 			case errors.Is(err, scalable.ErrFull):
 				stop = "ERR the filter cannot grow: " + oneLine(err.Error())
 			default:
@@ -712,8 +721,13 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 		return false
 	}
 	n := len(res)
+	var after [][]byte // the items after the one refused, answered as RedisBloom 8 does
 	if stop != "" {
 		n++
+		if rest {
+			after = args[items+len(res)+1:]
+			n += len(after)
+		}
 	}
 	c.w.Array(n)
 	for _, r := range res {
@@ -721,6 +735,16 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 	}
 	if stop != "" {
 		c.w.Error(stop)
+	}
+	// No later item can be inserted either (the next link is the same):
+	// one already present answers 0, another the refusal. Nothing changes,
+	// so the log holds the items up to the refused one.
+	for _, item := range after {
+		if v.f.Contains(item) {
+			c.boolReply(false)
+		} else {
+			c.w.Error(stop)
+		}
 	}
 	return false
 }

@@ -130,12 +130,12 @@ func cmsInit(c *client, args [][]byte) bool {
 		}
 		width, depth = uint64(w), uint64(d)
 	} else {
-		e, ok := parseFloat(args[2])
+		e, ok := c.parseDouble(args[2])
 		if !ok || e <= 0 || e >= 1 {
 			c.err("CMS: invalid overestimation value")
 			return false
 		}
-		p, ok := parseFloat(args[3])
+		p, ok := c.parseDouble(args[3])
 		if !ok || p <= 0 || p >= 1 {
 			c.err("CMS: invalid prob value")
 			return false

@@ -37,7 +37,7 @@ func init() {
 }
 
 func cmdCommand(c *client, args [][]byte) bool {
-	if len(args) == 1 {
+	if len(args) == 1 || len(args) == 2 && eqFold(args[1], "info") { // COMMAND INFO without names: all of them
 		cmds := sortedCommands()
 		c.w.Array(len(cmds))
 		for _, cmd := range cmds {
@@ -49,12 +49,16 @@ func cmdCommand(c *client, args [][]byte) bool {
 	case "count":
 		c.w.Int(int64(len(commandTable)))
 	case "info":
+		start := c.pendingReplies()
 		c.w.Array(len(args) - 2)
 		for _, name := range args[2:] {
 			if cmd := lookupCommand(name, &c.lower); cmd != nil {
 				c.commandInfo(cmd)
 			} else {
 				c.w.NullArray()
+			}
+			if !c.replyGrows(start) {
+				return false
 			}
 		}
 	case "docs":
@@ -68,10 +72,14 @@ func cmdCommand(c *client, args [][]byte) bool {
 				}
 			}
 		}
+		start := c.pendingReplies()
 		c.w.Map(len(cmds))
 		for _, cmd := range cmds {
 			c.w.BulkString(cmd.name)
 			c.commandDocs(cmd)
+			if !c.replyGrows(start) {
+				return false
+			}
 		}
 	case "list":
 		c.commandList(args[2:])
@@ -531,6 +539,7 @@ func cmdInfo(c *client, args [][]byte) bool {
 	} else {
 		c.observe() // the counts wait for the log like any read
 	}
+	section("Modules", "module", fmt.Sprintf("name=bf,ver=%d,api=1,filters=0,usedby=[],using=[],options=[handle-io-errors]", s.cfg.Dialect.moduleVersion()))
 	if nkeys > 0 {
 		section("Keyspace", "db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", nkeys, nexp))
 	} else {

@@ -120,3 +120,44 @@ func TestCommandListFilter(t *testing.T) {
 		t.Fatalf("%d RedisBloom commands", len(bf))
 	}
 }
+
+// TestCommandInfoAll: COMMAND INFO without names answers every command,
+// as COMMAND does (Redis 7.0 and later; checked on redis-server 7.0.15),
+// where it answered an empty array.
+func TestCommandInfoAll(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		c := dial(t, start(t, Config{Dialect: d}))
+		all := c.do("COMMAND")
+		if got := c.do("COMMAND", "INFO"); got != all || !strings.Contains(got, `"bf.add"`) {
+			t.Errorf("dialect %v: COMMAND INFO %.100s…, COMMAND %.100s…", d, got, all)
+		}
+	}
+}
+
+// TestInfoModules: INFO's Modules section (in INFO, INFO modules and INFO
+// everything, between Stats and Keyspace) lists module bf as Redis with
+// RedisBloom loaded does (checked with 8.6.2 and 2.4.23 on redis-server
+// 7.0.15); it was missing, so a client that looks for RedisBloom there
+// did not find it.
+func TestInfoModules(t *testing.T) {
+	for _, tc := range []struct {
+		d   Dialect
+		ver string
+	}{{Dialect8, "80602"}, {Dialect24, "20423"}} {
+		c := dial(t, start(t, Config{Dialect: tc.d}))
+		line := "module:name=bf,ver=" + tc.ver + ",api=1,filters=0,usedby=[],using=[],options=[handle-io-errors]"
+		for _, args := range [][]string{{"INFO"}, {"INFO", "modules"}, {"INFO", "everything"}} {
+			c.send(args...)
+			v, _ := c.read()
+			got := string(v.Str)
+			i := strings.Index(got, "# Modules\r\n"+line+"\r\n")
+			if i < 0 || len(args) == 1 && !(strings.Index(got, "# Stats") < i && i < strings.Index(got, "# Keyspace")) {
+				t.Errorf("dialect %v, %v:\n%s", tc.d, args, got)
+			}
+		}
+		c.send("INFO", "server")
+		if v, _ := c.read(); strings.Contains(string(v.Str), "# Modules") {
+			t.Errorf("INFO server has the Modules section")
+		}
+	}
+}

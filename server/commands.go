@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"sort"
 	"strconv"
@@ -188,21 +189,57 @@ func parseInt(b []byte) (int64, bool) {
 	return int64(v), true
 }
 
-// parseFloat reads a double as Redis's string2d: no spaces, no NaN.
+// parseFloat reads a double as Redis reads one (getDoubleFromObject,
+// RedisModule_StringToDouble): C's strtod over the whole argument, with
+// no leading space, no NaN, and no overflow or underflow to zero. "inf"
+// reads, as does C's hexadecimal form ("0x0.04", no exponent needed);
+// Go's digit separators ("0.0_1") do not.
 func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || len(b) > 256 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
+	if len(b) == 0 || len(b) > 256 || isSpace(b[0]) || bytes.IndexByte(b, '_') >= 0 {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil && !isRangeUnderflow(err, f) || math.IsNaN(f) || math.IsInf(f, 0) {
+	s := string(b)
+	t := strings.TrimLeft(s, "+-")
+	if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && !strings.ContainsAny(t, "pP") {
+		s += "p0" // strtod's hexadecimal form needs no exponent; Go's does
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || f == 0 && underflows(t) {
 		return 0, false
 	}
 	return f, true
 }
 
-func isRangeUnderflow(err error, f float64) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange && f == 0
+// parseDouble is parseFloat for a command's argument, but a log record
+// also reads as Go's syntax, as this server read doubles before
+// parseFloat followed strtod: logs of then hold the client's text
+// ("0.0_1", Go's 0.01) of keys that were acknowledged.
+func (c *client) parseDouble(b []byte) (float64, bool) {
+	f, ok := parseFloat(b)
+	if !ok && c.replaying && len(b) <= 256 {
+		var err error
+		f, err = strconv.ParseFloat(string(b), 64)
+		ok = err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	return f, ok
+}
+
+// underflows reports whether the unsigned number t that ParseFloat read
+// as zero has a non-zero digit before its exponent (strtod's ERANGE).
+func underflows(t string) bool {
+	hex := len(t) > 1 && (t[1] == 'x' || t[1] == 'X')
+	if hex {
+		t = t[2:]
+	}
+	for i := 0; i < len(t); i++ {
+		switch ch := t[i]; {
+		case !hex && (ch == 'e' || ch == 'E'), hex && (ch == 'p' || ch == 'P'):
+			return false
+		case ch >= '1' && ch <= '9', hex && (ch >= 'a' && ch <= 'f' || ch >= 'A' && ch <= 'F'):
+			return true
+		}
+	}
+	return false
 }
 
 func isSpace(c byte) bool {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,7 +180,7 @@ func (m *moduleConfig) set(pairs []modSet) (int, string) {
 	for i, ps := range pairs {
 		p := modParams[ps.param]
 		if ps.param == mcBFErrorRate {
-			f, ok := parseConfigDouble(ps.value)
+			f, ok := parseFloat(ps.value)
 			if !ok {
 				return i, "Invalid value for `" + p.name + "`"
 			}
@@ -215,42 +214,4 @@ func (m *moduleConfig) set(pairs []modSet) (int, string) {
 	}
 	m.v.Store(&v)
 	return -1, ""
-}
-
-// underflows reports whether the unsigned number t that ParseFloat read
-// as zero has a non-zero digit before its exponent (strtod's ERANGE).
-func underflows(t string) bool {
-	hex := len(t) > 1 && (t[1] == 'x' || t[1] == 'X')
-	if hex {
-		t = t[2:]
-	}
-	for i := 0; i < len(t); i++ {
-		switch ch := t[i]; {
-		case !hex && (ch == 'e' || ch == 'E'), hex && (ch == 'p' || ch == 'P'):
-			return false
-		case ch >= '1' && ch <= '9', hex && (ch >= 'a' && ch <= 'f' || ch >= 'A' && ch <= 'F'):
-			return true
-		}
-	}
-	return false
-}
-
-// parseConfigDouble reads a double as Redis's RedisModule_StringToDouble
-// (strtod over the whole argument): no spaces, no NaN, no overflow or
-// underflow; "inf" reads (and is then out of range), as does C's
-// hexadecimal form ("0x10").
-func parseConfigDouble(b []byte) (float64, bool) {
-	if len(b) == 0 || len(b) > 256 || isSpace(b[0]) {
-		return 0, false
-	}
-	s := string(b)
-	t := strings.TrimLeft(s, "+-")
-	if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && !strings.ContainsAny(t, "pP") {
-		s += "p0" // strtod's hexadecimal form needs no exponent; Go's does
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || f == 0 && underflows(t) {
-		return 0, false
-	}
-	return f, true
 }

@@ -132,3 +132,30 @@ func waitInfoDown(t testing.TB, c *rawConn, field string, want int64) int64 {
 		}
 	}
 }
+
+// TestReplyMemoryCommandDocs: COMMAND DOCS and COMMAND INFO of many names
+// (a name of 9 bytes in, up to a kilobyte of docs out) are answered OOM
+// when their reply would not fit under MaxMemory, without building it:
+// before, 10^6 names (a 15 MB request) built 2.4 GB of replies under
+// -maxmemory 100mb before dropping them.
+func TestReplyMemoryCommandDocs(t *testing.T) {
+	const limit = 32 << 20
+	s := start(t, Config{MaxMemory: limit})
+	ctl := dial(t, s)
+	c := dial(t, s)
+	for _, sub := range []string{"DOCS", "INFO"} {
+		args := []string{"COMMAND", sub}
+		for range 200000 {
+			args = append(args, "cms.merge")
+		}
+		if got := c.do(args...); got != "-"+errOOM {
+			t.Fatalf("COMMAND %s of 200,000 names under a limit of %d: %.80s", sub, limit, got)
+		}
+		if peak := infoInt(t, ctl, "used_memory_peak"); peak > limit+limit/4+2*clientFree {
+			t.Fatalf("COMMAND %s: used_memory_peak %d under a limit of %d", sub, peak, limit)
+		}
+		if got := c.do("COMMAND", sub, "cms.merge"); !strings.HasPrefix(got, "*[") {
+			t.Fatalf("COMMAND %s cms.merge: %.80s", sub, got)
+		}
+	}
+}
