@@ -786,17 +786,11 @@ func bfInfo(c *client, args [][]byte) bool {
 		c.err(wrongArity("bf.info"))
 		return false
 	}
-	e := c.s.get(args[1])
+	e, v := readKey(c, args[1], (*client).bfOf)
 	if e == nil {
-		c.err(errBFNotFound)
 		return false
 	}
-	e.mu.RLock()
 	defer e.mu.RUnlock()
-	v := c.bfOf(e)
-	if v == nil {
-		return false
-	}
 	capacity, size, filters, items, expansion, scales := v.info()
 	exp := func() {
 		if scales {
@@ -879,17 +873,11 @@ func bfDebug(c *client, args [][]byte) bool {
 		c.err(wrongArity("bf.debug"))
 		return false
 	}
-	e := c.s.get(args[1])
+	e, v := readKey(c, args[1], (*client).bfOf)
 	if e == nil {
-		c.err(errBFNotFound)
 		return false
 	}
-	e.mu.RLock()
 	defer e.mu.RUnlock()
-	v := c.bfOf(e)
-	if v == nil {
-		return false
-	}
 	if v.chain == nil {
 		c.err(fmt.Sprintf("ERR this %s filter has no RedisBloom links: BF.INFO describes it", v.f.Kind()))
 		return false

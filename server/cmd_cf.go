@@ -756,17 +756,11 @@ func cfInfo(c *client, args [][]byte) bool {
 		c.err(wrongArity("cf.info"))
 		return false
 	}
-	e := c.s.get(args[1])
+	e, v := readKey(c, args[1], (*client).cfOf)
 	if e == nil {
-		c.err(errBFNotFound)
 		return false
 	}
-	e.mu.RLock()
 	defer e.mu.RUnlock()
-	v := c.cfOf(e)
-	if v == nil {
-		return false
-	}
 	in := v.f.RedisInfo()
 	c.mapReply(8)
 	for _, x := range [8]struct {
@@ -792,17 +786,11 @@ func cfDebug(c *client, args [][]byte) bool {
 		c.err(wrongArity("cf.debug"))
 		return false
 	}
-	e := c.s.get(args[1])
+	e, v := readKey(c, args[1], (*client).cfOf)
 	if e == nil {
-		c.err(errBFNotFound)
 		return false
 	}
-	e.mu.RLock()
 	defer e.mu.RUnlock()
-	v := c.cfOf(e)
-	if v == nil {
-		return false
-	}
 	in := v.f.RedisInfo()
 	c.w.Bulk(fmt.Appendf(nil, "bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
 		in.BucketSize, in.Buckets, in.Items, in.Deletes, in.Filters, in.MaxIterations, in.Expansion))

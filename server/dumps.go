@@ -111,6 +111,26 @@ func valueOf[V interface {
 	}
 }
 
+// readKey looks up key for a command that reads a family's value:
+// the entry, read-locked (the caller unlocks it), and its value; or nil,
+// the error reply written (RedisBloom's "ERR not found", WRONGTYPE, a
+// load in progress) and no lock held.
+func readKey[V comparable](c *client, key []byte, of func(*client, *entry) V) (*entry, V) {
+	var none V
+	e := c.s.get(key)
+	if e == nil {
+		c.err(errBFNotFound)
+		return nil, none
+	}
+	e.mu.RLock()
+	v := of(c, e)
+	if v == none {
+		e.mu.RUnlock()
+		return nil, none
+	}
+	return e, v
+}
+
 // loadingValue is a filter being loaded with LOADCHUNK: it answers no
 // query until every byte has arrived (RedisBloom answers from the bytes
 // not loaded yet meanwhile: false negatives).
@@ -186,17 +206,11 @@ func (fam *dumpFamily) scanDump(c *client, args [][]byte) bool {
 			return false
 		}
 	}
-	e := c.s.get(args[1])
+	e, v := readKey(c, args[1], fam.of)
 	if e == nil {
-		c.err(errBFNotFound)
 		return false
 	}
-	e.mu.RLock()
 	defer e.mu.RUnlock()
-	v := fam.of(c, e)
-	if v == nil {
-		return false
-	}
 	if !fam.scanIterFirst {
 		if iter, msg = fam.scanIter(args[2]); msg != "" {
 			c.err(msg)
