@@ -198,68 +198,23 @@ func parseHeader(h []byte) (*Filter, error) {
 // occupied slots. The final (0, nil) reply may be fed too and is ignored.
 // The header is validated before anything is allocated, and a
 // sub-filter's bytes are allocated only as they arrive. The zero Loader is
-// ready. It implements internal/blrd's Loader, whose Core does the work.
+// ready. It implements internal/blrd's Loader through the Session it
+// embeds.
 type Loader struct {
-	c blrd.Core
-	b loadBody
+	blrd.Session[loadBody, *loadBody]
 }
 
 var _ blrd.Loader = (*Loader)(nil)
-
-// LoadChunk takes one chunk. After an error the Loader is spent and
-// returns it again.
-func (ld *Loader) LoadChunk(iter int64, data []byte) error { return ld.c.LoadChunk(&ld.b, iter, data) }
-
-// Check reports, without taking it, whether a data chunk of n bytes with
-// iterator iter is the next one and lies within one sub-filter; the
-// error wraps format.ErrFormat (a refused chunk: a *blrd.ChunkError).
-func (ld *Loader) Check(iter int64, n int) error { return ld.c.Check(&ld.b, iter, n) }
-
-// AllocateWhole makes the Loader allocate each sub-filter at its full
-// size when its first bytes arrive (one begun smaller grows to its full
-// size in one step) instead of growing it as its bytes arrive, for a
-// caller that has accounted for the total Progress reports; a header
-// whose total exceeds the memory this process may use is still loaded as
-// its bytes arrive (blrd.Core.AllocateWhole).
-func (ld *Loader) AllocateWhole() { ld.c.AllocateWhole() }
-
-// ReadChunk is LoadChunk for a data chunk of n bytes read from r, so that
-// a caller reading chunks from a file does not hold each twice. The chunk
-// is checked (Check) before anything is allocated or read; the
-// sub-filter's room for it is allocated once (the whole sub-filter after
-// AllocateWhole). Fewer than n bytes in r is an error wrapping
-// io.ErrUnexpectedEOF. The header comes through LoadChunk. After an error
-// the Loader is spent.
-func (ld *Loader) ReadChunk(iter int64, n int, r io.Reader) error {
-	return ld.c.ReadChunk(&ld.b, iter, n, r)
-}
-
-// WalkReceived calls fn for each chunk that Received returns, in order,
-// without copying them (blrd.Core.WalkReceived): the write function
-// writes the chunk's bytes from the sub-filter itself.
-func (ld *Loader) WalkReceived(fn func(iter int64, size int, write func(io.Writer) error) error) error {
-	return ld.c.WalkReceived(&ld.b, fn)
-}
-
-// Progress returns the bytes received so far and the total the header
-// announces (0, 0 before a valid header). The total is known, and
-// bounded, before any sub-filter is allocated.
-func (ld *Loader) Progress() (received, total uint64) { return ld.c.Progress() }
-
-// Received returns the chunks that bring a new Loader to this one's state:
-// the header, then the bytes received so far, one chunk per sub-filter
-// (copies). It returns nil before a valid header, after an error, and
-// once Filter has returned.
-func (ld *Loader) Received() []Chunk { return ld.c.Received(&ld.b) }
 
 // Filter returns the loaded filter once every byte the header announces
 // has arrived, after checking that the header's item count is the number
 // of occupied slots.
 func (ld *Loader) Filter() (*Filter, error) {
-	if err := ld.c.Finish(&ld.b); err != nil {
+	b, err := blrd.Finish(&ld.Session)
+	if err != nil {
 		return nil, err
 	}
-	return ld.b.f, nil
+	return b.f, nil
 }
 
 // LoadChunks recreates a filter from the chunks of Dump or CF.SCANDUMP
@@ -268,10 +223,11 @@ func (ld *Loader) Filter() (*Filter, error) {
 // allocates the sub-filters.
 func LoadChunks(chunks []Chunk) (*Filter, error) {
 	var ld Loader
-	if err := ld.c.LoadAll(&ld.b, chunks); err != nil {
+	b, err := blrd.LoadAll(&ld.Session, chunks)
+	if err != nil {
 		return nil, err
 	}
-	return ld.b.f, nil
+	return b.f, nil
 }
 
 // loadBody is a Loader's side of blrd.Core: the segments are the

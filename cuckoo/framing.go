@@ -71,7 +71,7 @@ func withTrailer(ld *Loader, t []byte) (*Filter, error) {
 		}
 		capacity = binary.LittleEndian.Uint64(t)
 	}
-	if f := ld.b.f; f != nil && t != nil {
+	if f := blrd.BodyOf(&ld.Session).f; f != nil && t != nil {
 		// f is the header's filter, whose first sub-filter has m0
 		// buckets of b bytes.
 		if slots := (f.m0 + 1) * uint64(f.lay.b); capacity == 0 || capacity >= slots {

@@ -241,71 +241,21 @@ func checkRedisLink(bytes, bitsN uint64, errRate, bpe float64, hashes uint32, en
 // final (0, "") reply may be fed too and is ignored. The header is
 // validated before anything is allocated, and a link's bits are
 // allocated only as its bytes arrive. The zero Loader is ready. It
-// implements internal/blrd's Loader, whose Core does the work.
+// implements internal/blrd's Loader through the Session it embeds.
 type Loader struct {
-	c blrd.Core
-	b loadBody
+	blrd.Session[loadBody, *loadBody]
 }
 
 var _ blrd.Loader = (*Loader)(nil)
 
-// LoadChunk takes one chunk. After an error the Loader is spent and
-// returns it again.
-func (ld *Loader) LoadChunk(iter int64, data []byte) error { return ld.c.LoadChunk(&ld.b, iter, data) }
-
-// Check reports, without taking it, whether a data chunk of n bytes with
-// iterator iter is the next one and lies within one link; the error
-// wraps format.ErrFormat (a refused chunk: a *blrd.ChunkError, whose
-// Reason says whether it is out of order or crosses the end of a link).
-func (ld *Loader) Check(iter int64, n int) error { return ld.c.Check(&ld.b, iter, n) }
-
-// AllocateWhole makes the Loader allocate each link at its full size
-// when its first bytes arrive (a link begun smaller grows to its full
-// size in one step) instead of growing it as its bytes arrive, for a
-// caller that has accounted for the total Progress reports; a header
-// whose total exceeds the memory this process may use is still loaded as
-// its bytes arrive (blrd.Core.AllocateWhole).
-func (ld *Loader) AllocateWhole() { ld.c.AllocateWhole() }
-
-// ReadChunk is LoadChunk for a data chunk of n bytes read from r: the
-// bytes go into the link as they are read (through a buffer of at most 64
-// KiB), so that a caller reading chunks from a file does not hold each
-// twice. The chunk is checked — its place in the dump, that it lies
-// within one link — before anything is allocated or read; the link's
-// room for it is allocated once (the whole link after AllocateWhole).
-// Fewer than n bytes in r is an error wrapping io.ErrUnexpectedEOF.
-// The header comes through LoadChunk. After an error the Loader is spent.
-func (ld *Loader) ReadChunk(iter int64, n int, r io.Reader) error {
-	return ld.c.ReadChunk(&ld.b, iter, n, r)
-}
-
-// WalkReceived calls fn for each chunk that Received returns, in order,
-// without copying them (blrd.Core.WalkReceived): the write function
-// writes the chunk's bytes from the link itself, through a buffer of at
-// most 64 KiB.
-func (ld *Loader) WalkReceived(fn func(iter int64, size int, write func(io.Writer) error) error) error {
-	return ld.c.WalkReceived(&ld.b, fn)
-}
-
-// Progress returns the bytes of bits received so far and the total the
-// header announces (0, 0 before a valid header). The total is known, and
-// checked, before any link is allocated: a caller bounding memory reads it
-// after the header chunk.
-func (ld *Loader) Progress() (received, total uint64) { return ld.c.Progress() }
-
-// Received returns the chunks that bring a new Loader to this one's state:
-// the header, then the bytes received so far, at most one chunk per link
-// (copies). It is how a load in progress is persisted. It returns nil
-// before a valid header, after an error, and once Filter has returned.
-func (ld *Loader) Received() []Chunk { return ld.c.Received(&ld.b) }
-
 // Filter returns the loaded filter once every byte the header announces
 // has arrived.
 func (ld *Loader) Filter() (*Filter, error) {
-	if err := ld.c.Finish(&ld.b); err != nil {
+	b, err := blrd.Finish(&ld.Session)
+	if err != nil {
 		return nil, err
 	}
-	return ld.b.f, nil
+	return b.f, nil
 }
 
 // LoadChunks recreates a filter from the chunks of Dump or BF.SCANDUMP
@@ -314,10 +264,11 @@ func (ld *Loader) Filter() (*Filter, error) {
 // allocates the links.
 func LoadChunks(chunks []Chunk) (*Filter, error) {
 	var ld Loader
-	if err := ld.c.LoadAll(&ld.b, chunks); err != nil {
+	b, err := blrd.LoadAll(&ld.Session, chunks)
+	if err != nil {
 		return nil, err
 	}
-	return ld.b.f, nil
+	return b.f, nil
 }
 
 // loadBody is a Loader's side of blrd.Core: the segments are the links,

@@ -259,32 +259,16 @@ func TestReadWriteFile(t *testing.T) {
 		if err != nil || n != int64(buf.Len()) {
 			t.Fatal(n, err)
 		}
-		var c Core
-		b := &toyBody{}
-		ld := &coreLoader{&c, b}
+		ld := &Session[toyBody, *toyBody]{}
 		got, err := ReadFile(&buf, "toy", ld, func(n uint32) error { return nil })
-		if err != nil || !bytes.Equal(got, trailer) || (got == nil) != (trailer == nil) || c.Finish(b) != nil || !bytes.Equal(bytes.Join(b.segs, nil), data) {
+		b, ferr := Finish(ld)
+		if err != nil || !bytes.Equal(got, trailer) || (got == nil) != (trailer == nil) || ferr != nil || !bytes.Equal(bytes.Join(b.segs, nil), data) {
 			t.Errorf("trailer %q: %q, %v", trailer, got, err)
 		}
 		buf.Reset()
 		WriteFile(&buf, trailer, hdr, scan)
-		if _, err := ReadFile(&buf, "toy", &coreLoader{new(Core), &toyBody{}}, func(n uint32) error { return Bad("toy", "no") }); !errors.Is(err, format.ErrFormat) {
+		if _, err := ReadFile(&buf, "toy", &Session[toyBody, *toyBody]{}, func(n uint32) error { return Bad("toy", "no") }); !errors.Is(err, format.ErrFormat) {
 			t.Errorf("the header hook's refusal: %v", err)
 		}
 	}
 }
-
-// coreLoader is a Loader on a Core and a Body.
-type coreLoader struct {
-	c *Core
-	b Body
-}
-
-func (l *coreLoader) LoadChunk(iter int64, data []byte) error { return l.c.LoadChunk(l.b, iter, data) }
-func (l *coreLoader) ReadChunk(iter int64, n int, r io.Reader) error {
-	return l.c.ReadChunk(l.b, iter, n, r)
-}
-func (l *coreLoader) Check(iter int64, n int) error  { return l.c.Check(l.b, iter, n) }
-func (l *coreLoader) Progress() (uint64, uint64)     { return l.c.Progress() }
-func (l *coreLoader) WalkReceived(fn WalkFunc) error { return l.c.WalkReceived(l.b, fn) }
-func (l *coreLoader) AllocateWhole()                 { l.c.AllocateWhole() }
