@@ -54,6 +54,9 @@ func (c *countWriter) write(b []byte) {
 
 // WriteTo writes the sketch's encoding to w.
 func (s *Sketch) WriteTo(w io.Writer) (int64, error) {
+	if len(s.heap) == 0 {
+		return 0, fmt.Errorf("topk: WriteTo of a zero Sketch (make one with New or ReadFrom): %w", ErrParam)
+	}
 	cw := &countWriter{w: w}
 	var hdr [headerLen]byte
 	copy(hdr[:], magic)

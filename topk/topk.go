@@ -101,7 +101,9 @@ type slot struct {
 	full      bool
 }
 
-// Sketch is a HeavyKeeper top-k sketch.
+// Sketch is a HeavyKeeper top-k sketch. The zero Sketch is not a sketch
+// (its methods panic; WriteTo returns an error): make one with New, or
+// fill it with ReadFrom.
 type Sketch struct {
 	cfg      Config
 	fastM    uint64 // Lemire's reciprocal of width

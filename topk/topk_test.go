@@ -302,6 +302,9 @@ func TestReadFromRejects(t *testing.T) {
 	s.WriteTo(&buf)
 	good := buf.Bytes()
 	var dst Sketch
+	if _, err := dst.WriteTo(&bytes.Buffer{}); !errors.Is(err, ErrParam) {
+		t.Fatalf("WriteTo of a zero Sketch: %v", err)
+	}
 	if _, err := dst.ReadFrom(bytes.NewReader(good)); err != nil {
 		t.Fatal(err)
 	}
