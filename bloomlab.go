@@ -39,10 +39,13 @@
 //     below its target however far it grows (Almeida et al.); its
 //     RedisBloom profile is byte-compatible with the Bloom filter of Redis
 //     (BF.*)
+//   - topk: HeavyKeeper top-k bit for bit as RedisBloom's TOPK.*, its
+//     decay drawn from a seeded generator kept in the sketch (not a
+//     Filter: it answers which items are heavy, not membership)
 //   - hashing: the base hash and the index schemes of "Less Hashing, Same
 //     Performance" (001), shared by every structure
 //   - theory: closed forms and optimal parameters
-//   - server: `bloomlab serve`, RedisBloom's BF.*, CF.* and CMS.* commands
+//   - server: `bloomlab serve`, RedisBloom's BF.*, CF.*, CMS.* and TOPK.* commands
 //     over Redis's protocol, with snapshots and an append-only log
 //   - redisblocked: a blocked filter kept in plain Redis strings, sharded
 //     over a Redis Cluster, shared by any number of processes

@@ -34,6 +34,7 @@ func TestHotPathAllocs(t *testing.T) {
 		c := benchClient(s)
 		c.exec(argv("BF.RESERVE", "f", "0.01", "1000000"))
 		c.exec(argv("CMS.INITBYDIM", "c", "1000", "5"))
+		c.exec(argv("TOPK.RESERVE", "tk", "10", "50", "4", "0.9"))
 		c.exec(argv("BF.ADD", "f", "present"))
 		c.exec(argv("CF.RESERVE", "cf", "1000000"))
 		c.exec(argv("CF.ADD", "cf", "present"))
@@ -57,6 +58,8 @@ func TestHotPathAllocs(t *testing.T) {
 			{"BF.MEXISTS", func() [][]byte { return argv("BF.MEXISTS", "f", "present", "absent") }},
 			{"CMS.INCRBY", func() [][]byte { return argv("CMS.INCRBY", "c", "x", "1") }},
 			{"CMS.QUERY", func() [][]byte { return argv("CMS.QUERY", "c", "x") }},
+			{"TOPK.ADD", func() [][]byte { i++; return argv("TOPK.ADD", "tk", string(keys[i%len(keys)][2]), "hot") }},
+			{"TOPK.QUERY", func() [][]byte { return argv("TOPK.QUERY", "tk", "hot", "absent") }},
 			{"CF.ADD", func() [][]byte { cfi++; return cfKeys[cfi%len(cfKeys)] }},
 			{"CF.ADDNX present", func() [][]byte { return argv("CF.ADDNX", "cf", "present") }},
 			{"CF.EXISTS", func() [][]byte { return argv("CF.EXISTS", "cf", "present") }},

@@ -411,7 +411,7 @@ type modInfo struct {
 	keyFlags string // the key spec's, space-separated
 }
 
-// moduleInfo: RedisBloom 8.6.2's COMMAND INFO, BF, CF and CMS, read from
+// moduleInfo: RedisBloom 8.6.2's COMMAND INFO, BF, CF, CMS and TOPK, read from
 // the real module.
 var moduleInfo = map[string]modInfo{
 	"bf.add":         {3, "write denyoom module", "RW"},
@@ -445,6 +445,13 @@ var moduleInfo = map[string]modInfo{
 	"cms.initbyprob": {4, "write denyoom module", "RW"},
 	"cms.merge":      {-4, "write denyoom module", "RW"},
 	"cms.query":      {-3, "readonly module", "RO"},
+	"topk.add":       {-3, "write denyoom module", "RW"},
+	"topk.count":     {-3, "readonly module", "RO"},
+	"topk.incrby":    {-4, "write denyoom module", "RW"},
+	"topk.info":      {2, "readonly module", "RO"},
+	"topk.list":      {-2, "readonly module", "RO"},
+	"topk.query":     {-3, "readonly module", "RO"},
+	"topk.reserve":   {-3, "write denyoom module", "RW"},
 }
 
 // moduleCommandInfo writes cmd's COMMAND INFO entry as Redis with

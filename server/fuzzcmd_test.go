@@ -102,6 +102,7 @@ func populateCmds(fx *cmdFixture) [][]string {
 		{"CF.INSERT", "cf", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"},
 		{"CF.RESERVE", "cfns", "4", "BUCKETSIZE", "1", "EXPANSION", "0"}, {"CF.ADD", "cfns", "a"},
 		{"CMS.INITBYDIM", "cms", "10", "3"}, {"CMS.INCRBY", "cms", "a", "5"}, {"CMS.INITBYDIM", "cms2", "10", "3"},
+		{"TOPK.RESERVE", "tk", "3", "8", "7", "0.9"}, {"TOPK.ADD", "tk", "a", "b", "a", "c", "d", "a"},
 		{"SET", "str", "v"}, {"SET", "exp", "v", "EX", "1000"},
 	}
 	if len(fx.bfChunks) > 0 {
@@ -154,13 +155,14 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"cms.initbydim", "bgrewriteaof", "DEL", "EXEC", "MULTI", "FLUSHALL", "PEXPIREAT", "OK", "PONG",
 		"B", "K", "M", "G", "T", "RELOAD", "MERGE", "NOFLUSH", "debug", // DEBUG RELOAD
 		"PROFILE", "redisbloom", "bloomlab", // the log's CMS.INITBYDIM … PROFILE p (replay only)
+		"WITHCOUNT", "WITH", "withcount", "WITHCOUNTS", "topk.incrby", "100000", "100001", "TopK-TYPE", // TOPK
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
 		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
 		"cf-bucket-size", "cf-initial-size", "cf-max-iterations", "cf-expansion-factor", "cf-max-expansions",
 		"bf-*", "cf-?ucket-size", "0.25", "0x10", "65536",
 		// keys of every type, and one that does not exist
-		"bf", "bfns", "cf", "cfns", "cms", "cms2", "str", "exp", "ld", "cfld", "nokey",
+		"bf", "bfns", "cf", "cfns", "cms", "cms2", "tk", "str", "exp", "ld", "cfld", "nokey",
 	}
 	for _, ch := range [][][2]string{fx.bfChunks, fx.cfChunks} {
 		for _, c := range ch {
@@ -198,6 +200,9 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"cms.initbydim", "new", "100", "5"}, {"cms.initbyprob", "new", "0.01", "0.01"},
 		{"cms.incrby", "cms", "x", "1", "y", "2"}, {"cms.query", "cms", "a", "x"},
 		{"cms.merge", "cms", "2", "cms", "cms2", "WEIGHTS", "1", "2"}, {"cms.merge", "cms", "2", "cms", "cms2", "WEIGHTS", "-1", "2"}, {"cms.merge", "new", "1", "cms"}, {"cms.info", "cms"},
+		{"topk.reserve", "new", "3", "8", "7", "0.9"}, {"topk.reserve", "new", "5"}, {"topk.add", "tk", "x", "a"},
+		{"topk.incrby", "tk", "x", "3", "a", "100000"}, {"topk.query", "tk", "a", "x"}, {"topk.count", "tk", "a", "x"},
+		{"topk.list", "tk", "WITHCOUNT"}, {"topk.list", "tk"}, {"topk.info", "tk"},
 		{"del", "bf", "str"}, {"unlink", "str"}, {"exists", "bf", "cf"}, {"type", "bf"}, {"keys", "*"},
 		{"scan", "0", "MATCH", "*", "COUNT", "10", "TYPE", "string"}, {"dbsize"}, {"rename", "str", "new"},
 		{"expire", "str", "100", "NX"}, {"pexpire", "exp", "100000", "GT"}, {"expireat", "str", "100", "XX"},

@@ -1,0 +1,340 @@
+package server
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/bloomlab/bloomlab/topk"
+)
+
+// RedisBloom's TOPK.* commands (src/rm_topk.c) over package topk, which
+// is RedisBloom's HeavyKeeper bit for bit but for the decay's coin flips:
+// each key has its own generator (seeded alike at TOPK.RESERVE), its state
+// is in the snapshot and every logged TOPK.ADD/INCRBY advances it on
+// replay exactly as it did when it ran, so that a restart, or a kill -9
+// and the log's replay, gives back the same TOPK.LIST. RedisBloom's flips
+// come from the C library's rand(), seeded at every server start: there
+// two runs of the same commands can differ where buckets decay.
+//
+// Replies follow RedisBloom as rm_topk.c writes them. Items in replies
+// (ADD's and INCRBY's expelled items, LIST) are C strings there: they end
+// at the item's first NUL byte, here too. Dialect8 (8.6.2): bulk strings,
+// TOPK.QUERY booleans and TOPK.INFO a map under RESP3. Dialect24
+// (2.4.23): simple strings (a CR or LF in an item is sent as a space, as
+// a simple string cannot hold one; RedisBloom sends it raw and breaks the
+// protocol), integers for QUERY and an array for INFO under either
+// protocol. TOPK.INCRBY with an invalid increment: RedisBloom adds the
+// items before it, answers the error element in their place and stops,
+// sending fewer elements than the array it announced (the connection
+// then reads garbage); here the items before it are added as there, the
+// bad one and every one after it answer the error element, unadded.
+
+var topkType = registerType(&valueType{name: "TopK-TYPE", tag: 7, decode: decodeTopK})
+
+type topkValue struct{ s *topk.Sketch }
+
+func (v *topkValue) typ() *valueType       { return topkType }
+func (v *topkValue) memory() int64         { return v.s.Bytes() + 96 }
+func (v *topkValue) clone() (value, error) { return &topkValue{v.s.Clone()}, nil }
+
+func (v *topkValue) encode(w io.Writer) error {
+	_, err := v.s.WriteTo(w)
+	return err
+}
+
+func decodeTopK(r io.Reader, n int64) (value, error) {
+	var s topk.Sketch
+	if _, err := s.ReadFrom(&payloadReader{r, n}); err != nil {
+		return nil, err
+	}
+	return &topkValue{&s}, nil
+}
+
+const (
+	errTopKMissing = "TopK: key does not exist"
+	errTopKIncr    = "TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000"
+	errTopKMemory  = "ERR Insufficient memory to create topk data structure"
+)
+
+func init() {
+	tk := func(name string, arity int, flags cmdFlags, lock lockMode, summary string, run func(*client, [][]byte) bool) *command {
+		return &command{name: name, arity: arity, flags: flags, lock: lock, first: 1, last: 1, step: 1,
+			group: "topk", since: "2.0.0", summary: summary, run: run}
+	}
+	w := fWrite | fDenyOOM
+	register(
+		tk("topk.reserve", -1, w, lockExcl, "Initializes a Top-K sketch with specified parameters", topkReserve),
+		tk("topk.add", -1, w, lockWrite, "Adds an item to a Top-k sketch. Multiple items can be added at the same time.", topkAdd),
+		tk("topk.incrby", -1, w, lockWrite, "Increases the count of one or more items by increment", topkAdd),
+		tk("topk.query", -1, fReadonly, lockRead, "Checks whether one or more items are in a sketch", topkQuery),
+		tk("topk.count", -1, fReadonly, lockRead, "Return the count for one or more items are in a sketch", topkCount),
+		tk("topk.list", -1, fReadonly, lockRead, "Return the full list of items in Top-K sketch.", topkList),
+		tk("topk.info", -1, fReadonly, lockRead, "Returns information about a sketch", topkInfo),
+	)
+}
+
+// topkReserve is TOPK.RESERVE key topk [width depth decay] (defaults 8,
+// 7, 0.9: RedisBloom's).
+func topkReserve(c *client, args [][]byte) bool {
+	if len(args) != 3 && len(args) != 6 {
+		c.err(wrongArity("topk.reserve"))
+		return false
+	}
+	s := c.s
+	if s.getForCreate(c, args[1]) != nil {
+		c.err("TopK: key already exists")
+		return false
+	}
+	u32 := func(b []byte) (uint32, bool) {
+		n, ok := parseInt(b)
+		return uint32(n), ok && n >= 1 && n <= 1<<32-1
+	}
+	cfg := topk.Config{Width: topk.DefaultWidth, Depth: topk.DefaultDepth, Decay: topk.DefaultDecay}
+	var ok bool
+	if cfg.K, ok = u32(args[2]); !ok {
+		c.err("TopK: invalid k")
+		return false
+	}
+	if len(args) == 6 {
+		if cfg.Width, ok = u32(args[3]); !ok {
+			c.err("TopK: invalid width")
+			return false
+		}
+		if cfg.Depth, ok = u32(args[4]); !ok {
+			c.err("TopK: invalid depth")
+			return false
+		}
+		if cfg.Decay, ok = c.parseDouble(args[5]); !ok || cfg.Decay <= 0 || cfg.Decay > 1 {
+			c.err("TopK: invalid decay value. must be '<= 1' & '> 0'")
+			return false
+		}
+	}
+	if cfg.K > topk.MaxK || uint64(cfg.Width)*uint64(cfg.Depth) > topk.MaxBuckets {
+		if !c.replaying {
+			s.logf("bloomlab: TOPK.RESERVE %q: k %d, %d × %d buckets: beyond %d and %d", args[1], cfg.K, cfg.Width, cfg.Depth, topk.MaxK, uint64(topk.MaxBuckets))
+		}
+		c.err(errTopKMemory)
+		return false
+	}
+	need := int64(cfg.Width)*int64(cfg.Depth)*8 + int64(cfg.K)*48 + 4096 + int64(len(args[1])) + 256
+	if !c.reserve(need) {
+		c.err(errOOM)
+		return false
+	}
+	sk, err := topk.New(cfg)
+	if err != nil {
+		s.mem.Add(-need)
+		c.err(errTopKMemory)
+		return false
+	}
+	s.add(string(args[1]), &topkValue{sk}, need)
+	c.log(args)
+	c.w.Simple("OK")
+	return false
+}
+
+// topkOf returns key's entry, locked for reading or writing, and its
+// sketch; or it writes the error reply and returns nil (nothing locked).
+func (c *client) topkOf(key []byte, write bool) (*entry, *topkValue) {
+	e := c.s.get(key)
+	if e == nil {
+		c.err(errTopKMissing)
+		return nil, nil
+	}
+	switch {
+	case c.excl:
+	case write:
+		e.mu.Lock()
+	default:
+		e.mu.RLock()
+	}
+	v, ok := e.v.(*topkValue)
+	if !ok {
+		c.unlockEntry(e, write)
+		c.err(errWrongType)
+		return nil, nil
+	}
+	return e, v
+}
+
+// topkItem writes an item as RedisBloom does: a C string (to its first
+// NUL), bulk in Dialect8, simple in Dialect24.
+func (c *client) topkItem(item []byte) {
+	if i := bytes.IndexByte(item, 0); i >= 0 {
+		item = item[:i]
+	}
+	if c.s.cfg.Dialect != Dialect24 {
+		c.w.Bulk(item)
+		return
+	}
+	if bytes.ContainsAny(item, "\r\n") {
+		item = bytes.Map(func(r rune) rune {
+			if r == '\r' || r == '\n' {
+				return ' '
+			}
+			return r
+		}, item)
+	}
+	c.w.Simple(string(item))
+}
+
+// topkIncr parses an increment of TOPK.INCRBY: [0, 100000].
+func topkIncr(b []byte) (uint32, bool) {
+	n, ok := parseInt(b)
+	return uint32(n), ok && n >= 0 && n <= 100000
+}
+
+// topkAdd is TOPK.ADD key item… and TOPK.INCRBY key item incr ….
+func topkAdd(c *client, args [][]byte) bool {
+	incrBy := eqFold(args[0], "topk.incrby")
+	step := 1
+	switch {
+	case incrBy && (len(args) < 4 || len(args)%2 == 1):
+		c.err(wrongArity("topk.incrby"))
+		return false
+	case !incrBy && len(args) < 3:
+		c.err(wrongArity("topk.add"))
+		return false
+	case incrBy:
+		step = 2
+	}
+	e, v := c.topkOf(args[1], true)
+	if e == nil {
+		return false
+	}
+	defer c.unlockWrittenEntry(e)
+	// The heap may keep a copy of every item, and the expelled one: that
+	// memory is reserved before, then accounted as the sketch's.
+	var need, longest int64
+	for i := 2; i < len(args); i += step {
+		need += int64(len(args[i]))
+		longest = max(longest, int64(len(args[i])))
+	}
+	need += longest
+	if need > 0 && !c.reserve(need) {
+		c.err(errOOM)
+		return false
+	}
+	if err := c.s.writable(e); err != nil {
+		c.s.mem.Add(-need)
+		c.err("ERR " + err.Error())
+		return false
+	}
+	v = e.v.(*topkValue)
+	c.w.Array((len(args) - 2) / step)
+	bad := false
+	for i := 2; i < len(args); i += step {
+		inc := uint32(1)
+		if incrBy {
+			var ok bool
+			if inc, ok = topkIncr(args[i+1]); !ok || bad {
+				bad = true
+				c.w.Error(errTopKIncr)
+				continue
+			}
+		}
+		if out, ok := v.s.IncrBy(args[i], inc); ok {
+			c.topkItem(out)
+		} else {
+			c.w.Null()
+		}
+	}
+	c.s.mem.Add(-need)
+	c.s.resize(args[1], e)
+	c.s.touchKey(args[1])
+	c.log(args)
+	return false
+}
+
+func topkQuery(c *client, args [][]byte) bool {
+	if len(args) < 3 {
+		c.err(wrongArity("topk.query"))
+		return false
+	}
+	e, v := c.topkOf(args[1], false)
+	if e == nil {
+		return false
+	}
+	defer c.unlockEntry(e, false)
+	c.w.Array(len(args) - 2)
+	for _, item := range args[2:] {
+		c.boolReply(v.s.Query(item))
+	}
+	return false
+}
+
+func topkCount(c *client, args [][]byte) bool {
+	if len(args) < 3 {
+		c.err(wrongArity("topk.count"))
+		return false
+	}
+	e, v := c.topkOf(args[1], false)
+	if e == nil {
+		return false
+	}
+	defer c.unlockEntry(e, false)
+	c.w.Array(len(args) - 2)
+	for _, item := range args[2:] {
+		c.w.Int(int64(v.s.Count(item)))
+	}
+	return false
+}
+
+// topkList is TOPK.LIST key [WITHCOUNT]. As RedisBloom, any prefix of
+// WITHCOUNT (strncasecmp over the argument's length), the empty one
+// included, asks for the counts.
+func topkList(c *client, args [][]byte) bool {
+	if len(args) != 2 && len(args) != 3 {
+		c.err(wrongArity("topk.list"))
+		return false
+	}
+	withCount := len(args) == 3
+	if withCount {
+		a := args[2]
+		if len(a) > len("WITHCOUNT") || !eqFold(a, "WITHCOUNT"[:len(a)]) {
+			c.err("WITHCOUNT keyword expected")
+			return false
+		}
+	}
+	e, v := c.topkOf(args[1], false)
+	if e == nil {
+		return false
+	}
+	defer c.unlockEntry(e, false)
+	list := v.s.List(nil)
+	n := len(list)
+	if withCount {
+		n *= 2
+	}
+	c.w.Array(n)
+	for _, en := range list {
+		c.topkItem(en.Item)
+		if withCount {
+			c.w.Int(int64(en.Count))
+		}
+	}
+	return false
+}
+
+func topkInfo(c *client, args [][]byte) bool {
+	if len(args) != 2 {
+		c.err(wrongArity("topk.info"))
+		return false
+	}
+	e, v := c.topkOf(args[1], false)
+	if e == nil {
+		return false
+	}
+	defer c.unlockEntry(e, false)
+	cfg := v.s.Config()
+	c.mapReply(4)
+	c.w.Simple("k")
+	c.w.Int(int64(cfg.K))
+	c.w.Simple("width")
+	c.w.Int(int64(cfg.Width))
+	c.w.Simple("depth")
+	c.w.Int(int64(cfg.Depth))
+	c.w.Simple("decay")
+	c.w.Double(cfg.Decay)
+	return false
+}
