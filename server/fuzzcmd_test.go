@@ -103,6 +103,7 @@ func populateCmds(fx *cmdFixture) [][]string {
 		{"CF.RESERVE", "cfns", "4", "BUCKETSIZE", "1", "EXPANSION", "0"}, {"CF.ADD", "cfns", "a"},
 		{"CMS.INITBYDIM", "cms", "10", "3"}, {"CMS.INCRBY", "cms", "a", "5"}, {"CMS.INITBYDIM", "cms2", "10", "3"},
 		{"SET", "str", "v"}, {"SET", "exp", "v", "EX", "1000"},
+		{"TDIGEST.CREATE", "td", "COMPRESSION", "20"}, {"TDIGEST.ADD", "td", "1", "2", "3", "4.5", "-7"}, {"TDIGEST.CREATE", "td2"},
 	}
 	if len(fx.bfChunks) > 0 {
 		cmds = append(cmds, []string{"BF.LOADCHUNK", "ld", fx.bfChunks[0][0], fx.bfChunks[0][1]},
@@ -154,13 +155,14 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"cms.initbydim", "bgrewriteaof", "DEL", "EXEC", "MULTI", "FLUSHALL", "PEXPIREAT", "OK", "PONG",
 		"B", "K", "M", "G", "T", "RELOAD", "MERGE", "NOFLUSH", "debug", // DEBUG RELOAD
 		"PROFILE", "redisbloom", "bloomlab", // the log's CMS.INITBYDIM … PROFILE p (replay only)
+		"COMPRESSION", "OVERRIDE", "TDIS-TYPE", "tdigest.min", "tdigest.revrank", "tdigest.byrevrank", // TDIGEST.*
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
 		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
 		"cf-bucket-size", "cf-initial-size", "cf-max-iterations", "cf-expansion-factor", "cf-max-expansions",
 		"bf-*", "cf-?ucket-size", "0.25", "0x10", "65536",
 		// keys of every type, and one that does not exist
-		"bf", "bfns", "cf", "cfns", "cms", "cms2", "str", "exp", "ld", "cfld", "nokey",
+		"bf", "bfns", "cf", "cfns", "cms", "cms2", "str", "exp", "ld", "cfld", "nokey", "td", "td2",
 	}
 	for _, ch := range [][][2]string{fx.bfChunks, fx.cfChunks} {
 		for _, c := range ch {
@@ -198,6 +200,11 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"cms.initbydim", "new", "100", "5"}, {"cms.initbyprob", "new", "0.01", "0.01"},
 		{"cms.incrby", "cms", "x", "1", "y", "2"}, {"cms.query", "cms", "a", "x"},
 		{"cms.merge", "cms", "2", "cms", "cms2", "WEIGHTS", "1", "2"}, {"cms.merge", "cms", "2", "cms", "cms2", "WEIGHTS", "-1", "2"}, {"cms.merge", "new", "1", "cms"}, {"cms.info", "cms"},
+		{"tdigest.create", "new", "COMPRESSION", "50"}, {"tdigest.add", "td", "1.5", "-3"}, {"tdigest.reset", "td"},
+		{"tdigest.merge", "new", "2", "td", "td2", "COMPRESSION", "30", "OVERRIDE"}, {"tdigest.merge", "td", "1", "td"},
+		{"tdigest.min", "td"}, {"tdigest.max", "td"}, {"tdigest.quantile", "td", "0.5", "0.1", "1"}, {"tdigest.cdf", "td", "1", "2.5"},
+		{"tdigest.rank", "td", "1", "9"}, {"tdigest.revrank", "td", "1", "9"}, {"tdigest.byrank", "td", "0", "2", "9"},
+		{"tdigest.byrevrank", "td", "0", "2", "9"}, {"tdigest.trimmed_mean", "td", "0.1", "0.9"}, {"tdigest.info", "td"},
 		{"del", "bf", "str"}, {"unlink", "str"}, {"exists", "bf", "cf"}, {"type", "bf"}, {"keys", "*"},
 		{"scan", "0", "MATCH", "*", "COUNT", "10", "TYPE", "string"}, {"dbsize"}, {"rename", "str", "new"},
 		{"expire", "str", "100", "NX"}, {"pexpire", "exp", "100000", "GT"}, {"expireat", "str", "100", "XX"},

@@ -149,16 +149,12 @@ func replayCollect(t *testing.T, c *rawConn, vs []vector, proto int) (map[string
 // that replays fails the test, so that it is taken off).
 var pending8 = map[int]map[string]string{
 	2: {
-		"topk-default":    "TOPK (issue 23)",
-		"topk-wide":       "TOPK (issue 23)",
-		"tdigest-default": "TDIGEST (issue 23)",
-		"tdigest-gauss":   "TDIGEST (issue 23)",
+		"topk-default": "TOPK (issue 23)",
+		"topk-wide":    "TOPK (issue 23)",
 	},
 	3: {
-		"topk-default":    "TOPK (issue 23)",
-		"topk-wide":       "TOPK (issue 23)",
-		"tdigest-default": "TDIGEST (issue 23)",
-		"tdigest-gauss":   "TDIGEST (issue 23)",
+		"topk-default": "TOPK (issue 23)",
+		"topk-wide":    "TOPK (issue 23)",
 	},
 }
 

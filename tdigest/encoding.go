@@ -21,6 +21,29 @@ const (
 // ErrFormat: data that is not a digest's binary form.
 var ErrFormat = errors.New("tdigest: malformed encoding")
 
+// HeaderSize is the length of the encoding's header, which says the
+// length of the whole (EncodedLen).
+const HeaderSize = headerSize
+
+// EncodedLen checks an encoding's header (its first HeaderSize bytes) and
+// returns the length of the whole encoding, so that a reader of a stream
+// knows how much to read, bounded by the capacity, before it reads it.
+func EncodedLen(header []byte) (int, error) {
+	if len(header) < headerSize || string(header[:4]) != magic {
+		return 0, fmt.Errorf("%w: no header", ErrFormat)
+	}
+	comp := binary.LittleEndian.Uint64(header[4:])
+	if comp < 1 || comp > MaxCompression {
+		return 0, fmt.Errorf("%w: compression %d", ErrFormat, comp)
+	}
+	c := uint64(Capacity(int64(comp)))
+	merged, unmerged := binary.LittleEndian.Uint64(header[4+8*3:]), binary.LittleEndian.Uint64(header[4+8*4:])
+	if merged > c || unmerged > c || merged+unmerged > c {
+		return 0, fmt.Errorf("%w: %d+%d nodes, capacity %d", ErrFormat, merged, unmerged, c)
+	}
+	return headerSize + 16*int(merged+unmerged), nil
+}
+
 // MarshalBinary encodes the digest; it never fails.
 func (d *Digest) MarshalBinary() ([]byte, error) {
 	n := d.merged + d.unmerged
