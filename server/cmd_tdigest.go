@@ -648,6 +648,10 @@ func tdInfo(c *client, args [][]byte) bool {
 	}
 	defer c.unlockEntry(e, true)
 	d := v.d
+	mem := d.MemoryUsage()
+	if c.s.cfg.Dialect == Dialect24 {
+		mem = 8 + 16*int64(d.Capacity()) // 2.4.23's TDigestMemUsage: sizeof a pointer, not the struct
+	}
 	c.mapReply(9)
 	for _, f := range []struct {
 		name string
@@ -657,7 +661,7 @@ func tdInfo(c *client, args [][]byte) bool {
 		{"Merged nodes", int64(d.MergedNodes())}, {"Unmerged nodes", int64(d.UnmergedNodes())},
 		{"Merged weight", d.MergedWeight()}, {"Unmerged weight", d.UnmergedWeight()},
 		{"Observations", d.Size()}, {"Total compressions", d.TotalCompressions()},
-		{"Memory usage", d.MemoryUsage()},
+		{"Memory usage", mem},
 	} {
 		c.w.Simple(f.name)
 		c.w.Int(f.n)
