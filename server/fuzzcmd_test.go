@@ -156,6 +156,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"B", "K", "M", "G", "T", "RELOAD", "MERGE", "NOFLUSH", "debug", // DEBUG RELOAD
 		"PROFILE", "redisbloom", "bloomlab", // the log's CMS.INITBYDIM … PROFILE p (replay only)
 		"COMPRESSION", "OVERRIDE", "TDIS-TYPE", "tdigest.min", "tdigest.revrank", "tdigest.byrevrank", // TDIGEST.*
+		"usage", "SAMPLES", // MEMORY USAGE
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
 		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
@@ -205,6 +206,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"tdigest.min", "td"}, {"tdigest.max", "td"}, {"tdigest.quantile", "td", "0.5", "0.1", "1"}, {"tdigest.cdf", "td", "1", "2.5"},
 		{"tdigest.rank", "td", "1", "9"}, {"tdigest.revrank", "td", "1", "9"}, {"tdigest.byrank", "td", "0", "2", "9"},
 		{"tdigest.byrevrank", "td", "0", "2", "9"}, {"tdigest.trimmed_mean", "td", "0.1", "0.9"}, {"tdigest.info", "td"},
+		{"memory", "usage", "td", "SAMPLES", "5"},
 		{"del", "bf", "str"}, {"unlink", "str"}, {"exists", "bf", "cf"}, {"type", "bf"}, {"keys", "*"},
 		{"scan", "0", "MATCH", "*", "COUNT", "10", "TYPE", "string"}, {"dbsize"}, {"rename", "str", "new"},
 		{"expire", "str", "100", "NX"}, {"pexpire", "exp", "100000", "GT"}, {"expireat", "str", "100", "XX"},

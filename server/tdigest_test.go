@@ -267,3 +267,24 @@ func tdNum(s string) string {
 	}
 	return strconv.FormatUint(math.Float64bits(f), 16)
 }
+
+// TestMemoryUsage: MEMORY USAGE answers a key's accounted bytes, at least
+// TDIGEST.INFO's Memory usage (RedisBloom's test_tdigest_info checks
+// that), nil for a missing key, and Redis's errors.
+func TestMemoryUsage(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	c.do("TDIGEST.CREATE", "td")
+	if got := c.do("MEMORY", "USAGE", "td"); got != fmt.Sprintf(":%d", 2+64+9840) {
+		t.Errorf("MEMORY USAGE td: %s", got)
+	}
+	if got := c.do("MEMORY", "USAGE", "td", "SAMPLES", "0"); got != fmt.Sprintf(":%d", 2+64+9840) {
+		t.Errorf("MEMORY USAGE td SAMPLES 0: %s", got)
+	}
+	for _, tc := range [][2]string{{"MEMORY USAGE nokey", "$-1"}, {"MEMORY USAGE td SAMPLES x", "-ERR value is not an integer or out of range"},
+		{"MEMORY USAGE td x", "-ERR syntax error"}, {"MEMORY FOO", "-ERR unknown subcommand 'FOO'. Try MEMORY HELP."}} {
+		if got := c.do(strings.Fields(tc[0])...); got != tc[1] {
+			t.Errorf("%s: %s, want %s", tc[0], got, tc[1])
+		}
+	}
+}
