@@ -39,10 +39,13 @@
 //     below its target however far it grows (Almeida et al.); its
 //     RedisBloom profile is byte-compatible with the Bloom filter of Redis
 //     (BF.*)
+//   - tdigest: the merging t-digest (Dunning & Ertl 2019) for quantiles,
+//     CDF and ranks of a stream, bit for bit RedisBloom's TDIGEST.* (its
+//     t-digest-c); not a Filter
 //   - hashing: the base hash and the index schemes of "Less Hashing, Same
 //     Performance" (001), shared by every structure
 //   - theory: closed forms and optimal parameters
-//   - server: `bloomlab serve`, RedisBloom's BF.*, CF.* and CMS.* commands
+//   - server: `bloomlab serve`, RedisBloom's BF.*, CF.*, CMS.* and TDIGEST.* commands
 //     over Redis's protocol, with snapshots and an append-only log
 //   - redisblocked: a blocked filter kept in plain Redis strings, sharded
 //     over a Redis Cluster, shared by any number of processes
