@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/bloomlab/bloomlab/server/internal/resp"
+	"github.com/bloomlab/bloomlab/tdigest"
+	"github.com/redis/go-redis/v9"
 )
 
 // tdState is the answer of every TDIGEST query on the keys, INFO first
@@ -287,4 +290,74 @@ func TestMemoryUsage(t *testing.T) {
 			t.Errorf("%s: %s, want %s", tc[0], got, tc[1])
 		}
 	}
+}
+
+// TestGoRedisTDigest: go-redis v9's typed TDIGEST calls (which check the
+// reply shapes: INFO as a map under RESP3 with dialect 8, an array
+// otherwise; doubles as RESP3 doubles or bulk strings) under both dialects
+// and protocols, with values checked against the library.
+func TestGoRedisTDigest(t *testing.T) {
+	forDialects(t, func(t *testing.T, d Dialect, proto int) {
+		ctx := context.Background()
+		s := start(t, Config{Dialect: d})
+		rdb := goRedis(t, s, proto, "")
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		lib, _ := tdigest.New(50)
+		must(rdb.TDigestCreateWithCompression(ctx, "t", 50).Err())
+		for i := range 300 {
+			x := float64(i*37%101) / 7
+			lib.Add(x)
+			must(rdb.TDigestAdd(ctx, "t", x).Err())
+		}
+		qs, err := rdb.TDigestQuantile(ctx, "t", 0.1, 0.5, 0.99).Result()
+		if err != nil || len(qs) != 3 || qs[0] != lib.Quantile(0.1) || qs[1] != lib.Quantile(0.5) || qs[2] != lib.Quantile(0.99) {
+			t.Errorf("QUANTILE: %v %v", qs, err)
+		}
+		if got, err := rdb.TDigestCDF(ctx, "t", 3).Result(); err != nil || got[0] != lib.CDF(3) {
+			t.Errorf("CDF: %v %v", got, err)
+		}
+		if got, err := rdb.TDigestRank(ctx, "t", 3, 100).Result(); err != nil || got[0] != lib.Rank(3) || got[1] != 300 {
+			t.Errorf("RANK: %v %v", got, err)
+		}
+		if got, err := rdb.TDigestRevRank(ctx, "t", 3).Result(); err != nil || got[0] != lib.RevRank(3) {
+			t.Errorf("REVRANK: %v %v", got, err)
+		}
+		if got, err := rdb.TDigestByRank(ctx, "t", 0, 10, 300).Result(); err != nil || got[0] != 0 || got[1] != lib.ByRank(10) || !math.IsInf(got[2], 1) {
+			t.Errorf("BYRANK: %v %v", got, err)
+		}
+		if got, err := rdb.TDigestByRevRank(ctx, "t", 10).Result(); err != nil || got[0] != lib.ByRevRank(10) {
+			t.Errorf("BYREVRANK: %v %v", got, err)
+		}
+		if got, err := rdb.TDigestTrimmedMean(ctx, "t", 0.1, 0.9).Result(); err != nil || got != lib.TrimmedMean(0.1, 0.9) {
+			t.Errorf("TRIMMED_MEAN: %v %v", got, err)
+		}
+		if mn, err := rdb.TDigestMin(ctx, "t").Result(); err != nil || mn != 0 {
+			t.Errorf("MIN: %v %v", mn, err)
+		}
+		if mx, err := rdb.TDigestMax(ctx, "t").Result(); err != nil || mx != 100.0/7 {
+			t.Errorf("MAX: %v %v", mx, err)
+		}
+		info, err := rdb.TDigestInfo(ctx, "t").Result()
+		if err != nil || info.Compression != 50 || info.Capacity != 310 || info.Observations != 300 || info.MergedWeight != lib.MergedWeight() {
+			t.Errorf("INFO: %+v %v", info, err)
+		}
+		must(rdb.TDigestCreate(ctx, "u").Err())
+		must(rdb.TDigestAdd(ctx, "u", 1, 2, 3).Err())
+		must(rdb.TDigestMerge(ctx, "m", &redis.TDigestMergeOptions{Compression: 80}, "t", "u").Err())
+		if info, err := rdb.TDigestInfo(ctx, "m").Result(); err != nil || info.Compression != 80 || info.Observations != 303 {
+			t.Errorf("INFO after MERGE: %+v %v", info, err)
+		}
+		must(rdb.TDigestReset(ctx, "m").Err())
+		if mn, err := rdb.TDigestMin(ctx, "m").Result(); err != nil || !math.IsNaN(mn) {
+			t.Errorf("MIN of an empty digest: %v %v", mn, err)
+		}
+		if err := rdb.TDigestCreate(ctx, "t").Err(); err == nil || err.Error() != "ERR T-Digest: key already exists" {
+			t.Errorf("CREATE twice: %v", err)
+		}
+	})
 }
