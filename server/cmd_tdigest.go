@@ -306,7 +306,7 @@ func tdMerge(c *client, args [][]byte) bool {
 	}
 	s := c.s
 	var start *tdigestValue
-	de := s.get(args[1])
+	de := s.getForCreate(c, args[1]) // an expired destination is absent
 	if de != nil {
 		v, ok := de.v.(*tdigestValue)
 		if !ok {
@@ -423,6 +423,9 @@ func tdMerge(c *client, args [][]byte) bool {
 		de.frozen = 0
 		s.resize(args[1], de)
 		s.touch(string(args[1]))
+		if de.expireAt != 0 { // RedisBloom sets a new value: Redis drops the TTL
+			s.setExpire(string(args[1]), de, 0)
+		}
 	} else {
 		s.add(string(args[1]), nv, need)
 	}

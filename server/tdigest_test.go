@@ -361,3 +361,36 @@ func TestGoRedisTDigest(t *testing.T) {
 		}
 	})
 }
+
+// TestTDigestMergeTTL: TDIGEST.MERGE into a key with a time to live drops
+// it, and into an expired key makes a new digest, as RedisBloom 8.6.2 on
+// Redis does (checked with redis-cli on the real module); both survive a
+// restart from the log.
+func TestTDigestMergeTTL(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir}
+	s := start(t, cfg)
+	c := dial(t, s)
+	for _, cmd := range [][]string{{"TDIGEST.CREATE", "d"}, {"TDIGEST.ADD", "d", "1", "2"}, {"EXPIRE", "d", "100"},
+		{"TDIGEST.CREATE", "s", "COMPRESSION", "70"}, {"TDIGEST.ADD", "s", "5"}, {"TDIGEST.MERGE", "d", "1", "s"},
+		{"TDIGEST.CREATE", "e", "COMPRESSION", "300"}, {"PEXPIRE", "e", "1"}} {
+		c.do(cmd...)
+	}
+	time.Sleep(10 * time.Millisecond)
+	c.do("TDIGEST.MERGE", "e", "1", "s")
+	check := func(c *rawConn) {
+		t.Helper()
+		if got := c.do("TTL", "d"); got != ":-1" {
+			t.Errorf("TTL d after MERGE: %s", got)
+		}
+		if got := c.do("TDIGEST.INFO", "d"); !strings.Contains(got, "Observations, :3") {
+			t.Errorf("INFO d: %s", got)
+		}
+		if got := c.do("TDIGEST.INFO", "e"); !strings.Contains(got, "Compression, :70") || !strings.Contains(got, "Observations, :1") {
+			t.Errorf("INFO e (merged into an expired key): %s", got)
+		}
+	}
+	check(c)
+	s = restart(t, s, cfg)
+	check(dial(t, s))
+}
