@@ -42,10 +42,13 @@
 //   - topk: HeavyKeeper top-k bit for bit as RedisBloom's TOPK.*, its
 //     decay drawn from a seeded generator kept in the sketch (not a
 //     Filter: it answers which items are heavy, not membership)
+//   - tdigest: the merging t-digest (Dunning & Ertl 2019) for quantiles,
+//     CDF and ranks of a stream, bit for bit RedisBloom's TDIGEST.* (its
+//     t-digest-c); not a Filter
 //   - hashing: the base hash and the index schemes of "Less Hashing, Same
 //     Performance" (001), shared by every structure
 //   - theory: closed forms and optimal parameters
-//   - server: `bloomlab serve`, RedisBloom's BF.*, CF.*, CMS.* and TOPK.* commands
+//   - server: `bloomlab serve`, RedisBloom's BF.*, CF.*, CMS.*, TOPK.* and TDIGEST.* commands
 //     over Redis's protocol, with snapshots and an append-only log
 //   - redisblocked: a blocked filter kept in plain Redis strings, sharded
 //     over a Redis Cluster, shared by any number of processes

@@ -99,6 +99,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	largeQueries := fs.Uint64("large-queries", 1<<24, "present and absent queries per filter in the large run")
 	largeOnly := fs.String("large-only", "", "regular expression: run only the large-run filters whose names match")
 	cuckooRun := fs.Bool("cuckoo", false, "instead: the cuckoo run (bloomlab's cuckoo filter against seiflotfy/cuckoofilter and bits-and-blooms: add, present, absent, delete, load factor at the first failed insert, keys lost), at the first -fpr")
+	tdRun := fs.Bool("tdigest", false, "instead: the t-digest run (quantile error of bloomlab's tdigest against exact quantiles, -tdigest-n values of uniform, normal and log-normal distributions, compression 100 and 500)")
+	tdN := fs.Int("tdigest-n", 10_000_000, "values per distribution in the t-digest run")
 	growing := fs.Bool("growing", false, "instead: the growing-filter run (chains grown from -growing-init keys to each of -growing-n, against BoomFilters' scalable filter and a right-sized filter)")
 	growingInit := fs.Uint64("growing-init", 1000, "initial capacity of the growing filters")
 	growingN := fs.String("growing-n", "1000000,10000000", "comma-separated numbers of keys for the growing run")
@@ -119,6 +121,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fprs, err := parseFPRs(*fprList)
 	if err != nil {
 		return err
+	}
+	if *tdRun {
+		w := stdout
+		if *outFile != "" {
+			f, err := os.Create(*outFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = io.MultiWriter(stdout, f)
+		}
+		return runTDigest(w, *tdN)
 	}
 	if *cuckooRun {
 		w := stdout

@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
-	"sync"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/clog"
 )
 
 // RedisBloom's option bits (deps/bloom/bloom.h), stored in every chain and
@@ -72,57 +71,9 @@ func lnFull(x float64) float64 {
 // redisHashes is bloom.c's ⌈LN2·bpe⌉.
 func redisHashes(bpe float64) int { return int(math.Ceil(redisLn2 * bpe)) }
 
-const logPrec = 256
-
-var (
-	ln2Once sync.Once
-	ln2Big  *big.Float
-)
-
-// atanh2 returns 2·atanh(z) = 2·Σ z^(2j+1)/(2j+1) for |z| ≤ 1/3, to
-// logPrec bits.
-func atanh2(z *big.Float) *big.Float {
-	z2 := new(big.Float).SetPrec(logPrec).Mul(z, z)
-	term := new(big.Float).SetPrec(logPrec).Set(z)
-	sum := new(big.Float).SetPrec(logPrec).Set(z)
-	t := new(big.Float).SetPrec(logPrec)
-	d := new(big.Float).SetPrec(logPrec)
-	for j := int64(1); j < 400; j++ {
-		term.Mul(term, z2)
-		t.Quo(term, d.SetInt64(2*j+1))
-		sum.Add(sum, t)
-		if t.Sign() == 0 || t.MantExp(nil)-sum.MantExp(nil) < -logPrec-8 {
-			break
-		}
-	}
-	return sum.Mul(sum, d.SetInt64(2))
-}
-
-// redisLog returns ln x correctly rounded, for 0 < x < +Inf: x = f·2^e with
-// f in [√½, √2), ln x = e·ln2 + 2·atanh((f − 1)/(f + 1)), evaluated to 256
-// bits and rounded once. It runs only when a link is created.
-func redisLog(x float64) float64 {
-	if !(x > 0) || math.IsInf(x, 1) {
-		return math.Log(x)
-	}
-	ln2Once.Do(func() {
-		third := new(big.Float).SetPrec(logPrec).Quo(big.NewFloat(1).SetPrec(logPrec), big.NewFloat(3).SetPrec(logPrec))
-		ln2Big = atanh2(third)
-	})
-	f, e := math.Frexp(x)
-	if f < math.Sqrt2/2 {
-		f *= 2
-		e--
-	}
-	bf := new(big.Float).SetPrec(logPrec).SetFloat64(f)
-	one := new(big.Float).SetPrec(logPrec).SetInt64(1)
-	z := new(big.Float).SetPrec(logPrec).Sub(bf, one)
-	z.Quo(z, new(big.Float).SetPrec(logPrec).Add(bf, one))
-	r := atanh2(z)
-	r.Add(r, new(big.Float).SetPrec(logPrec).Mul(ln2Big, new(big.Float).SetPrec(logPrec).SetInt64(int64(e))))
-	v, _ := r.Float64()
-	return v
-}
+// redisLog is the C library's log as RedisBloom calls it: correctly
+// rounded (clog.Log). It runs only when a link is created.
+func redisLog(x float64) float64 { return clog.Log(x) }
 
 // errCannotGrow is wrapped, with ErrFull, when a link cannot be created.
 var errCannotGrow = errors.New("cannot create the link")

@@ -38,6 +38,10 @@ func TestHotPathAllocs(t *testing.T) {
 		c.exec(argv("BF.ADD", "f", "present"))
 		c.exec(argv("CF.RESERVE", "cf", "1000000"))
 		c.exec(argv("CF.ADD", "cf", "present"))
+		c.exec(argv("TDIGEST.CREATE", "td"))
+		for i := range 700 { // the centroid arrays have grown to their capacity
+			c.exec(argv("TDIGEST.ADD", "td", fmt.Sprint(i)))
+		}
 		keys := make([][][]byte, 1000)
 		cfKeys := make([][][]byte, 1000)
 		cfDels := make([][][]byte, 1000)
@@ -66,6 +70,7 @@ func TestHotPathAllocs(t *testing.T) {
 			{"CF.MEXISTS", func() [][]byte { return argv("CF.MEXISTS", "cf", "present", "absent") }},
 			{"CF.COUNT", func() [][]byte { return argv("CF.COUNT", "cf", "present") }},
 			{"CF.DEL", func() [][]byte { deli++; return cfDels[deli%len(cfDels)] }},
+			{"TDIGEST.ADD", func() [][]byte { i++; return argv("TDIGEST.ADD", "td", fmt.Sprint(i), "-1.25e-3") }},
 			{"PING", func() [][]byte { return argv("PING") }},
 		} {
 			args := make([][][]byte, 200)

@@ -33,6 +33,37 @@ func init() {
 		k("flushdb", -1, fWrite, lockExcl, 0, 0, 0, "Remove all keys from the current database", cmdFlush),
 		k("flushall", -1, fWrite, lockExcl, 0, 0, 0, "Remove all keys from all databases", cmdFlush),
 	)
+	m := k("memory", -2, 0, lockRead, 0, 0, 0, "A container for memory diagnostics commands", cmdMemory)
+	m.group, m.since = "server", "4.0.0"
+	register(m)
+	commandTable["memory"].subs = []subcommand{{"usage", -3}}
+}
+
+// cmdMemory is MEMORY USAGE key [SAMPLES count]: the bytes the key
+// accounts against -maxmemory (its name, 64 bytes of entry, its value's
+// memory), nil for a missing key. RedisBloom's flow tests compare it with
+// TDIGEST.INFO's Memory usage.
+func cmdMemory(c *client, args [][]byte) bool {
+	if len(args) != 3 && !(len(args) == 5 && eqFold(args[3], "SAMPLES")) {
+		c.err("ERR syntax error")
+		return false
+	}
+	if len(args) == 5 {
+		if _, ok := parseInt(args[4]); !ok {
+			c.err("ERR value is not an integer or out of range")
+			return false
+		}
+	}
+	e := c.s.get(args[2])
+	if e == nil {
+		c.w.Null()
+		return false
+	}
+	e.mu.RLock()
+	n := e.mem
+	e.mu.RUnlock()
+	c.w.Int(n)
+	return false
 }
 
 func cmdDel(c *client, args [][]byte) bool {

@@ -411,47 +411,65 @@ type modInfo struct {
 	keyFlags string // the key spec's, space-separated
 }
 
-// moduleInfo: RedisBloom 8.6.2's COMMAND INFO, BF, CF, CMS and TOPK, read from
+// numkeysSpec: the commands with a second key spec, read-only keys
+// counted by the argument after the first key (numkeys).
+var numkeysSpec = map[string]bool{"tdigest.merge": true}
+
+// moduleInfo: RedisBloom 8.6.2's COMMAND INFO, BF, CF, CMS, TDIGEST and TOPK, read from
 // the real module.
 var moduleInfo = map[string]modInfo{
-	"bf.add":         {3, "write denyoom module", "RW"},
-	"bf.card":        {2, "readonly module fast", "RO"},
-	"bf.debug":       {-1, "readonly module fast", "RW access update"},
-	"bf.exists":      {3, "readonly module fast", "RO"},
-	"bf.info":        {-2, "readonly module fast", "RO"},
-	"bf.insert":      {-4, "write denyoom module", "RW"},
-	"bf.loadchunk":   {4, "write denyoom module", "RW"},
-	"bf.madd":        {-3, "write denyoom module", "RW"},
-	"bf.mexists":     {-3, "readonly module fast", "RO"},
-	"bf.reserve":     {-4, "write denyoom module", "RW"},
-	"bf.scandump":    {3, "readonly module fast", "RW"},
-	"cf.add":         {3, "write denyoom module", "RW"},
-	"cf.addnx":       {3, "write denyoom module", "RW"},
-	"cf.compact":     {-1, "readonly module fast", "RW access update"},
-	"cf.count":       {3, "readonly module fast", "RO"},
-	"cf.debug":       {-1, "readonly module fast", "RW access update"},
-	"cf.del":         {3, "write module fast", "RW"},
-	"cf.exists":      {3, "readonly module fast", "RO"},
-	"cf.info":        {2, "readonly module fast", "RO"},
-	"cf.insert":      {-4, "write denyoom module", "RW"},
-	"cf.insertnx":    {-4, "write denyoom module", "RW"},
-	"cf.loadchunk":   {4, "write denyoom module", "RW"},
-	"cf.mexists":     {-3, "readonly module fast", "RO"},
-	"cf.reserve":     {-3, "write denyoom module", "RW"},
-	"cf.scandump":    {3, "readonly module fast", "RW"},
-	"cms.incrby":     {-4, "write denyoom module", "RW"},
-	"cms.info":       {2, "readonly module", "RO"},
-	"cms.initbydim":  {4, "write denyoom module", "RW"},
-	"cms.initbyprob": {4, "write denyoom module", "RW"},
-	"cms.merge":      {-4, "write denyoom module", "RW"},
-	"cms.query":      {-3, "readonly module", "RO"},
-	"topk.add":       {-3, "write denyoom module", "RW"},
-	"topk.count":     {-3, "readonly module", "RO"},
-	"topk.incrby":    {-4, "write denyoom module", "RW"},
-	"topk.info":      {2, "readonly module", "RO"},
-	"topk.list":      {-2, "readonly module", "RO"},
-	"topk.query":     {-3, "readonly module", "RO"},
-	"topk.reserve":   {-3, "write denyoom module", "RW"},
+	"bf.add":               {3, "write denyoom module", "RW"},
+	"bf.card":              {2, "readonly module fast", "RO"},
+	"bf.debug":             {-1, "readonly module fast", "RW access update"},
+	"bf.exists":            {3, "readonly module fast", "RO"},
+	"bf.info":              {-2, "readonly module fast", "RO"},
+	"bf.insert":            {-4, "write denyoom module", "RW"},
+	"bf.loadchunk":         {4, "write denyoom module", "RW"},
+	"bf.madd":              {-3, "write denyoom module", "RW"},
+	"bf.mexists":           {-3, "readonly module fast", "RO"},
+	"bf.reserve":           {-4, "write denyoom module", "RW"},
+	"bf.scandump":          {3, "readonly module fast", "RW"},
+	"cf.add":               {3, "write denyoom module", "RW"},
+	"cf.addnx":             {3, "write denyoom module", "RW"},
+	"cf.compact":           {-1, "readonly module fast", "RW access update"},
+	"cf.count":             {3, "readonly module fast", "RO"},
+	"cf.debug":             {-1, "readonly module fast", "RW access update"},
+	"cf.del":               {3, "write module fast", "RW"},
+	"cf.exists":            {3, "readonly module fast", "RO"},
+	"cf.info":              {2, "readonly module fast", "RO"},
+	"cf.insert":            {-4, "write denyoom module", "RW"},
+	"cf.insertnx":          {-4, "write denyoom module", "RW"},
+	"cf.loadchunk":         {4, "write denyoom module", "RW"},
+	"cf.mexists":           {-3, "readonly module fast", "RO"},
+	"cf.reserve":           {-3, "write denyoom module", "RW"},
+	"cf.scandump":          {3, "readonly module fast", "RW"},
+	"cms.incrby":           {-4, "write denyoom module", "RW"},
+	"cms.info":             {2, "readonly module", "RO"},
+	"cms.initbydim":        {4, "write denyoom module", "RW"},
+	"cms.initbyprob":       {4, "write denyoom module", "RW"},
+	"cms.merge":            {-4, "write denyoom module", "RW"},
+	"cms.query":            {-3, "readonly module", "RO"},
+	"tdigest.add":          {-3, "write denyoom module", "RW"},
+	"tdigest.byrank":       {-3, "readonly module", "RO"},
+	"tdigest.byrevrank":    {-3, "readonly module", "RO"},
+	"tdigest.cdf":          {-3, "readonly module", "RO"},
+	"tdigest.create":       {-2, "write denyoom module", "RW"},
+	"tdigest.info":         {2, "readonly module", "RO"},
+	"tdigest.max":          {2, "readonly module", "RO"},
+	"tdigest.merge":        {-4, "write denyoom module movablekeys", "RW"},
+	"tdigest.min":          {2, "readonly module", "RO"},
+	"tdigest.quantile":     {-3, "readonly module", "RO"},
+	"tdigest.rank":         {-3, "readonly module", "RO"},
+	"tdigest.reset":        {2, "write denyoom module", "RW"},
+	"tdigest.revrank":      {-3, "readonly module", "RO"},
+	"tdigest.trimmed_mean": {4, "readonly module", "RO"},
+	"topk.add":             {-3, "write denyoom module", "RW"},
+	"topk.count":           {-3, "readonly module", "RO"},
+	"topk.incrby":          {-4, "write denyoom module", "RW"},
+	"topk.info":            {2, "readonly module", "RO"},
+	"topk.list":            {-2, "readonly module", "RO"},
+	"topk.query":           {-3, "readonly module", "RO"},
+	"topk.reserve":         {-3, "write denyoom module", "RW"},
 }
 
 // moduleCommandInfo writes cmd's COMMAND INFO entry as Redis with
@@ -476,7 +494,11 @@ func (c *client) moduleCommandInfo(cmd *command) bool {
 	c.w.Int(1)
 	c.w.Set(0) // ACL categories
 	c.w.Set(0) // tips
-	c.w.Set(1) // key specs
+	if numkeysSpec[cmd.name] {
+		c.w.Set(2) // key specs
+	} else {
+		c.w.Set(1)
+	}
 	c.w.Map(3)
 	c.w.BulkString("flags")
 	c.w.Set(len(keyFlags))
@@ -503,6 +525,32 @@ func (c *client) moduleCommandInfo(cmd *command) bool {
 	c.w.Int(1)
 	c.w.BulkString("limit")
 	c.w.Int(0)
+	if numkeysSpec[cmd.name] {
+		c.w.Map(3)
+		c.w.BulkString("flags")
+		c.w.Set(1)
+		c.w.Simple("RO")
+		c.w.BulkString("begin_search")
+		c.w.Map(2)
+		c.w.BulkString("type")
+		c.w.BulkString("index")
+		c.w.BulkString("spec")
+		c.w.Map(1)
+		c.w.BulkString("index")
+		c.w.Int(2)
+		c.w.BulkString("find_keys")
+		c.w.Map(2)
+		c.w.BulkString("type")
+		c.w.BulkString("keynum")
+		c.w.BulkString("spec")
+		c.w.Map(3)
+		c.w.BulkString("keynumidx")
+		c.w.Int(0)
+		c.w.BulkString("firstkey")
+		c.w.Int(1)
+		c.w.BulkString("keystep")
+		c.w.Int(1)
+	}
 	c.w.Set(0) // subcommands
 	return true
 }

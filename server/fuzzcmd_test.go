@@ -104,6 +104,7 @@ func populateCmds(fx *cmdFixture) [][]string {
 		{"CMS.INITBYDIM", "cms", "10", "3"}, {"CMS.INCRBY", "cms", "a", "5"}, {"CMS.INITBYDIM", "cms2", "10", "3"},
 		{"TOPK.RESERVE", "tk", "3", "8", "7", "0.9"}, {"TOPK.ADD", "tk", "a", "b", "a", "c", "d", "a"},
 		{"SET", "str", "v"}, {"SET", "exp", "v", "EX", "1000"},
+		{"TDIGEST.CREATE", "td", "COMPRESSION", "20"}, {"TDIGEST.ADD", "td", "1", "2", "3", "4.5", "-7"}, {"TDIGEST.CREATE", "td2"},
 	}
 	if len(fx.bfChunks) > 0 {
 		cmds = append(cmds, []string{"BF.LOADCHUNK", "ld", fx.bfChunks[0][0], fx.bfChunks[0][1]},
@@ -156,13 +157,15 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"B", "K", "M", "G", "T", "RELOAD", "MERGE", "NOFLUSH", "debug", // DEBUG RELOAD
 		"PROFILE", "redisbloom", "bloomlab", // the log's CMS.INITBYDIM … PROFILE p (replay only)
 		"WITHCOUNT", "WITH", "withcount", "WITHCOUNTS", "topk.incrby", "100000", "100001", "TopK-TYPE", // TOPK
+		"COMPRESSION", "OVERRIDE", "TDIS-TYPE", "tdigest.min", "tdigest.revrank", "tdigest.byrevrank", // TDIGEST.*
+		"usage", "SAMPLES", // MEMORY USAGE
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
 		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
 		"cf-bucket-size", "cf-initial-size", "cf-max-iterations", "cf-expansion-factor", "cf-max-expansions",
 		"bf-*", "cf-?ucket-size", "0.25", "0x10", "65536",
 		// keys of every type, and one that does not exist
-		"bf", "bfns", "cf", "cfns", "cms", "cms2", "tk", "str", "exp", "ld", "cfld", "nokey",
+		"bf", "bfns", "cf", "cfns", "cms", "cms2", "tk", "str", "exp", "ld", "cfld", "nokey", "td", "td2",
 	}
 	for _, ch := range [][][2]string{fx.bfChunks, fx.cfChunks} {
 		for _, c := range ch {

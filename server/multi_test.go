@@ -98,6 +98,7 @@ func TestMultiLikeRedis(t *testing.T) {
 		{"config", "get", "maxmemory"}, {"config", "set", "x", "y"}, {"config", "resetstat"}, {"config", "foo"},
 		{"config", "get"}, {"config", "resetstat", "x"}, {"config"},
 		{"module", "list"}, {"module", "foo"}, {"module", "list", "x"}, {"module"},
+		{"memory", "usage", "nokey"}, {"memory", "usage", "nokey", "SAMPLES", "5"}, {"memory", "foo"}, {"memory", "usage"}, {"memory"},
 		{"info", "server"}, {"lastsave"}, {"bgsave"}, {"bgrewriteaof"}, {"save"}, {"save", "x"},
 		{"shutdown"}, {"shutdown", "NOSAVE"}, {"shutdown", "ABORT"}, {"shutdown", "FOO"},
 		{"multi"}, {"exec"}, {"discard"}, {"watch", "k"}, {"watch"}, {"unwatch"}, {"unwatch", "x"},

@@ -149,14 +149,10 @@ func replayCollect(t *testing.T, c *rawConn, vs []vector, proto int) (map[string
 // that replays fails the test, so that it is taken off).
 var pending8 = map[int]map[string]string{
 	2: {
-		"topk-default":    "nondeterministic (rand()): TestTopKDefaultProperties checks it",
-		"tdigest-default": "TDIGEST (issue 23)",
-		"tdigest-gauss":   "TDIGEST (issue 23)",
+		"topk-default": "nondeterministic (rand()): TestTopKDefaultProperties checks it",
 	},
 	3: {
-		"topk-default":    "nondeterministic (rand()): TestTopKDefaultProperties checks it",
-		"tdigest-default": "TDIGEST (issue 23)",
-		"tdigest-gauss":   "TDIGEST (issue 23)",
+		"topk-default": "nondeterministic (rand()): TestTopKDefaultProperties checks it",
 	},
 }
 
