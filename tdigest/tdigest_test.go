@@ -75,6 +75,20 @@ func TestAddAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(5000, func() { x += 1.5; d.Add(x) }); n != 0 {
 		t.Errorf("Add allocates %v times", n)
 	}
+	// AllocsPerRun rounds the mean down: count every allocation of
+	// 20,000 adds (dozens of merges, each calling the log) at once.
+	merges := d.TotalCompressions()
+	if n := testing.AllocsPerRun(3, func() {
+		for range 20000 {
+			x += 1.5
+			d.Add(x)
+		}
+	}); n != 0 {
+		t.Errorf("20,000 adds with their merges allocate %v times", n)
+	}
+	if d.TotalCompressions() == merges {
+		t.Fatal("no merge happened: the test lost its point")
+	}
 }
 
 // TestEncodingRoundTrip: a digest encoded with values still buffered and
