@@ -406,12 +406,19 @@ func tdMerge(c *client, args [][]byte) bool {
 			}
 		}
 	}
+	// Which digests buffer values now: a merge that fails still merged
+	// some of their buffers (as RedisBloom's does), and logs that.
+	buffered := make([]bool, len(srcs)+1)
+	for i, e := range append(srcs, de) {
+		buffered[i] = e != nil && e.v.(*tdigestValue).d.UnmergedNodes() > 0
+	}
 	if de != nil && !override {
 		to.Merge(de.v.(*tdigestValue).d) // RedisBloom ignores this one's error
 	}
 	for _, e := range srcs {
 		if err := to.Merge(e.v.(*tdigestValue).d); err != nil {
 			s.mem.Add(-need)
+			c.tdLogMerged(args, srcs, de, buffered)
 			c.err("ERR T-Digest: overflow detected")
 			return false
 		}
@@ -432,6 +439,25 @@ func tdMerge(c *client, args [][]byte) bool {
 	c.log(args)
 	c.w.Simple("OK")
 	return false
+}
+
+// tdLogMerged logs "TDIGEST.ADD key" (merge the buffer) for each digest
+// of a failed TDIGEST.MERGE whose buffer the merge emptied (buffered:
+// whether srcs[i], and de last, buffered values before), once each, so
+// that a replay, where the failed MERGE is not logged, merges them too.
+func (c *client) tdLogMerged(args [][]byte, srcs []*entry, de *entry, buffered []bool) {
+	done := make(map[*entry]bool)
+	for i, e := range append(srcs, de) {
+		if e == nil || !buffered[i] || done[e] || e.v.(*tdigestValue).d.UnmergedNodes() > 0 {
+			continue
+		}
+		done[e] = true
+		name := args[1]
+		if i < len(srcs) {
+			name = args[3+i]
+		}
+		c.logArgs("TDIGEST.ADD", string(name))
+	}
 }
 
 func tdMinMax(c *client, args [][]byte) bool {

@@ -394,3 +394,41 @@ func TestTDigestMergeTTL(t *testing.T) {
 	s = restart(t, s, cfg)
 	check(dial(t, s))
 }
+
+// TestTDigestMergeOverflowReplay: a TDIGEST.MERGE that fails on the
+// total weight's overflow (a digest merged into itself ten times over,
+// eighteen times) has merged its sources' buffers, as RedisBloom's does;
+// the replay of the log must merge them too, or INFO (and every answer
+// after) differs after a restart.
+func TestTDigestMergeOverflowReplay(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	s := start(t, cfg)
+	c := dial(t, s)
+	c.do("TDIGEST.CREATE", "m")
+	c.do("TDIGEST.ADD", "m", "1", "2", "3")
+	c.do("TDIGEST.CREATE", "o")
+	c.do("TDIGEST.ADD", "o", "4", "5")
+	merge := []string{"TDIGEST.MERGE", "m", "11", "o"}
+	for i := 0; i < 10; i++ {
+		merge = append(merge, "m")
+	}
+	failed := 0
+	for i := 0; i < 20; i++ {
+		if got := c.do(merge...); got != "+OK" {
+			if got != "-ERR T-Digest: overflow detected" {
+				t.Fatalf("merge %d: %s", i, got)
+			}
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no merge overflowed")
+	}
+	want := c.do("TDIGEST.INFO", "m") + c.do("TDIGEST.INFO", "o")
+	s = restart(t, s, cfg)
+	c = dial(t, s)
+	if got := c.do("TDIGEST.INFO", "m") + c.do("TDIGEST.INFO", "o"); got != want {
+		t.Fatalf("after a restart from the log: %s\nbefore: %s", got, want)
+	}
+}
