@@ -44,13 +44,20 @@ func init() {
 // memory), nil for a missing key. RedisBloom's flow tests compare it with
 // TDIGEST.INFO's Memory usage.
 func cmdMemory(c *client, args [][]byte) bool {
-	if len(args) != 3 && !(len(args) == 5 && eqFold(args[3], "SAMPLES")) {
-		c.err("ERR syntax error")
-		return false
-	}
-	if len(args) == 5 {
-		if _, ok := parseInt(args[4]); !ok {
+	// Redis's parse: SAMPLES options in any number, each checked in turn
+	// (a negative count is a syntax error), before the key is looked up.
+	for j := 3; j < len(args); j += 2 {
+		if !eqFold(args[j], "SAMPLES") || j+1 >= len(args) {
+			c.err("ERR syntax error")
+			return false
+		}
+		n, ok := parseInt(args[j+1])
+		if !ok {
 			c.err("ERR value is not an integer or out of range")
+			return false
+		}
+		if n < 0 {
+			c.err("ERR syntax error")
 			return false
 		}
 	}
