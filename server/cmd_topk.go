@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 
 	"github.com/bloomlab/bloomlab/topk"
@@ -49,6 +50,11 @@ func decodeTopK(r io.Reader, n int64) (value, error) {
 	}
 	return &topkValue{&s}, nil
 }
+
+// topkMaxItem is the longest item TOPK.ADD and TOPK.INCRBY take: the
+// longest a sketch's encoding may hold, so that every sketch the server
+// makes reads back from its snapshot (a variable for the tests).
+var topkMaxItem = topk.MaxItemLen
 
 const (
 	errTopKMissing = "TopK: key does not exist"
@@ -207,6 +213,10 @@ func topkAdd(c *client, args [][]byte) bool {
 	// memory is reserved before, then accounted as the sketch's.
 	var need, longest int64
 	for i := 2; i < len(args); i += step {
+		if len(args[i]) > topkMaxItem {
+			c.err(fmt.Sprintf("ERR TopK: item of %d bytes, beyond %d (the longest a snapshot holds)", len(args[i]), topkMaxItem))
+			return false
+		}
 		need += int64(len(args[i]))
 		longest = max(longest, int64(len(args[i])))
 	}

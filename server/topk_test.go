@@ -396,3 +396,34 @@ func TestGoRedisTopK(t *testing.T) {
 		}
 	})
 }
+
+// TestTopKItemLimit: an item longer than the snapshot's limit
+// (topk.MaxItemLen, lowered here; reachable with -proto-max-bulk-len
+// above 512 MiB) is refused before anything changes, where it used to
+// enter the heap and make the snapshot unreadable at the next start.
+func TestTopKItemLimit(t *testing.T) {
+	defer func(n int) { topkMaxItem = n }(topkMaxItem)
+	topkMaxItem = 8
+	dir := t.TempDir()
+	cfg := Config{Dir: dir}
+	s := start(t, cfg)
+	c := dial(t, s)
+	c.do("TOPK.RESERVE", "tk", "3")
+	for _, args := range [][]string{{"TOPK.ADD", "tk", "short", "123456789"}, {"TOPK.INCRBY", "tk", "short", "2", "123456789", "1"}} {
+		if got := c.do(args...); !strings.HasPrefix(got, "-ERR TopK: item of 9 bytes") {
+			t.Errorf("%v: %s", args, got)
+		}
+	}
+	c.do("TOPK.ADD", "tk", "12345678")
+	want := `*[$"12345678", :1]`
+	if got := c.do("TOPK.LIST", "tk", "WITHCOUNT"); got != want {
+		t.Fatalf("LIST: %s, want %s", got, want)
+	}
+	if got := c.do("SAVE"); got != "+OK" {
+		t.Fatal(got)
+	}
+	s = restart(t, s, cfg)
+	if got := dial(t, s).do("TOPK.LIST", "tk", "WITHCOUNT"); got != want {
+		t.Fatalf("LIST after a restart: %s, want %s", got, want)
+	}
+}
