@@ -43,14 +43,14 @@ const (
 // last bit on 10 of 1,600 rates ε·2^−i (20 common ε, i < 80), among them
 // 0.01 and 0.0003125 (the first link of a non-scaling 1% filter, link 4
 // of a 1% chain), which would change bpe in the dump header. The
-// logarithm here is correctly rounded (redisLog) and agrees with glibc
+// logarithm here is correctly rounded (internal/clog) and agrees with glibc
 // 2.36 on all 1,600; glibc's log is documented within 0.52 ulp and was
 // not correctly rounded on 80 of 200,000 random doubles, so a rare rate
 // can still differ in bpe's last bit, which changes nothing but that
 // header field unless entries·bpe or LN2·bpe lies within an ulp of an
-// integer. TestRedisLog and TestRedisBloomC pin this against glibc.
+// integer. clog's TestLog and TestRedisBloomC pin this against glibc.
 func redisBPE(errRate float64) float64 {
-	bpe := -(redisLog(errRate) / redisLn2Sq)
+	bpe := -(clog.Log(errRate) / redisLn2Sq) // once per link created
 	if bpe < 0 {
 		bpe = -bpe
 	}
@@ -70,10 +70,6 @@ func lnFull(x float64) float64 {
 
 // redisHashes is bloom.c's ⌈LN2·bpe⌉.
 func redisHashes(bpe float64) int { return int(math.Ceil(redisLn2 * bpe)) }
-
-// redisLog is the C library's log as RedisBloom calls it: correctly
-// rounded (clog.Log). It runs only when a link is created.
-func redisLog(x float64) float64 { return clog.Log(x) }
 
 // errCannotGrow is wrapped, with ErrFull, when a link cannot be created.
 var errCannotGrow = errors.New("cannot create the link")

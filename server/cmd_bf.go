@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/clog"
 	"io"
 	"math"
 	"strconv"
@@ -258,12 +259,7 @@ func chainBytes(errRate float64, capacity int64, nonScaling bool) float64 {
 	if !nonScaling {
 		errRate /= 2
 	}
-	ln := math.Log(errRate)
-	if errRate > 0 && errRate < 0x1p-1022 {
-		// Go's math.Log on amd64 is wrong for subnormals (scalable's
-		// lnFull): scale into the normal range first.
-		ln = math.Log(errRate*0x1p54) - 54*math.Ln2
-	}
+	ln := clog.Log(errRate) // Go's math.Log on amd64 is wrong for subnormals
 	bpe := -ln / (math.Ln2 * math.Ln2)
 	return float64(capacity)*bpe/8 + 64
 }
