@@ -149,6 +149,7 @@ func runServe(e *env, args []string) error {
 	dialect := fs.String("dialect", "8", "whose replies to give: 8 (RedisBloom 8.6.2, the RedisBloom of Redis 8: RESP3 booleans and maps, its ranges and error texts) or 2.4 (RedisBloom 2.4.23 on Redis 7.0); stored data is the same under both")
 	var modcfg pairList
 	fs.Var(&modcfg, "module-config", "NAME=VALUE: a RedisBloom module config at start, as CONFIG SET NAME VALUE (repeatable; dialect 8): bf-error-rate, bf-initial-size, bf-expansion-factor, cf-bucket-size, cf-initial-size, cf-max-iterations, cf-expansion-factor, cf-max-expansions, the defaults of new keys")
+	pprofAddr := fs.String("pprof", "", "HOST:PORT: serve Go's profiles (net/http/pprof: /debug/pprof/profile, mutex, block) on this address, for measuring the server; mutex and block profiling are switched on with it (a loopback address unless you say otherwise: the profiles show commands' keys)")
 	var loads loadList
 	fs.Var(&loads, "load", "NAME=FILE.blf: serve a bloomlab file of any kind as key NAME (repeatable); the file is NAME's initial state")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -183,6 +184,13 @@ func runServe(e *env, args []string) error {
 			return fmt.Errorf("TLS: %w", err)
 		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}
+	}
+	if *pprofAddr != "" {
+		stop, err := servePprof(*pprofAddr, e.stderr)
+		if err != nil {
+			return fmt.Errorf("-pprof: %w", err)
+		}
+		defer stop()
 	}
 	// Signals first, so that a SIGTERM while the log is replayed is not lost.
 	sig := make(chan os.Signal, 1)
