@@ -629,7 +629,10 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 	limited := s.maxMem > 0 && !c.replaying
 	var reserved int64
 	room, roomKnown := uint64(0), false
-	for _, item := range args[items:] {
+	for i, item := range args[items:] {
+		if i&(prefetchGroup-1) == 0 && v.chain != nil && len(args)-items > 1 {
+			v.chain.Prefetch(args[items+i:min(len(args), items+i+prefetchGroup)], true)
+		}
 		var present bool
 		var err error
 		if v.chain != nil {
@@ -771,11 +774,19 @@ func bfExists(c *client, args [][]byte) bool {
 	if multi {
 		c.w.Array(len(args) - 2)
 	}
-	for _, item := range args[2:] {
+	for i, item := range args[2:] {
+		if i&(prefetchGroup-1) == 0 && v != nil && v.chain != nil && multi {
+			v.chain.Prefetch(args[2+i:min(len(args), 2+i+prefetchGroup)], false)
+		}
 		c.boolReply(v != nil && v.f.Contains(item))
 	}
 	return false
 }
+
+// prefetchGroup is how many items of a BF.MADD, BF.INSERT or BF.MEXISTS
+// have their first cache lines loaded together (scalable.Prefetch) before
+// they are answered one by one: their misses overlap. A power of two.
+const prefetchGroup = 16
 
 func bfInfo(c *client, args [][]byte) bool {
 	if len(args) != 2 && len(args) != 3 {

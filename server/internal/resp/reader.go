@@ -276,6 +276,9 @@ func (r *Reader) readLine(max int, tooBig string) ([]byte, error) {
 
 // readCount reads the number after '*' or '$'.
 func (r *Reader) readCount(tooBig string) (int64, error) {
+	if n, ok := r.fastCount(); ok {
+		return n, nil
+	}
 	line, err := r.readLine(32, tooBig)
 	if err != nil {
 		return 0, err
@@ -288,6 +291,28 @@ func (r *Reader) readCount(tooBig string) (int64, error) {
 }
 
 var errNumber = errors.New("not a number")
+
+// fastCount is readCount for the common case, a line of 1 to 18 decimal
+// digits and "\r\n" already buffered: it parses the digits in place. It
+// reports false, having consumed nothing, for anything else (a sign, a
+// line not yet complete, a bare "\n"), which readCount then reads as it
+// always has, so both agree on every input.
+func (r *Reader) fastCount() (int64, bool) {
+	buf, _ := r.br.Peek(min(r.br.Buffered(), 21))
+	var n int64
+	for i, c := range buf {
+		if c >= '0' && c <= '9' {
+			n = n*10 + int64(c-'0')
+			continue
+		}
+		if c != '\r' || i == 0 || i > 18 || i+1 == len(buf) || buf[i+1] != '\n' {
+			return 0, false
+		}
+		r.br.Discard(i + 2)
+		return n, true
+	}
+	return 0, false
+}
 
 func (r *Reader) readMultibulk() ([][]byte, error) {
 	n, err := r.readCount("too big mbulk count string")
@@ -398,6 +423,16 @@ func (r *Reader) refuse() {
 // the terminator), growing r.buf only as the bytes arrive. While the
 // command is refused, it reads them without keeping them.
 func (r *Reader) readBulk(size int) error {
+	if !r.refused && size+2 <= r.br.Buffered() && size <= cap(r.buf)-len(r.buf) {
+		// The whole bulk and its "\r\n" have arrived and fit: one copy.
+		b, _ := r.br.Peek(size + 2)
+		if b[size] != '\r' || b[size+1] != '\n' {
+			return protoErr("expected CRLF after a bulk string")
+		}
+		r.buf = append(r.buf, b[:size]...)
+		r.br.Discard(size + 2)
+		return nil
+	}
 	for size > 0 {
 		if r.refused {
 			n, err := r.br.Discard(size)
@@ -420,12 +455,14 @@ func (r *Reader) readBulk(size int) error {
 		}
 		size -= chunk
 	}
-	var crlf [2]byte
-	if _, err := io.ReadFull(r.br, crlf[:]); err != nil {
-		return eofInCommand(err)
-	}
-	if crlf != [2]byte{'\r', '\n'} {
-		return protoErr("expected CRLF after a bulk string")
+	for _, want := range [2]byte{'\r', '\n'} {
+		c, err := r.br.ReadByte()
+		if err != nil {
+			return eofInCommand(err)
+		}
+		if c != want {
+			return protoErr("expected CRLF after a bulk string")
+		}
 	}
 	return nil
 }

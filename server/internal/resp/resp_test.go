@@ -319,3 +319,79 @@ func TestUnauthenticated(t *testing.T) {
 		}
 	}
 }
+
+// readTrace reads commands until an error, recording each command's
+// arguments and the kind of the final error.
+func readTrace(r *Reader) (out []string, end string) {
+	for i := 0; i < 1000; i++ {
+		args, err := r.ReadCommand()
+		var pe *ProtocolError
+		switch {
+		case err == nil:
+			out = append(out, string(bytes.Join(args, []byte{0})))
+			continue
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return out, "eof"
+		case errors.As(err, &pe):
+			return out, "protocol"
+		default:
+			return out, err.Error()
+		}
+	}
+	return out, "more"
+}
+
+// FuzzReadCommandChunking: the reader's fast paths (a count or a whole
+// bulk already buffered) agree with its byte-by-byte paths on every
+// input: the same commands, then the same kind of end.
+func FuzzReadCommandChunking(f *testing.F) {
+	for _, s := range []string{
+		"*1\r\n$4\r\nPING\r\n", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "*1\r\n$+4\r\nPING\r\n", "*1\r\n$04\r\nPING\r\n",
+		"*1\r\n$4\r\nPINGxx", "*1\r\n$4\nPING\r\n", "*01\r\n$4\r\nPING\r\n", "*1\r\n$999999999999999999999\r\n",
+		"*1\r\n$4\r\nPING\r", "*2\r\n$1\r\na\r\n$1\r\nb\r\nPING\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lim := Limits{MaxArgs: 64, MaxBulk: 1 << 12, MaxInline: 1 << 10, MaxCommand: 1 << 14}
+		whole, wholeEnd := readTrace(NewReader(bytes.NewReader(data), lim))
+		bytewise, bytewiseEnd := readTrace(NewReader(iotestOneByte{bytes.NewReader(data)}, lim))
+		if wholeEnd != bytewiseEnd || len(whole) != len(bytewise) {
+			t.Fatalf("whole: %q then %s; byte by byte: %q then %s", whole, wholeEnd, bytewise, bytewiseEnd)
+		}
+		for i := range whole {
+			if whole[i] != bytewise[i] {
+				t.Fatalf("command %d: whole %q, byte by byte %q", i, whole[i], bytewise[i])
+			}
+		}
+	})
+}
+
+// iotestOneByte reads one byte at a time (testing/iotest.OneByteReader).
+type iotestOneByte struct{ r io.Reader }
+
+func (o iotestOneByte) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return o.r.Read(p[:1])
+}
+
+// TestReadCommandAllocs: once its buffers have grown, the reader
+// allocates nothing per command (the server's hot path).
+func TestReadCommandAllocs(t *testing.T) {
+	one := "*3\r\n$6\r\nBF.ADD\r\n$3\r\nkey\r\n$9\r\n123456789\r\n"
+	in := strings.Repeat(one, 3000)
+	r := NewReader(strings.NewReader(in), Limits{})
+	if _, err := r.ReadCommand(); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if args, err := r.ReadCommand(); err != nil || len(args) != 3 {
+			t.Fatal(args, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per command", allocs)
+	}
+}
