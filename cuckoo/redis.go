@@ -3,6 +3,8 @@ package cuckoo
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/bloomlab/bloomlab/internal/hugepage"
 )
 
 // The RedisBloom profile: RedisBloom 2.4's cuckoo filter (src/cuckoo.c),
@@ -61,7 +63,7 @@ func NewRedisBloom(capacity uint64, bucketSize, maxIterations, expansion int) (*
 		lay: layout{mode: modeRedis, b: bucketSize, f: 8, bucketBits: 8 * uint64(bucketSize), fpMask: 255},
 		m0:  nb, capacity: capacity,
 	}
-	f.subs = []sub{{m: nb, bytes: make([]byte, nb*uint64(bucketSize))}}
+	f.subs = []sub{{m: nb, bytes: hugepage.Bytes(nb * uint64(bucketSize))}}
 	return f, nil
 }
 

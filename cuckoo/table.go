@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/hugepage"
 )
 
 // The bloomlab profile's tables: bucket i of a sub-filter occupies bits
@@ -405,7 +406,7 @@ func (f *Filter) count(d hashing.Digest) uint64 {
 // newSub allocates a bloomlab-profile sub-filter of m buckets.
 func (f *Filter) newSub(m uint64) sub {
 	s := bloomlabSub(m)
-	s.words = make([]uint64, f.lay.words(m))
+	s.words = hugepage.Words(f.lay.words(m))
 	return s
 }
 
@@ -494,7 +495,7 @@ func (f *Filter) grow() error {
 		return err
 	}
 	if f.profile == RedisBloom {
-		f.subs = append(f.subs, sub{m: m, bytes: make([]byte, m*uint64(f.lay.b))})
+		f.subs = append(f.subs, sub{m: m, bytes: hugepage.Bytes(m * uint64(f.lay.b))})
 	} else {
 		f.subs = append(f.subs, f.newSub(m))
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
+	"github.com/bloomlab/bloomlab/internal/hugepage"
 )
 
 // RedisBloom's BF.SCANDUMP format (src/sb.c, module 2.x). SCANDUMP key 0
@@ -298,7 +299,7 @@ func (b *loadBody) Header(hdr []byte) ([]uint64, error) {
 func (b *loadBody) Grow(seg int, room uint64) {
 	lk := b.ls[seg]
 	if nw := (room + 7) / 8; uint64(cap(lk.words)) < nw {
-		w := make([]uint64, len(lk.words), nw)
+		w := hugepage.WordsCap(uint64(len(lk.words)), nw)
 		copy(w, lk.words)
 		lk.words = w
 	}

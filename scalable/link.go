@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/hugepage"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
@@ -51,9 +52,9 @@ func (f *Filter) linkShape(entries uint64, errRate float64) (shape, error) {
 // alloc allocates the link s describes.
 func (f *Filter) alloc(s shape) (*link, error) {
 	if f.profile == RedisBloom {
-		return makeRedisLink(s.redis, s.rate, make([]uint64, s.bits/64), 0), nil
+		return makeRedisLink(s.redis, s.rate, hugepage.Words(s.bits/64), 0), nil
 	}
-	return makeBloomlabLink(s.bits, s.k, s.entries, s.rate, make([]uint64, s.bits/64), 0)
+	return makeBloomlabLink(s.bits, s.k, s.entries, s.rate, hugepage.Words(s.bits/64), 0)
 }
 
 // newLink allocates a link of entries keys at rate errRate in the chain's

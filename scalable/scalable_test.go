@@ -375,12 +375,14 @@ func TestAllocs(t *testing.T) {
 	for _, p := range profiles {
 		f := must(New(Config{Capacity: 1 << 20, Profile: p}))
 		k := key(1)
+		keys := [][]byte{key(1), key(2), key(3)}
 		i := 0
 		for name, fn := range map[string]func(){
 			"Contains":    func() { f.Contains(k) },
 			"Add present": func() { f.Add(k) },
 			"Add new":     func() { i++; f.Add(key(i)) },
 			"Add":         func() { i++; f.Add(key(i)) },
+			"Prefetch":    func() { f.Prefetch(keys, false); f.Prefetch(keys, true) },
 		} {
 			if a := testing.AllocsPerRun(1000, fn); a != 0 {
 				t.Errorf("%v %s: %v allocs", p, name, a)
@@ -399,6 +401,40 @@ func TestAllocs(t *testing.T) {
 		})
 		if a != 0 || g.Links() < 7 {
 			t.Errorf("%v: %v allocs per add over %d adds (%d links)", p, a, n, g.Links())
+		}
+	}
+}
+
+// TestPrefetch: Prefetch changes no answer and no count, on chains of
+// one and several links and on the zero Filter.
+func TestPrefetch(t *testing.T) {
+	var zero Filter
+	zero.Prefetch([][]byte{key(1)}, true)
+	zero.Prefetch(nil, false)
+	for _, p := range profiles {
+		f := must(New(Config{Capacity: 100, Profile: p}))
+		var keys [][]byte
+		for i := 0; i < 1000; i++ {
+			keys = append(keys, key(i))
+		}
+		for i := 0; i < 500; i++ {
+			f.Add(keys[i])
+		}
+		before := make([]bool, len(keys))
+		for i, k := range keys {
+			before[i] = f.Contains(k)
+		}
+		n, links := f.N(), f.Links()
+		f.Prefetch(keys, false)
+		f.Prefetch(keys, true)
+		f.Prefetch(nil, true)
+		for i, k := range keys {
+			if f.Contains(k) != before[i] {
+				t.Fatalf("%v: key %d's answer changed after Prefetch", p, i)
+			}
+		}
+		if f.N() != n || f.Links() != links || links < 2 {
+			t.Errorf("%v: N %d -> %d, links %d -> %d", p, n, f.N(), links, f.Links())
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/internal/format"
+	"github.com/bloomlab/bloomlab/internal/hugepage"
 )
 
 // Vec is an array of bits, bit i being bit i mod 64 of word i/64. A Vec of
@@ -34,7 +35,7 @@ type Vec []uint64
 func Words(m uint64) uint64 { return (m + 63) / 64 }
 
 // New returns a Vec of m bits, all zero. The caller bounds m.
-func New(m uint64) Vec { return make(Vec, Words(m)) }
+func New(m uint64) Vec { return hugepage.Words(Words(m)) }
 
 // Set sets bit p. It must not run concurrently with anything else.
 func (v Vec) Set(p uint64) { v[p>>6] |= 1 << (p & 63) }

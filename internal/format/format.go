@@ -16,10 +16,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-
-	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"io/fs"
 	"slices"
+
+	"github.com/bloomlab/bloomlab/internal/hugepage"
+	"github.com/bloomlab/bloomlab/internal/sysmem"
 )
 
 // Magic is the first four bytes of every bloomlab file.
@@ -381,7 +382,7 @@ func (d *Decoder) WordsFunc(n, spare uint64, each func(words []uint64, from int)
 	if known && !short {
 		// spare ≤ a few words in practice; n + spare cannot overflow
 		// for n ≤ 2^61.
-		out = make([]uint64, 0, n+spare)
+		out = hugepage.WordsCap(0, n+spare)
 	}
 	for uint64(len(out)) < n {
 		c := int(min(n-uint64(len(out)), chunkWords))
