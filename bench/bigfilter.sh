@@ -34,7 +34,7 @@
 #
 # Each round, on each server in turn (RB, serve-rb, serve-blocked), with
 # redis-benchmark -c 50 -P 16:
-#   BF.MEXISTS of 100 present keys (-n QUERIES, default 100000 requests),
+#   BF.MEXISTS of 100 present keys (-n QUERIES, default 200000 requests),
 #   BF.MEXISTS of 100 absent keys (a:__rand_int__), BF.MADD of 100 new keys
 #   (-n MADD, default min(100000, CAP/10^4) requests: ≤ 10^7 keys a round),
 # at CAP and at SMALL. CPU per key = the server's utime + stime
@@ -46,16 +46,17 @@
 # Resources at the default 10^9: about 1.2 GB per filter in each of the
 # three servers plus the two builds (about 6 GB of memory in all), a log and
 # a snapshot of about as much on disk per server (DIR, default a temporary
-# directory), and on a 2-core VM roughly an hour (the two builds read 10^9
-# keys each, about 1 µs per key with the misses; the push of 1.2 GB; the
-# snapshot serve takes of each -load). Try -cap 10000000 first (a minute).
+# directory), and on a 2-core VM about half an hour: the builds (one pass
+# of seq feeding both) took 87 s at 10^8 on a loaded 2-core VM, so expect
+# 15–25 minutes at 10^9, then the push of 1.2 GB, serve's snapshots of its
+# -loads and the measurements. Try -cap 1e7 first (half a minute).
 set -euo pipefail
 usage() {
   sed -n '/^# Usage/,/^#  *\[-blocked-build/p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 cmdline=$*
-cap=1000000000 small=100000 queries=100000 madd='' rounds=2 bbuild='-kind blocked -fpr 0.01' dir='' out=''
+cap=1000000000 small=100000 queries=200000 madd='' rounds=2 bbuild='-kind blocked -fpr 0.01' dir='' out=''
 while [ $# -gt 0 ]; do
   case $1 in
   -cap) cap=$2; shift 2 ;;
