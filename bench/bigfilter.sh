@@ -45,8 +45,8 @@
 #
 # Resources at the default 10^9: about 1.2 GB per filter in each of the
 # three servers plus the two builds (about 6 GB of memory in all), a log and
-# a snapshot of about as much on disk per server (DIR, default a temporary
-# directory), and on a 2-core VM about half an hour: the builds (one pass
+# a snapshot of about as much on disk per server (DIR, kept; default a
+# temporary directory, removed at the end), and on a 2-core VM about half an hour: the builds (one pass
 # of seq feeding both) took 87 s at 10^8 on a loaded 2-core VM, so expect
 # 15–25 minutes at 10^9, then the push of 1.2 GB, serve's snapshots of its
 # -loads and the measurements. Try -cap 1e7 first (half a minute).
@@ -90,12 +90,14 @@ for tool in "$rsrv" "$rbm" "$cli"; do
 done
 [ -r "$mod" ] || { echo "bench/bigfilter.sh: no module at $mod" >&2; exit 1; }
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir=${dir:-$(mktemp -d)}
+keep=1
+[ -n "$dir" ] || { dir=$(mktemp -d); keep=0; }
 mkdir -p "$dir"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  [ "$keep" = 1 ] || rm -rf "$dir"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -278,7 +280,8 @@ report() {
             b = cpu["RB" SUBSEP "cap" SUBSEP ops[o], r] - cpu["RB" SUBSEP "small" SUBSEP ops[o], r]
             v[r] = b > 0 ? a / b : "n/a"
           }
-          line = line " | " (v[1] == "n/a" ? "n/a" : cell(v, rounds, "%.2f"))
+          na = 0; for (r = 1; r <= rounds; r++) if (v[r] == "n/a") na = 1
+          line = line " | " (na ? "n/a" : cell(v, rounds, "%.2f"))
         }
         print line " |"
       }
