@@ -1,11 +1,12 @@
 # Sourced by the bench scripts that start servers (serve.sh,
-# serve_mixed.sh): loopback ports and waiting for a server to answer.
+# serve_mixed.sh, redisbloom.sh, scaling.sh, bigfilter.sh): loopback
+# ports and waiting for a server to answer.
 
-freeport() { # a loopback port nothing answers on
+freeport() { # a loopback port nothing listens on (a connection is refused)
   local p
   while :; do
     p=$((20000 + RANDOM % 20000))
-    redis-cli -p "$p" ping >/dev/null 2>&1 || { echo "$p"; return; }
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
   done
 }
 
