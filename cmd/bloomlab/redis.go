@@ -195,18 +195,53 @@ var rbFamilies = []*rbFamily{
 			return f, ok && f.Profile() == scalable.RedisBloom
 		},
 		check: func(ctx context.Context, rdb *redis.Client, key string, g bloomlab.Filter) (string, error) {
-			info, err := rdb.BFInfo(ctx, key).Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
+			// BF.INFO read field by field: go-redis's BFInfo gives up at
+			// a NONSCALING filter's nil "Expansion rate" (RedisBloom 8),
+			// leaving every field zero.
+			info, err := bfInfoInts(ctx, rdb, key)
+			if err != nil {
 				return "", fmt.Errorf("BF.INFO %s after the load: %w", key, err)
 			}
 			want := g.(*scalable.Filter).RedisInfo()
-			if info.Capacity != int64(want.Capacity) || info.Filters != int64(want.Filters) || info.ItemsInserted != int64(want.Items) {
+			capacity, filters, items := info["Capacity"], info["Number of filters"], info["Number of items inserted"]
+			if capacity != int64(want.Capacity) || filters != int64(want.Filters) || items != int64(want.Items) {
 				return "", fmt.Errorf("after the load, BF.INFO %s says capacity %d, %d filters, %d items; the file has %d, %d, %d",
-					key, info.Capacity, info.Filters, info.ItemsInserted, want.Capacity, want.Filters, want.Items)
+					key, capacity, filters, items, want.Capacity, want.Filters, want.Items)
 			}
-			return fmt.Sprintf("%d filters, %d items", info.Filters, info.ItemsInserted), nil
+			return fmt.Sprintf("%d filters, %d items", filters, items), nil
 		},
 	},
+}
+
+// bfInfoInts returns BF.INFO's integer fields by name, from its RESP2
+// array of names and values or its RESP3 map; a field whose value is not
+// an integer (a NONSCALING filter's nil expansion) is left out.
+func bfInfoInts(ctx context.Context, rdb *redis.Client, key string) (map[string]int64, error) {
+	v, err := rdb.Do(ctx, "BF.INFO", key).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	put := func(name, value any) {
+		n, ok1 := name.(string)
+		x, ok2 := value.(int64)
+		if ok1 && ok2 {
+			out[n] = x
+		}
+	}
+	switch r := v.(type) {
+	case []any:
+		for i := 0; i+1 < len(r); i += 2 {
+			put(r[i], r[i+1])
+		}
+	case map[any]any:
+		for name, value := range r {
+			put(name, value)
+		}
+	default:
+		return nil, fmt.Errorf("a reply of type %T, not BF.INFO's", v)
+	}
+	return out, nil
 }
 
 // pullAny pulls key by its type: MBbloom-- with BF.SCANDUMP, MBbloomCF

@@ -422,6 +422,27 @@ func TestRedisPullPush(t *testing.T) {
 	_ = io.Discard
 }
 
+// TestRedisPushNonScaling: a NONSCALING filter pushes (Redis 8's BF.INFO
+// answers its expansion nil, which go-redis's BFInfo could not read: the
+// push failed after a good load, saying capacity 0).
+func TestRedisPushNonScaling(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("keys.txt", []byte("a\nb\nc\n"), 0o644)
+	if _, e, code := invoke([]string{"build", "-kind", "scalable", "-profile", "redisbloom", "-nonscaling", "-n", "1000", "-fpr", "0.01", "-o", "s.blf", "keys.txt"}, ""); code != 0 {
+		t.Fatal(e)
+	}
+	srv, err := server.Run(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addr().String()
+	out, e, code := invoke([]string{"redis", "push", "-addr", addr, "-key", "ns", "s.blf"}, "")
+	if code != 0 || !strings.Contains(out+e, "3 items") {
+		t.Fatalf("push: %d %s %s", code, out, e)
+	}
+}
+
 // TestRedisPullPushCF: the same for a RedisBloom-profile cuckoo file with
 // CF.LOADCHUNK, CF.EXISTS and CF.SCANDUMP; a CF key holding no keys (which
 // RedisBloom dumps as nothing) is a clear error, not an empty file.
