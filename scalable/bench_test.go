@@ -3,6 +3,8 @@ package scalable
 import (
 	"fmt"
 	"testing"
+
+	"github.com/bloomlab/bloomlab/hashing"
 )
 
 var sink bool
@@ -54,6 +56,7 @@ func BenchmarkLarge(b *testing.B) {
 	for i := range keys {
 		keys[i] = key(i)
 	}
+	var ds [16]hashing.Digest
 	for _, group := range []int{1, 16} {
 		for _, op := range []string{"add", "contains"} {
 			b.Run(fmt.Sprintf("%s/group=%d", op, group), func(b *testing.B) {
@@ -65,14 +68,17 @@ func BenchmarkLarge(b *testing.B) {
 				for i := 0; i < b.N; i += group {
 					j := i & (len(keys) - 1)
 					ks := keys[j:min(j+group, len(keys))]
-					if group > 1 {
-						g.Prefetch(ks, op == "add")
+					for i, k := range ks {
+						ds[i] = g.Digest(k)
 					}
-					for _, k := range ks {
+					if group > 1 {
+						g.Prefetch(ds[:len(ks)], op == "add")
+					}
+					for _, d := range ds[:len(ks)] {
 						if op == "add" {
-							g.Add(k)
+							g.AddHash(d)
 						} else {
-							sink = g.Contains(k)
+							sink = g.ContainsHash(d)
 						}
 					}
 				}

@@ -238,24 +238,22 @@ func (f *Filter) Digest(key []byte) hashing.Digest {
 	return hashing.Sum(key, f.seed)
 }
 
-// Prefetch brings into the cache the words that Contains (probes false)
-// or Add (probes true) of keys will read first: each link's first probe,
-// or every probe of the newest link (where a new key's bits go). It
-// changes nothing and answers nothing; it only makes the calls after it
-// cheaper: a command with many keys (BF.MEXISTS, BF.MADD) calls it for a
-// group of keys before answering them one by one, so that their cache
-// misses overlap instead of following one another. It hashes each key
-// (the calls after it hash them again: a hash costs less than a miss)
-// and allocates nothing. Keep a group small enough that its words stay
-// in the cache (a few dozen keys).
-func (f *Filter) Prefetch(keys [][]byte, probes bool) {
+// Prefetch brings into the cache the words that ContainsHash (probes
+// false) or AddHash (probes true) of the digests ds (from Digest) will
+// read first: each link's first probe, or every probe of the newest link
+// (where a new key's bits go). It changes nothing and answers nothing; it
+// only makes the calls after it cheaper: a command with many keys
+// (BF.MEXISTS, BF.MADD) hashes a group of them, calls it, then answers
+// them one by one, so that their cache misses overlap instead of
+// following one another. It allocates nothing. Keep a group small enough
+// that its words stay in the cache (a few dozen keys).
+func (f *Filter) Prefetch(ds []hashing.Digest, probes bool) {
 	ls := f.snapshot()
 	if len(ls) == 0 {
 		return
 	}
 	newest := ls[len(ls)-1]
-	for _, key := range keys {
-		d := f.Digest(key)
+	for _, d := range ds {
 		if probes {
 			newest.touch(d, newest.k)
 			continue

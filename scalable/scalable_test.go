@@ -375,14 +375,14 @@ func TestAllocs(t *testing.T) {
 	for _, p := range profiles {
 		f := must(New(Config{Capacity: 1 << 20, Profile: p}))
 		k := key(1)
-		keys := [][]byte{key(1), key(2), key(3)}
+		ds := []hashing.Digest{f.Digest(key(1)), f.Digest(key(2)), f.Digest(key(3))}
 		i := 0
 		for name, fn := range map[string]func(){
 			"Contains":    func() { f.Contains(k) },
 			"Add present": func() { f.Add(k) },
 			"Add new":     func() { i++; f.Add(key(i)) },
 			"Add":         func() { i++; f.Add(key(i)) },
-			"Prefetch":    func() { f.Prefetch(keys, false); f.Prefetch(keys, true) },
+			"Prefetch":    func() { f.Prefetch(ds, false); f.Prefetch(ds, true) },
 		} {
 			if a := testing.AllocsPerRun(1000, fn); a != 0 {
 				t.Errorf("%v %s: %v allocs", p, name, a)
@@ -409,7 +409,7 @@ func TestAllocs(t *testing.T) {
 // one and several links and on the zero Filter.
 func TestPrefetch(t *testing.T) {
 	var zero Filter
-	zero.Prefetch([][]byte{key(1)}, true)
+	zero.Prefetch([]hashing.Digest{{H1: 1, H2: 2}}, true)
 	zero.Prefetch(nil, false)
 	for _, p := range profiles {
 		f := must(New(Config{Capacity: 100, Profile: p}))
@@ -425,8 +425,12 @@ func TestPrefetch(t *testing.T) {
 			before[i] = f.Contains(k)
 		}
 		n, links := f.N(), f.Links()
-		f.Prefetch(keys, false)
-		f.Prefetch(keys, true)
+		var ds []hashing.Digest
+		for _, k := range keys {
+			ds = append(ds, f.Digest(k))
+		}
+		f.Prefetch(ds, false)
+		f.Prefetch(ds, true)
 		f.Prefetch(nil, true)
 		for i, k := range keys {
 			if f.Contains(k) != before[i] {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
@@ -50,14 +51,15 @@ type client struct {
 	tx      [][]byte // encoded records of the EXEC block
 	lastErr string   // the last top-level error reply (replay checks it)
 
-	running  *command // the command running (for contain)
-	shared   bool     // db.mu is held shared for running
-	stage    uint8    // what the goroutine does (stageIO, …), for contain
-	mark     int      // where the reply of the command running begins in the output
-	res      []int8   // scratch: an insert's outcomes
-	out      replyBuf // replies not yet sent: sent between commands, never while a lock is held
-	held     int64    // bytes of out and queue accounted as client memory (account)
-	memTotal int64    // the connection's client memory: the reader's, out's and queue's (clientmem.go)
+	running  *command                      // the command running (for contain)
+	shared   bool                          // db.mu is held shared for running
+	stage    uint8                         // what the goroutine does (stageIO, …), for contain
+	mark     int                           // where the reply of the command running begins in the output
+	res      []int8                        // scratch: an insert's outcomes
+	digests  [prefetchGroup]hashing.Digest // scratch: a group of items' hashes (hashGroup)
+	out      replyBuf                      // replies not yet sent: sent between commands, never while a lock is held
+	held     int64                         // bytes of out and queue accounted as client memory (account)
+	memTotal int64                         // the connection's client memory: the reader's, out's and queue's (clientmem.go)
 	quit     bool
 	dlMu     sync.Mutex
 	stopping bool
@@ -461,8 +463,8 @@ func (c *client) replyGrows(start int) bool {
 // first and do not build a reply that cannot fit; a dropped reply's
 // buffer, still allocated, is accounted until it is sent.
 func (c *client) fitReply(start int) {
-	c.w.Flush() // into c.out: a replyBuf does not fail
-	if n := int64(len(c.out.b) - start); n > 0 && !c.readerFits(n) {
+	if n := int64(c.pendingReplies() - start); n > 0 && !c.readerFits(n) {
+		c.w.Flush() // into c.out: a replyBuf does not fail
 		c.out.b = c.out.b[:start]
 		c.err(errOOM)
 	}

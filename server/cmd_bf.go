@@ -629,9 +629,10 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 	limited := s.maxMem > 0 && !c.replaying
 	var reserved int64
 	room, roomKnown := uint64(0), false
+	ds := &c.digests
 	for i, item := range args[items:] {
-		if i&(prefetchGroup-1) == 0 && v.chain != nil && len(args)-items > 1 {
-			v.chain.Prefetch(args[items+i:min(len(args), items+i+prefetchGroup)], true)
+		if i&(prefetchGroup-1) == 0 && v.chain != nil {
+			c.hashGroup(v.chain, args[items+i:], true)
 		}
 		var present bool
 		var err error
@@ -651,7 +652,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 					}
 				}
 			}
-			present, err = v.chain.Add(item)
+			present, err = v.chain.AddHash(ds[i&(prefetchGroup-1)])
 			if err == nil && !present && roomKnown {
 				if room > 0 {
 					room--
@@ -775,18 +776,39 @@ func bfExists(c *client, args [][]byte) bool {
 		c.w.Array(len(args) - 2)
 	}
 	for i, item := range args[2:] {
-		if i&(prefetchGroup-1) == 0 && v != nil && v.chain != nil && multi {
-			v.chain.Prefetch(args[2+i:min(len(args), 2+i+prefetchGroup)], false)
+		switch {
+		case v == nil:
+			c.boolReply(false)
+		case v.chain != nil:
+			if i&(prefetchGroup-1) == 0 {
+				c.hashGroup(v.chain, args[2+i:], false)
+			}
+			c.boolReply(v.chain.ContainsHash(c.digests[i&(prefetchGroup-1)]))
+		default:
+			c.boolReply(v.f.Contains(item))
 		}
-		c.boolReply(v != nil && v.f.Contains(item))
 	}
 	return false
 }
 
 // prefetchGroup is how many items of a BF.MADD, BF.INSERT or BF.MEXISTS
-// have their first cache lines loaded together (scalable.Prefetch) before
-// they are answered one by one: their misses overlap. A power of two.
+// are hashed together and have their first cache lines loaded together
+// (scalable.Prefetch) before they are answered one by one: their misses
+// overlap. A power of two.
 const prefetchGroup = 16
+
+// hashGroup hashes the first prefetchGroup items (or all, if fewer) into
+// c.digests, and, if there are several, prefetches their words in f
+// (probes: an insert's).
+func (c *client) hashGroup(f *scalable.Filter, items [][]byte, probes bool) {
+	items = items[:min(len(items), prefetchGroup)]
+	for i, item := range items {
+		c.digests[i] = f.Digest(item)
+	}
+	if len(items) > 1 {
+		f.Prefetch(c.digests[:len(items)], probes)
+	}
+}
 
 func bfInfo(c *client, args [][]byte) bool {
 	if len(args) != 2 && len(args) != 3 {

@@ -50,7 +50,15 @@ func (w *Writer) Error(s string) {
 }
 
 // Int writes an integer.
-func (w *Writer) Int(n int64) { w.head(':', n) }
+func (w *Writer) Int(n int64) {
+	if 0 <= n && n < int64(len(smallInts)) {
+		w.bw.WriteString(smallInts[n]) // BF.EXISTS's 0 and 1, counts
+		return
+	}
+	w.head(':', n)
+}
+
+var smallInts = [...]string{":0\r\n", ":1\r\n", ":2\r\n", ":3\r\n", ":4\r\n", ":5\r\n", ":6\r\n", ":7\r\n", ":8\r\n", ":9\r\n"}
 
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) {
