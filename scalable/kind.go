@@ -24,7 +24,7 @@ func init() {
 		Format:    format.KindScalable,
 		Decode:    kind.Decoded(decode),
 		Options:   options,
-		FPRMethod: "1 − Π(1 − r_i) over the links, r_i from the bits: fill^k with the pair floor of the link's keys (exact for a small link; RedisBloom links: with its steps of short order, an upper bound)",
+		FPRMethod: "1 − Π(1 − r_i) over the links, r_i from the bits: fill^k with the pair floor of the link's keys (exact for a small link; RedisBloom links: with its steps of short order, an upper bound; blocked links: the mean over blocks of (ones/512)^k)",
 		Growing:   true,
 		Describe:  describe,
 		Combine:   kind.Union[*Filter](),

@@ -139,8 +139,22 @@ func (f *Filter) nextLink(ls []*link) (shape, error) {
 	return s, f.withinBudget(ls, s)
 }
 
-// nextShape is nextLink without the memory budget.
+// nextShape is nextLink without the memory budget. The caller holds
+// f.mu (or f is its own); the shape after a given newest link is
+// computed once and kept (f.next): sizing a blocked link takes
+// milliseconds, and a server asks before every add past a full link.
 func (f *Filter) nextShape(ls []*link) (shape, error) {
+	cur := ls[len(ls)-1]
+	if f.next.after == cur && f.next.links == len(ls) {
+		return f.next.s, f.next.err
+	}
+	s, err := f.computeNext(ls)
+	f.next.after, f.next.links, f.next.s, f.next.err = cur, len(ls), s, err
+	return s, err
+}
+
+// computeNext is nextShape without the cache.
+func (f *Filter) computeNext(ls []*link) (shape, error) {
 	cur, n := ls[len(ls)-1], len(ls)
 	if n >= MaxLinks {
 		return shape{}, fmt.Errorf("the chain has %d links, the most it may have: %w", n, errCannotGrow)

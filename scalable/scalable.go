@@ -180,6 +180,14 @@ type Filter struct {
 	ratio   float64
 	options uint32 // RedisBloom's option bits; the bloomlab profile uses only OptNoScaling
 	maxBits uint64 // memory budget (0: none); under mu
+	// next is the shape of the link after link `after`, the newest of a
+	// chain of `links` links (nextShape's cache); under mu.
+	next struct {
+		after *link
+		links int
+		s     shape
+		err   error
+	}
 }
 
 var lastID atomic.Uint64
@@ -219,6 +227,31 @@ func NewRedisBloom(errorRate float64, capacity uint64, expansion uint32, nonScal
 		f.growth = 0
 	}
 	return f, err
+}
+
+// FirstLinkBits returns the bits of the first link New(c) allocates,
+// without allocating anything: what a caller bounding memory reserves
+// before New. Errors are New's (wrapping ErrParam).
+func FirstLinkBits(c Config) (uint64, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return 0, err
+	}
+	f := &Filter{profile: c.Profile, growth: c.Expansion, ratio: c.Ratio}
+	eps := c.FPR
+	if c.Profile == RedisBloom {
+		f.options = redisOptions
+	}
+	if c.NonScaling {
+		f.options |= OptNoScaling
+	} else {
+		eps *= 1 - c.Ratio
+	}
+	s, err := f.linkShape(c.Capacity, eps)
+	if err != nil {
+		return 0, fmt.Errorf("scalable: %v: %w", err, ErrParam)
+	}
+	return s.bits, nil
 }
 
 // firstLink returns link 0 for a chain of initial capacity n0 and target
