@@ -227,6 +227,43 @@ func AppendPositions(dst []uint16, d hashing.Digest, k int) []uint16 {
 	return dst
 }
 
+// BlockContains reports whether the k in-block positions of the key whose
+// digest is d (AppendPositions) are all set in block, the 8 words of one
+// 512-bit block (bit p in word p/64), which it loads atomically: the test
+// Contains makes, for a block held elsewhere (package scalable's blocked
+// profile). Like Contains it ANDs the k bits without a data-dependent
+// branch; it neither allocates nor divides. block must hold at least 8
+// words.
+func BlockContains(block []uint64, d hashing.Digest, k int) bool {
+	b := block[:wordsPerBlock:wordsPerBlock]
+	var miss uint64
+	for j := 0; j < k; j += fields {
+		x := probeWord(d, j)
+		for range min(fields, k-j) {
+			miss |= (1 << (x & 63)) &^ atomic.LoadUint64(&b[x>>6&7])
+			x >>= 9
+		}
+	}
+	return miss == 0
+}
+
+// BlockAddAtomic sets the k in-block positions of d in block (8 words),
+// atomically: what AddHashAtomic does to the key's block, safe beside
+// other BlockAddAtomic and BlockContains calls on the same block.
+func BlockAddAtomic(block []uint64, d hashing.Digest, k int) {
+	b := block[:wordsPerBlock:wordsPerBlock]
+	for j := 0; j < k; j += fields {
+		x := probeWord(d, j)
+		for range min(fields, k-j) {
+			w, bit := &b[x>>6&7], uint64(1)<<(x&63)
+			if atomic.LoadUint64(w)&bit == 0 {
+				atomic.OrUint64(w, bit)
+			}
+			x >>= 9
+		}
+	}
+}
+
 // Add inserts key.
 func (f *Filter) Add(key []byte) { f.AddHash(hashing.Sum(key, f.seed)) }
 

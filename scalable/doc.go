@@ -53,7 +53,7 @@
 //
 // # Profiles
 //
-// A chain hashes and lays out its links in one of two profiles:
+// A chain hashes and lays out its links in one of three profiles:
 //
 //   - Bloomlab (the default): xxh3-128 with the filter's seed, hashed once
 //     per key; each link a standard filter with enhanced double hashing
@@ -91,6 +91,20 @@
 //     the wraps of a + i·b modulo 2^64 spread the probes), GrowthFPR says
 //     what the chain is expected to reach as it fills, and `bloomlab
 //     build` and `plan` say so when it exceeds the target by more than 5%.
+//   - Blocked: xxh3-128 with the filter's seed, hashed once per key, each
+//     link a cache-line-blocked filter in package blocked's layout (the
+//     key's block hashing.Reduce(H1, blocks), its k in-block positions
+//     from H2: blocked.BlockContains and BlockAddAtomic), so a query
+//     touches one cache line per link it tests. A link is sized by the
+//     blocked filter's own rate (theory.SizeBlocked: the fewest 512-bit
+//     blocks for which some k ≤ 64 gives theory.FPBlocked ≤ its share
+//     ε0·r^i at its capacity), so GrowthFPR is at most TargetFPR, as in
+//     the bloomlab profile, and EstimatedFPR is the mean over each link's
+//     blocks of (ones/512)^k. Blocks of unequal load need more bits for
+//     the same rate: about 3% more at 1%, a third more at 10^-5, 1.21
+//     times the bloomlab profile for a chain of 10^6 keys from 1,000 at
+//     1% (docs/SCALABLE.md). Choose it for large filters queried often:
+//     `bloomlab serve -bf-layout blocked`, BF.RESERVE … LAYOUT BLOCKED.
 //
 // # Memory
 //
@@ -110,7 +124,10 @@
 // header with one record per link, then each link's bytes, the iterator
 // being 1 + the byte offset in the chain — and LoadChunks and Loader take
 // them back as BF.LOADCHUNK does; both checked byte for byte against a
-// real RedisBloom 2.4.23. WriteRedisBloom and ReadRedisBloom frame the
+// real RedisBloom 2.4.23. A chain of the bloomlab or blocked profile
+// dumps the same data chunks after a header of bloomlab's own (magic
+// BLOOMLAB-BF1, bldump.go), which RedisBloom's BF.LOADCHUNK refuses and
+// Loader takes; WriteRedisBloom and ReadRedisBloom refuse it. WriteRedisBloom and ReadRedisBloom frame the
 // chunks in a file (docs/SCALABLE.md). Decoders validate the header before
 // allocating anything, allocate a link's bits only as its bytes arrive,
 // and never panic.
@@ -119,6 +136,7 @@
 //
 // Add and Contains hash the key once (one xxh3-128, or two MurmurHash64A
 // passes); no allocation, no division and no interface call per probe
+// (a blocked link: one multiply-shift for the block, then shifts of H2)
 // (positions are reduced with a precomputed reciprocal, hashing.ModSmall
 // and hashing.Mod64). Contains tests the links newest first and stops at
 // the first that answers: with expansion s the newest link holds a

@@ -60,6 +60,25 @@ func (f *Filter) checkRedis() ([]*link, error) {
 	return ls, nil
 }
 
+// dumpable returns the links of a chain that has a BF.SCANDUMP: every
+// profile's (RedisBloom's own dump, or bloomlab's for the others).
+func (f *Filter) dumpable() ([]*link, error) {
+	ls := f.snapshot()
+	if len(ls) == 0 {
+		return nil, errZero
+	}
+	return ls, nil
+}
+
+// scanHeader returns the header chunk of the chain's dump: RedisBloom's
+// for the RedisBloom profile, bloomlab's (bldump.go) for the others.
+func (f *Filter) scanHeader(ls []*link) []byte {
+	if f.profile == RedisBloom {
+		return f.appendHeader(make([]byte, 0, headerFixed+headerLink*len(ls)), ls)
+	}
+	return f.appendDumpHeader(make([]byte, 0, dumpHeaderBase+dumpHeaderLink*len(ls)), ls)
+}
+
 // appendHeader appends the SCANDUMP header of the chain (its mutex held).
 func (f *Filter) appendHeader(b []byte, ls []*link) []byte {
 	b = binary.LittleEndian.AppendUint64(b, f.card.Load())
@@ -99,17 +118,19 @@ func appendLinkBytes(b []byte, words []uint64, off, n uint64) []byte {
 // past the end of a link; past the end (or for it < 0) it gives (0, an
 // empty slice). Each call sees the state between two adds; a dump taken
 // over several calls is consistent only if nothing is added meanwhile
-// (Dump takes it in one). The data are a copy. Only RedisBloom-profile
-// chains have this format.
+// (Dump takes it in one). The data are a copy. A RedisBloom-profile
+// chain gives RedisBloom's header; the other profiles give bloomlab's
+// (bldump.go), which RedisBloom's BF.LOADCHUNK refuses and Loader takes,
+// with the same data chunks.
 func (f *Filter) ScanDump(iter int64, maxChunk int) (next int64, data []byte, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ls, err := f.checkRedis()
+	ls, err := f.dumpable()
 	if err != nil {
 		return 0, nil, err
 	}
 	if iter == 0 {
-		return 1, f.appendHeader(make([]byte, 0, headerFixed+headerLink*len(ls)), ls), nil
+		return 1, f.scanHeader(ls), nil
 	}
 	n, d := scanLinks(ls, iter, maxChunk)
 	return n, d, nil
@@ -137,16 +158,17 @@ func scanLinks(ls []*link, iter int64, maxChunk int) (int64, []byte) {
 // Dump returns the chunks BF.SCANDUMP gives for f, header first, with
 // chunks of at most chunkSize bytes (0: DefaultChunkSize, as RedisBloom),
 // taken in one consistent state. Feeding each (Iter, Data) to
-// BF.LOADCHUNK, or to LoadChunks, recreates the filter. The terminating
-// (0, "") reply is not included.
+// BF.LOADCHUNK, or to LoadChunks, recreates the filter (a chain of the
+// bloomlab or blocked profile: bloomlab's BF.LOADCHUNK, not RedisBloom's;
+// ScanDump). The terminating (0, "") reply is not included.
 func (f *Filter) Dump(chunkSize int) ([]Chunk, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ls, err := f.checkRedis()
+	ls, err := f.dumpable()
 	if err != nil {
 		return nil, err
 	}
-	return blrd.Dump(f.appendHeader(nil, ls), func(it int64) (int64, []byte) { return scanLinks(ls, it, chunkSize) }), nil
+	return blrd.Dump(f.scanHeader(ls), func(it int64) (int64, []byte) { return scanLinks(ls, it, chunkSize) }), nil
 }
 
 func badDump(msg string, args ...any) error { return blrd.Bad("scalable", msg, args...) }
@@ -233,7 +255,9 @@ func checkRedisLink(bytes, bitsN uint64, errRate, bpe float64, hashes uint32, en
 	return nil
 }
 
-// Loader rebuilds a RedisBloom-profile filter from BF.SCANDUMP chunks, fed
+// Loader rebuilds a filter from BF.SCANDUMP chunks (RedisBloom's dump of a
+// RedisBloom-profile chain, or bloomlab's of the other profiles, told
+// apart by the header), fed
 // in the order SCANDUMP produced them, as BF.LOADCHUNK takes them: first
 // (1, header), then every data chunk (iterator, bytes). Unlike
 // BF.LOADCHUNK it insists that the chunks follow each other without gap
@@ -275,15 +299,26 @@ func LoadChunks(chunks []Chunk) (*Filter, error) {
 // loadBody is a Loader's side of blrd.Core: the segments are the links,
 // whose bytes are kept as little-endian words.
 type loadBody struct {
-	f    *Filter
-	ls   []*link
-	part uint64 // the partial word of the link being filled
+	redisOnly bool // refuse bloomlab's dump header (ReadRedisBloom)
+	f         *Filter
+	ls        []*link
+	part      uint64 // the partial word of the link being filled
 }
 
 func (b *loadBody) Names() (string, string) { return "scalable", "link" }
 
 func (b *loadBody) Header(hdr []byte) ([]uint64, error) {
-	f, ls, _, err := parseHeader(hdr)
+	var f *Filter
+	var ls []*link
+	var err error
+	switch {
+	case isDumpHeader(hdr) && b.redisOnly:
+		err = badDump("a bloomlab dump (header %q), not RedisBloom's", dumpMagic)
+	case isDumpHeader(hdr):
+		f, ls, err = parseDumpHeader(hdr)
+	default:
+		f, ls, _, err = parseHeader(hdr)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -77,8 +77,9 @@ func TestDumpChunkSizes(t *testing.T) {
 	if next, data, err := f.ScanDump(-5, 0); next != 0 || len(data) != 0 || err != nil {
 		t.Errorf("negative iterator: %d, %d bytes, %v", next, len(data), err)
 	}
-	if _, err := must(New(Config{})).Dump(0); !errors.Is(err, ErrParam) {
-		t.Errorf("bloomlab profile dumped: %v", err)
+	var zero Filter
+	if _, err := zero.Dump(0); !errors.Is(err, ErrParam) {
+		t.Errorf("the zero Filter dumped: %v", err)
 	}
 }
 
@@ -283,6 +284,15 @@ func encodeChunks(cs []Chunk) []byte {
 func FuzzLoadChunks(f *testing.F) {
 	for _, c := range []Config{{Capacity: 10}, {Capacity: 5, NonScaling: true}} {
 		g := redisChain(f, 30, c)
+		cs, _ := g.Dump(40)
+		f.Add(encodeChunks(cs))
+	}
+	// bloomlab's dumps of the blocked and bloomlab profiles.
+	for _, c := range []Config{{Capacity: 10, Profile: Blocked}, {Capacity: 5, NonScaling: true, Profile: Blocked, Seed: 2}, {Capacity: 10, Seed: 3}} {
+		g := must(New(c))
+		for i := 0; i < 30; i++ {
+			g.Add(key(i))
+		}
 		cs, _ := g.Dump(40)
 		f.Add(encodeChunks(cs))
 	}

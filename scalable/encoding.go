@@ -127,15 +127,13 @@ func decode(d *format.Decoder) (*Filter, error) {
 	}
 	f := &Filter{growth: growth, ratio: ratio, options: options, seed: d.Header.Seed}
 	switch hashing.Scheme(d.Header.Scheme) {
-	case hashing.Enhanced:
+	case hashing.Enhanced, hashing.Independent:
 		f.profile = Bloomlab
-		switch {
-		case growth < 1:
-			return nil, bad("expansion 0")
-		case options&^nonScaling != 0:
-			return nil, bad("options %#x, want 0 or %d (non-scaling) for the bloomlab profile", options, nonScaling)
-		case !(ratio > 0 && ratio < 1):
-			return nil, bad("ratio %v out of (0, 1)", ratio)
+		if hashing.Scheme(d.Header.Scheme) == hashing.Independent {
+			f.profile = Blocked
+		}
+		if err := checkChain(f.profile, growth, options, ratio); err != nil {
+			return nil, bad("%v", err)
 		}
 	case hashing.RedisBloom:
 		f.profile = RedisBloom
@@ -148,7 +146,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 			return nil, bad("ratio %v: the redisbloom profile tightens by 0.5", ratio)
 		}
 	default:
-		return nil, bad("hash scheme %d (want %d, bloomlab, or %d, RedisBloom)", d.Header.Scheme, hashing.Enhanced, hashing.RedisBloom)
+		return nil, bad("hash scheme %d (want %d, bloomlab, %d, blocked, or %d, RedisBloom)", d.Header.Scheme, hashing.Enhanced, hashing.Independent, hashing.RedisBloom)
 	}
 	if nl < 1 || nl > MaxLinks {
 		return nil, bad("%d links, want 1 … %d", nl, MaxLinks)
@@ -178,20 +176,8 @@ func decode(d *format.Decoder) (*Filter, error) {
 				return nil, bad("link %d: %v", i, err)
 			}
 			ls[i] = makeRedisLink(redisGeometry{bits: bitsN, entries: entries, bpe: bpe, k: int(k), n2: uint8(n2)}, errRate, nil, size)
-		} else {
-			switch {
-			case bitsN < 64 || bitsN > hashing.MaxM || bitsN%64 != 0:
-				return nil, bad("link %d: %d bits, want a multiple of 64 in [64, 2^48]", i, bitsN)
-			case k < 1 || k > hashing.MaxK:
-				return nil, bad("link %d: k = %d out of [1, %d]", i, k, hashing.MaxK)
-			case n2 != 0 || bpe != 0:
-				return nil, bad("link %d: RedisBloom fields set in a bloomlab link", i)
-			case entries < 1 || !(errRate > 0 && errRate < 1):
-				return nil, bad("link %d: capacity %d at rate %v", i, entries, errRate)
-			}
-			if ls[i], err = makeBloomlabLink(bitsN, int(k), entries, errRate, nil, size); err != nil {
-				return nil, bad("link %d: %v", i, err)
-			}
+		} else if ls[i], err = checkLink(f.profile, r); err != nil {
+			return nil, bad("link %d: %v", i, err)
 		}
 		words += bitsN / 64
 		var over bool
@@ -238,4 +224,45 @@ func (l *link) tailClear() bool {
 		j = (j/64 + 1) * 64
 	}
 	return true
+}
+
+// checkChain validates the chain parameters of a bloomlab- or
+// blocked-profile file or dump.
+func checkChain(p Profile, growth, options uint32, ratio float64) error {
+	switch {
+	case growth < 1:
+		return fmt.Errorf("expansion 0")
+	case options&^nonScaling != 0:
+		return fmt.Errorf("options %#x, want 0 or %d (non-scaling) for the %v profile", options, nonScaling, p)
+	case !(ratio > 0 && ratio < 1):
+		return fmt.Errorf("ratio %v out of (0, 1)", ratio)
+	}
+	return nil
+}
+
+// checkLink validates the link record r (recordLen words) of a bloomlab-
+// or blocked-profile file or dump and returns the link it describes,
+// without bits.
+func checkLink(p Profile, r []uint64) (*link, error) {
+	bitsN, entries, size := r[0], r[1], r[2]
+	errRate, bpe := math.Float64frombits(r[3]), math.Float64frombits(r[4])
+	k, n2 := r[5]&0xffffffff, r[5]>>32
+	unit := uint64(64)
+	if p == Blocked {
+		unit = blockBits
+	}
+	switch {
+	case bitsN < unit || bitsN > hashing.MaxM || bitsN%unit != 0:
+		return nil, fmt.Errorf("%d bits, want a multiple of %d in [%d, 2^48]", bitsN, unit, unit)
+	case k < 1 || k > hashing.MaxK:
+		return nil, fmt.Errorf("k = %d out of [1, %d]", k, hashing.MaxK)
+	case n2 != 0 || bpe != 0:
+		return nil, fmt.Errorf("RedisBloom fields set in a %v link", p)
+	case entries < 1 || !(errRate > 0 && errRate < 1):
+		return nil, fmt.Errorf("capacity %d at rate %v", entries, errRate)
+	}
+	if p == Blocked {
+		return makeBlockedLink(bitsN, int(k), entries, errRate, nil, size), nil
+	}
+	return makeBloomlabLink(bitsN, int(k), entries, errRate, nil, size)
 }

@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 // file ever written; they are only rewritten on purpose (-update).
 func goldenFilter(p Profile) *Filter {
 	c := Config{Capacity: 4, FPR: 0.05, Profile: p}
-	if p == Bloomlab {
+	if p != RedisBloom {
 		c.Seed = 7
 	}
 	f := must(New(c))
@@ -202,6 +202,15 @@ func TestHostileFiles(t *testing.T) {
 		"redis n2 tail bits":      file(hashing.RedisBloom, 0, params(2, 4, 0.5, 0, 1), 8*7, append(rec(64, 1, 0, 0.01, 9.585058377, 7, 4), 1<<20)),
 		"unknown scheme":          file(hashing.Double, 0, params(2, 0, 0.5, 0, 1), 8*7, append(rec(64, 1, 0, 0.01, 0, 3, 0), 0)),
 		"payload too short":       file(hashing.Enhanced, 0, params(2, 0, 0.5, 0, 2), 8*7, append(rec(64, 1, 0, 0.01, 0, 3, 0), 0)),
+		"blocked bits not ×512":   file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*7, append(rec(64, 1, 0, 0.01, 0, 3, 0), 0)),
+		"blocked k = 0":           file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*14, append(rec(512, 1, 0, 0.01, 0, 0, 0), make([]uint64, 8)...)),
+		"blocked k = 65":          file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*14, append(rec(512, 1, 0, 0.01, 0, 65, 0), make([]uint64, 8)...)),
+		"blocked bpe set":         file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*14, append(rec(512, 1, 0, 0.01, 9.5, 7, 0), make([]uint64, 8)...)),
+		"blocked n2 set":          file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*14, append(rec(512, 1, 0, 0.01, 0, 7, 3), make([]uint64, 8)...)),
+		"blocked options":         file(hashing.Independent, 0, params(2, 5, 0.5, 0, 1), 8*14, append(rec(512, 1, 0, 0.01, 0, 7, 0), make([]uint64, 8)...)),
+		"blocked ratio 0":         file(hashing.Independent, 0, params(2, 0, 0, 0, 1), 8*14, append(rec(512, 1, 0, 0.01, 0, 7, 0), make([]uint64, 8)...)),
+		"blocked capacity 0":      file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*14, append(rec(512, 0, 0, 0.01, 0, 7, 0), make([]uint64, 8)...)),
+		"blocked huge link":       file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*(6+big/64), rec(big, 1e12, 0, 0.01, 0, 7, 0)),
 	} {
 		var f Filter
 		if err := f.UnmarshalBinary(b); !errors.Is(err, format.ErrFormat) {
@@ -223,6 +232,10 @@ func TestHostileFiles(t *testing.T) {
 	var f Filter
 	if err := f.UnmarshalBinary(ok); err != nil {
 		t.Errorf("valid power-of-two link refused: %v", err)
+	}
+	ok = file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*14, append(rec(512, 1, 0, 0.01, 0, 7, 0), make([]uint64, 8)...))
+	if err := f.UnmarshalBinary(ok); err != nil || f.Profile() != Blocked {
+		t.Errorf("valid blocked link refused: %v", err)
 	}
 }
 

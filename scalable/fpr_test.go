@@ -47,7 +47,7 @@ func TestCompoundRate(t *testing.T) {
 	if testing.Short() {
 		n, queries = 100_000, 100_000
 	}
-	for _, p := range profiles {
+	for _, p := range []Profile{Bloomlab, RedisBloom} { // Blocked: TestBlockedRate
 		start := time.Now()
 		c := Config{Capacity: 1000, FPR: 0.01, Profile: p}
 		if p == Bloomlab {

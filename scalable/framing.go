@@ -57,6 +57,7 @@ func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
 // Errors wrap format.ErrFormat (truncation also io.ErrUnexpectedEOF).
 func ReadRedisBloom(r io.Reader) (*Filter, error) {
 	var ld Loader
+	blrd.BodyOf(&ld.Session).redisOnly = true
 	trailer, err := blrd.ReadFile(r, "scalable", &ld, func(n uint32) error {
 		if n > headerFixed+headerLink*MaxLinks {
 			return badDump("header record of %d bytes", n)

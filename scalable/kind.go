@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -23,10 +24,12 @@ func init() {
 		Format:    format.KindScalable,
 		Decode:    kind.Decoded(decode),
 		Options:   options,
-		FPRMethod: "1 − Π(1 − r_i) over the links, r_i from the bits: fill^k with the pair floor of the link's keys (exact for a small link; RedisBloom links: with its steps of short order, an upper bound)",
+		FPRMethod: "1 − Π(1 − r_i) over the links, r_i from the bits: fill^k with the pair floor of the link's keys (exact for a small link; RedisBloom links: with its steps of short order, an upper bound; blocked links: the mean over blocks of (ones/512)^k)",
 		Growing:   true,
 		Describe:  describe,
 		Combine:   kind.Union[*Filter](),
+		// The blocked layout: one cache line per link per query.
+		PlanVariants: [][]string{{"-profile", "blocked"}},
 		Exports: []kind.Export{blrd.Export("scalable", "RedisBloom dump",
 			"RedisBloom's BF.SCANDUMP chunks in a file (magic BLRD; docs/SCALABLE.md), for BF.LOADCHUNK: "+
 				"a filter built with -profile redisbloom, or one dumped from Redis",
@@ -37,8 +40,9 @@ func init() {
 
 // options declares the kind's build flags and plans with them.
 func options(fs *flag.FlagSet) kind.Planner {
-	profile := fs.String("profile", "bloomlab", "link layout: bloomlab (xxh3-128, enhanced double hashing, exact sizing) or "+
-		"redisbloom (bit for bit RedisBloom, for BF.LOADCHUNK and BF.SCANDUMP; -seed 0 only)")
+	profile := fs.String("profile", "bloomlab", "link layout: bloomlab (xxh3-128, enhanced double hashing, exact sizing), "+
+		"redisbloom (bit for bit RedisBloom, for BF.LOADCHUNK and BF.SCANDUMP; -seed 0 only) or "+
+		"blocked (cache-line-blocked links: one 512-bit block per key, one cache line per link a query tests; sized by the blocked filter's rate)")
 	expansion := fs.Uint("expansion", DefaultExpansion, fmt.Sprintf("each link's capacity is this many times the previous one's (1 … %d, as RedisBloom 8)", MaxExpansion))
 	ratio := fs.Float64("ratio", DefaultRatio, "each link's rate is this times the previous one's, in (0, 1) (redisbloom: 0.5 only)")
 	nonScaling := fs.Bool("nonscaling", false, "one link at the target rate that refuses new keys past -n (RedisBloom's NONSCALING)")
@@ -149,6 +153,11 @@ func plan(c Config, t kind.Target) (kind.Plan, error) {
 		Note: fmt.Sprintf("growing chain (expansion %d, ratio %g); rate ≤ %g however far it grows (Σ ε(1−r)r^i); memory at 10× and 1000× n below",
 			c.Expansion, c.Ratio, c.FPR),
 	}
+	if c.Profile == Blocked {
+		p.Scheme, p.Accesses = "blocked", 1
+		p.Note = fmt.Sprintf("growing chain of blocked links (expansion %d, ratio %g; one cache line per link a query tests, each link sized by the blocked filter's rate, theory.FPBlocked); rate ≤ %g however far it grows; memory at 10× and 1000× n below",
+			c.Expansion, c.Ratio, c.FPR)
+	}
 	if c.Profile == RedisBloom {
 		p.Scheme, p.Hashes = "redisbloom", 2
 		// RedisBloom's k = ⌈ln2·bpe⌉ puts even its large links a little
@@ -188,7 +197,11 @@ func plan(c Config, t kind.Target) (kind.Plan, error) {
 // link returns a link of shape l in profile p, without bits: enough for
 // its formula rates.
 func (l linkShape) link(p Profile) *link {
-	return &link{mod: l.m, k: l.k, redis: p == RedisBloom, bits: l.bits, entries: l.entries, errRate: l.rate}
+	lk := &link{mod: l.m, k: l.k, redis: p == RedisBloom, bits: l.bits, entries: l.entries, errRate: l.rate}
+	if p == Blocked {
+		lk.blocks = l.bits / blocked.BlockBits
+	}
+	return lk
 }
 
 // growthRate is GrowthFPR for a new chain of c (defaults applied).
@@ -271,6 +284,9 @@ func describe(g kind.Filter) []kind.Field {
 		}
 	}
 	formulaNote := "formula, 1 − Π(1 − r_i(keys_i)) with the pair floor of double hashing (theory.FPScheme)"
+	if f.Profile() == Blocked {
+		formulaNote = "formula, 1 − Π(1 − r_i(keys_i)) with the blocked filter's rate (theory.FPBlocked: the blocks' loads binomial)"
+	}
 	if f.Profile() == RedisBloom {
 		formulaNote = "formula, 1 − Π(1 − r_i(keys_i)) with RedisBloom's steps of short order and pair floor (theory.FPAnyStep; an upper bound for links not a power of two)"
 	}

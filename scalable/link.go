@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sync/atomic"
 
+	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/hugepage"
 	"github.com/bloomlab/bloomlab/theory"
@@ -18,8 +19,11 @@ type link struct {
 	mod   uint64   // positions lie in [0, mod): bits, or 2^n2
 	recip uint64   // ⌊(2^64 − 1)/mod⌋
 	k     int
-	ix    *hashing.Indexer // bloomlab profile; nil for RedisBloom
+	ix    *hashing.Indexer // bloomlab profile; nil for the others
 	redis bool
+	// blocks is the number of 512-bit blocks of a blocked-profile link
+	// (bits/512), 0 for the other profiles.
+	blocks uint64
 
 	bits    uint64  // 64·len(words)
 	entries uint64  // capacity
@@ -38,12 +42,29 @@ type shape struct {
 	redis   redisGeometry // RedisBloom profile
 }
 
+// describe returns a link of shape s in profile p without bits: enough
+// for its formula rates.
+func (s shape) describe(p Profile) *link {
+	l := &link{mod: s.bits, k: s.k, redis: p == RedisBloom, bits: s.bits, entries: s.entries, errRate: s.rate}
+	if s.redis.n2 > 0 {
+		l.mod = 1 << s.redis.n2
+	}
+	if p == Blocked {
+		l.blocks = s.bits / blocked.BlockBits
+	}
+	return l
+}
+
 // linkShape sizes a link of entries keys at rate errRate in the chain's
 // profile, allocating nothing.
 func (f *Filter) linkShape(entries uint64, errRate float64) (shape, error) {
 	if f.profile == RedisBloom {
 		g, err := redisInit(entries, errRate, f.options)
 		return shape{entries: g.entries, rate: errRate, bits: g.bits, k: g.k, redis: g}, err
+	}
+	if f.profile == Blocked {
+		m, k, err := blockedGeometry(entries, errRate)
+		return shape{entries: entries, rate: errRate, bits: m, k: k}, err
 	}
 	m, k, err := bloomlabGeometry(entries, errRate)
 	return shape{entries: entries, rate: errRate, bits: m, k: k}, err
@@ -53,6 +74,9 @@ func (f *Filter) linkShape(entries uint64, errRate float64) (shape, error) {
 func (f *Filter) alloc(s shape) (*link, error) {
 	if f.profile == RedisBloom {
 		return makeRedisLink(s.redis, s.rate, hugepage.Words(s.bits/64), 0), nil
+	}
+	if f.profile == Blocked {
+		return makeBlockedLink(s.bits, s.k, s.entries, s.rate, hugepage.Words(s.bits/64), 0), nil
 	}
 	return makeBloomlabLink(s.bits, s.k, s.entries, s.rate, hugepage.Words(s.bits/64), 0)
 }
@@ -116,13 +140,27 @@ func (f *Filter) nextLink(ls []*link) (shape, error) {
 	return s, f.withinBudget(ls, s)
 }
 
-// nextShape is nextLink without the memory budget.
+// nextShape is nextLink without the memory budget. The caller holds
+// f.mu (or f is its own); the shape after a given newest link is
+// computed once and kept (f.next): sizing a blocked link takes
+// milliseconds, and a server asks before every add past a full link.
 func (f *Filter) nextShape(ls []*link) (shape, error) {
+	cur := ls[len(ls)-1]
+	if f.next.after == cur && f.next.links == len(ls) {
+		return f.next.s, f.next.err
+	}
+	s, err := f.computeNext(ls)
+	f.next.after, f.next.links, f.next.s, f.next.err = cur, len(ls), s, err
+	return s, err
+}
+
+// computeNext is nextShape without the cache.
+func (f *Filter) computeNext(ls []*link) (shape, error) {
 	cur, n := ls[len(ls)-1], len(ls)
 	if n >= MaxLinks {
 		return shape{}, fmt.Errorf("the chain has %d links, the most it may have: %w", n, errCannotGrow)
 	}
-	if f.profile == Bloomlab && f.growth > MaxExpansion {
+	if f.profile != RedisBloom && f.growth > MaxExpansion {
 		return shape{}, fmt.Errorf("expansion %d, more than %d: %w", f.growth, MaxExpansion, errCannotGrow)
 	}
 	hi, entries := bits.Mul64(cur.entries, uint64(f.growth))
@@ -177,6 +215,9 @@ func (f *Filter) NextLinkBits() (uint64, error) {
 // probe, as in package bloom: their loads overlap, and an absent key
 // costs one rarely mispredicted branch instead of a coin flip per probe.
 func (l *link) has(d hashing.Digest) bool {
+	if l.blocks != 0 {
+		return l.hasBlocked(d)
+	}
 	w := l.words
 	if l.redis {
 		t, b, m, r := d.H1, d.H2, l.mod, l.recip
@@ -214,10 +255,15 @@ func (l *link) has(d hashing.Digest) bool {
 	return acc&1 != 0
 }
 
-// touch loads the words of d's first n probes (n ≤ k), so that a has or
+// touch loads the words of d's first n probes (n ≤ k; a blocked link's
+// block, whatever n), so that a has or
 // set of d after it finds them in the cache (an atomic load is never
 // optimised away).
 func (l *link) touch(d hashing.Digest, n int) {
+	if l.blocks != 0 {
+		atomic.LoadUint64(&l.blockOf(d)[0]) // one block, one cache line
+		return
+	}
 	w := l.words
 	if l.redis {
 		t, b, m, r := d.H1, d.H2, l.mod, l.recip

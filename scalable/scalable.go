@@ -32,6 +32,11 @@ const (
 	Bloomlab Profile = 1
 	// RedisBloom: bit for bit RedisBloom 2.x.
 	RedisBloom Profile = 2
+	// Blocked: xxh3-128 with the filter's seed, each link a
+	// cache-line-blocked filter (package blocked's layout: one 512-bit
+	// block per key), sized by the blocked filter's rate
+	// (theory.SizeBlocked).
+	Blocked Profile = 3
 )
 
 func (p Profile) String() string {
@@ -40,24 +45,30 @@ func (p Profile) String() string {
 		return "bloomlab"
 	case RedisBloom:
 		return "redisbloom"
+	case Blocked:
+		return "blocked"
 	}
 	return fmt.Sprintf("profile(%d)", uint8(p))
 }
 
-// ParseProfile returns the profile named "bloomlab" or "redisbloom".
+// ParseProfile returns the profile named "bloomlab", "redisbloom" or
+// "blocked".
 func ParseProfile(name string) (Profile, error) {
-	for _, p := range []Profile{Bloomlab, RedisBloom} {
+	for _, p := range []Profile{Bloomlab, RedisBloom, Blocked} {
 		if p.String() == name {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("scalable: unknown profile %q (want bloomlab or redisbloom): %w", name, ErrParam)
+	return 0, fmt.Errorf("scalable: unknown profile %q (want bloomlab, redisbloom or blocked): %w", name, ErrParam)
 }
 
 // scheme is the hash scheme byte of the profile's files.
 func (p Profile) scheme() hashing.Scheme {
-	if p == RedisBloom {
+	switch p {
+	case RedisBloom:
 		return hashing.RedisBloom
+	case Blocked:
+		return hashing.Independent
 	}
 	return hashing.Enhanced
 }
@@ -99,9 +110,9 @@ type Config struct {
 	// NonScaling makes a one-link filter at rate FPR that refuses new keys
 	// past Capacity (RedisBloom's NONSCALING).
 	NonScaling bool
-	// Profile is Bloomlab (the default) or RedisBloom.
+	// Profile is Bloomlab (the default), RedisBloom or Blocked.
 	Profile Profile
-	// Seed is the seed of the base hash (Bloomlab profile only; the
+	// Seed is the seed of the base hash (Bloomlab and Blocked profiles; the
 	// RedisBloom profile hashes with RedisBloom's fixed seeds and takes
 	// only 0).
 	Seed uint64
@@ -143,8 +154,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("scalable: FPR = %v out of range (0, 1): %w", c.FPR, ErrParam)
 	case !(c.Ratio > 0 && c.Ratio < 1):
 		return c, fmt.Errorf("scalable: Ratio = %v out of range (0, 1): %w", c.Ratio, ErrParam)
-	case c.Profile != Bloomlab && c.Profile != RedisBloom:
-		return c, fmt.Errorf("scalable: Profile = %d, want Bloomlab (1) or RedisBloom (2): %w", c.Profile, ErrParam)
+	case c.Profile != Bloomlab && c.Profile != RedisBloom && c.Profile != Blocked:
+		return c, fmt.Errorf("scalable: Profile = %d, want Bloomlab (1), RedisBloom (2) or Blocked (3): %w", c.Profile, ErrParam)
 	case c.Profile == RedisBloom && c.Ratio != redisTighten:
 		return c, fmt.Errorf("scalable: Ratio = %v: the redisbloom profile tightens by exactly 0.5: %w", c.Ratio, ErrParam)
 	case c.Profile == RedisBloom && c.Seed != 0:
@@ -169,6 +180,14 @@ type Filter struct {
 	ratio   float64
 	options uint32 // RedisBloom's option bits; the bloomlab profile uses only OptNoScaling
 	maxBits uint64 // memory budget (0: none); under mu
+	// next is the shape of the link after link `after`, the newest of a
+	// chain of `links` links (nextShape's cache); under mu.
+	next struct {
+		after *link
+		links int
+		s     shape
+		err   error
+	}
 }
 
 var lastID atomic.Uint64
@@ -208,6 +227,31 @@ func NewRedisBloom(errorRate float64, capacity uint64, expansion uint32, nonScal
 		f.growth = 0
 	}
 	return f, err
+}
+
+// FirstLinkBits returns the bits of the first link New(c) allocates,
+// without allocating anything: what a caller bounding memory reserves
+// before New. Errors are New's (wrapping ErrParam).
+func FirstLinkBits(c Config) (uint64, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return 0, err
+	}
+	f := &Filter{profile: c.Profile, growth: c.Expansion, ratio: c.Ratio}
+	eps := c.FPR
+	if c.Profile == RedisBloom {
+		f.options = redisOptions
+	}
+	if c.NonScaling {
+		f.options |= OptNoScaling
+	} else {
+		eps *= 1 - c.Ratio
+	}
+	s, err := f.linkShape(c.Capacity, eps)
+	if err != nil {
+		return 0, fmt.Errorf("scalable: %v: %w", err, ErrParam)
+	}
+	return s.bits, nil
 }
 
 // firstLink returns link 0 for a chain of initial capacity n0 and target
@@ -319,7 +363,11 @@ func (f *Filter) AddHash(d hashing.Digest) (present bool, err error) {
 		f.links.Store(&grown)
 		cur = next
 	}
-	cur.set(d)
+	if cur.blocks != 0 {
+		cur.setBlocked(d)
+	} else {
+		cur.set(d)
+	}
 	cur.size++
 	f.card.Add(1)
 	return false, nil

@@ -26,7 +26,7 @@ func key(i int) []byte {
 	return b[:]
 }
 
-var profiles = []Profile{Bloomlab, RedisBloom}
+var profiles = []Profile{Bloomlab, RedisBloom, Blocked}
 
 // TestNoFalseNegatives: across many links, with repeats, every key added
 // stays present, in both profiles and for expansions 1, 2 and 5.
@@ -248,7 +248,7 @@ func TestCannotGrow(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{
-		{FPR: 1}, {FPR: -0.1}, {FPR: math.NaN()}, {Ratio: 1}, {Ratio: -1}, {Profile: 3},
+		{FPR: 1}, {FPR: -0.1}, {FPR: math.NaN()}, {Ratio: 1}, {Ratio: -1}, {Profile: 4},
 		{Profile: RedisBloom, Ratio: 0.25}, {Profile: RedisBloom, Seed: 1},
 		{Capacity: 1 << 60, FPR: 0.01}, {FPR: math.Copysign(0, -1)}, {Ratio: math.Copysign(0, -1)},
 		{Expansion: MaxExpansion + 1},

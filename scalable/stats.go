@@ -52,6 +52,9 @@ func (l *link) formulaRate(n uint64) float64 {
 		return 0
 	}
 	nf := float64(n)
+	if l.blocks != 0 {
+		return l.blockedRate(nf)
+	}
 	if l.redis {
 		return theory.FPAnyStep(l.mod, nf, l.k, theory.FillAnyStep(l.mod, nf, l.k))
 	}
@@ -65,6 +68,9 @@ func (l *link) formulaRate(n uint64) float64 {
 // fraction of the m² (a mod m, b mod m) pairs whose probes are all set.
 // The caller holds f.mu (no add runs).
 func (l *link) stateRate(fill float64) float64 {
+	if l.blocks != 0 {
+		return l.blockedStateRate()
+	}
 	if !l.redis {
 		v := bitvec.Vec(l.words)
 		return bitvec.StateFPR(l.ix, v.OnesIn, v.Has, l.size)
@@ -200,10 +206,7 @@ func (f *Filter) projectGrowth(ls []*link) float64 {
 			tail = 0 // the chain stops here
 			break
 		}
-		l := &link{mod: s.bits, k: s.k, redis: f.profile == RedisBloom, bits: s.bits, entries: s.entries, errRate: s.rate}
-		if s.redis.n2 > 0 {
-			l.mod = 1 << s.redis.n2
-		}
+		l := s.describe(f.profile)
 		fps = append(fps, l.formulaRate(l.entries))
 		chain = append(chain, l)
 	}

@@ -36,6 +36,8 @@ func TestHotPathAllocs(t *testing.T) {
 		c.exec(argv("CMS.INITBYDIM", "c", "1000", "5"))
 		c.exec(argv("TOPK.RESERVE", "tk", "10", "50", "4", "0.9"))
 		c.exec(argv("BF.ADD", "f", "present"))
+		c.exec(argv("BF.RESERVE", "fb", "0.01", "1000000", "LAYOUT", "BLOCKED"))
+		c.exec(argv("BF.ADD", "fb", "present"))
 		c.exec(argv("CF.RESERVE", "cf", "1000000"))
 		c.exec(argv("CF.ADD", "cf", "present"))
 		c.exec(argv("TDIGEST.CREATE", "td"))
@@ -60,6 +62,8 @@ func TestHotPathAllocs(t *testing.T) {
 			{"BF.ADD present", func() [][]byte { return argv("BF.ADD", "f", "present") }},
 			{"BF.EXISTS", func() [][]byte { return argv("BF.EXISTS", "f", "present") }},
 			{"BF.MEXISTS", func() [][]byte { return argv("BF.MEXISTS", "f", "present", "absent") }},
+			{"BF.ADD new, blocked layout", func() [][]byte { i++; return argv("BF.ADD", "fb", string(keys[i%len(keys)][2])) }},
+			{"BF.MEXISTS, blocked layout", func() [][]byte { return argv("BF.MEXISTS", "fb", "present", "absent") }},
 			{"CMS.INCRBY", func() [][]byte { return argv("CMS.INCRBY", "c", "x", "1") }},
 			{"CMS.QUERY", func() [][]byte { return argv("CMS.QUERY", "c", "x") }},
 			{"TOPK.ADD", func() [][]byte { i++; return argv("TOPK.ADD", "tk", string(keys[i%len(keys)][2]), "hot") }},

@@ -893,7 +893,7 @@ func TestCFHugeHeaderReplays(t *testing.T) {
 // setCFConfig sets the module config name of s to v, as CONFIG SET does.
 func setCFConfig(t *testing.T, s *Server, name string, v int64) {
 	t.Helper()
-	p := lookupModConfig([]byte(name))
+	p := lookupModConfig([]byte(name), true)
 	if p < 0 {
 		t.Fatalf("no module config %s", name)
 	}

@@ -63,8 +63,12 @@ func init() {
 		loading:  bfLoadType,
 		of:       valueOf((*client).bfOf),
 		dumper: func(v value) (scanDumper, string) {
+			// A chain of RedisBloom's layout dumps as RedisBloom does; one
+			// of the blocked layout (or a bloomlab-profile chain loaded
+			// with -load) in bloomlab's framing, whose header RedisBloom's
+			// BF.LOADCHUNK refuses (scalable.Filter.ScanDump).
 			b := v.(*bfValue)
-			if b.chain == nil || b.chain.Profile() != scalable.RedisBloom {
+			if b.chain == nil {
 				return nil, fmt.Sprintf("ERR this %s filter has no RedisBloom dump: only RedisBloom-profile chains do (bloomlab export)", b.f.Kind())
 			}
 			return b.chain, ""
@@ -268,14 +272,24 @@ func chainBytes(errRate float64, capacity int64, nonScaling bool) float64 {
 // holds the keyspace exclusively and checked the key is absent.
 func (c *client) newChain(key []byte, p bfParams) (*entry, string) {
 	s := c.s
-	need := chainBytes(p.errRate, p.capacity, p.nonScaling) + float64(len(key)) + 256
+	var need float64
+	if p.layout == layoutBlocked {
+		bits, err := scalable.FirstLinkBits(p.blockedConfig())
+		if err != nil {
+			return nil, "ERR could not create filter"
+		}
+		need = float64(bits)/8 + 64
+	} else {
+		need = chainBytes(p.errRate, p.capacity, p.nonScaling)
+	}
+	need += float64(len(key)) + 256
 	if need > 1<<46 {
 		return nil, "ERR could not create filter"
 	}
 	if !c.reserve(int64(need)) {
 		return nil, errOOM
 	}
-	f, err := scalable.NewRedisBloom(p.errRate, uint64(p.capacity), uint32(p.expansion), p.nonScaling)
+	f, err := newChainFilter(p)
 	if err != nil {
 		s.mem.Add(-int64(need))
 		return nil, "ERR could not create filter"
@@ -284,12 +298,74 @@ func (c *client) newChain(key []byte, p bfParams) (*entry, string) {
 }
 
 // bfParams are a new filter's parameters, as BF.RESERVE and BF.INSERT
-// take them (RedisBloom's BFInsertOptions).
+// take them (RedisBloom's BFInsertOptions), and its layout (bloomlab's
+// LAYOUT).
 type bfParams struct {
 	errRate    float64
 	capacity   int64
 	expansion  int64 // recorded in the chain (RedisBloom's growth), also when it does not scale
 	nonScaling bool
+	layout     bfLayout
+}
+
+// bfLayout is the layout of a BF key made over the protocol: RedisBloom's
+// (the default) or scalable's blocked profile.
+type bfLayout uint8
+
+const (
+	layoutRedisBloom bfLayout = iota
+	layoutBlocked
+)
+
+func (l bfLayout) String() string {
+	if l == layoutBlocked {
+		return "blocked"
+	}
+	return "redisbloom"
+}
+
+// parseLayout reads a layout's name, case-insensitively.
+func parseLayout(b []byte) (bfLayout, bool) {
+	switch {
+	case eqFold(b, "redisbloom"):
+		return layoutRedisBloom, true
+	case eqFold(b, "blocked"):
+		return layoutBlocked, true
+	}
+	return 0, false
+}
+
+const (
+	errBadLayout = "ERR bad layout: want LAYOUT BLOCKED or LAYOUT REDISBLOOM"
+	errNoLayout  = "ERR no layout: want LAYOUT BLOCKED or LAYOUT REDISBLOOM"
+)
+
+// layoutOf names the layout of a BF value, as BF.INFO's Layout answers
+// it: a chain's profile (redisbloom, blocked, or bloomlab for a chain
+// loaded from a file), another kind's name.
+func (v *bfValue) layoutOf() string {
+	if v.chain != nil {
+		return v.chain.Profile().String()
+	}
+	return v.f.Kind()
+}
+
+// newChainFilter makes the chain of a new key (allocating its first link).
+func newChainFilter(p bfParams) (*scalable.Filter, error) {
+	if p.layout == layoutBlocked {
+		return scalable.New(p.blockedConfig())
+	}
+	return scalable.NewRedisBloom(p.errRate, uint64(p.capacity), uint32(p.expansion), p.nonScaling)
+}
+
+// blockedConfig is the scalable configuration of a blocked-layout key:
+// the blocked profile, seed 0, RedisBloom's tightening ratio 1/2.
+func (p bfParams) blockedConfig() scalable.Config {
+	exp := uint32(p.expansion)
+	if exp == 0 {
+		exp = scalable.DefaultExpansion // non-scaling: never used
+	}
+	return scalable.Config{Capacity: uint64(p.capacity), FPR: p.errRate, Expansion: exp, NonScaling: p.nonScaling, Profile: scalable.Blocked}
 }
 
 // errRateCap is RedisBloom 8's cap on an error rate: a larger one makes a
@@ -304,10 +380,12 @@ const errRateCap = 0.25
 // the configs existed, which are these.
 func (c *client) bfDefaults() bfParams {
 	if c.replaying {
+		// A record without LAYOUT was made in RedisBloom's layout
+		// (reserveArgs writes LAYOUT BLOCKED for the other).
 		return bfParams{errRate: scalable.DefaultFPR, capacity: scalable.DefaultCapacity, expansion: scalable.DefaultExpansion}
 	}
-	e, n, x := c.s.modcfg.bfDefaults()
-	return bfParams{errRate: e, capacity: n, expansion: x, nonScaling: x == 0}
+	e, n, x, l := c.s.modcfg.bfDefaults()
+	return bfParams{errRate: e, capacity: n, expansion: x, nonScaling: x == 0, layout: l}
 }
 
 // bf8 reports whether BF's parameters are read by RedisBloom 8.6.2's
@@ -335,17 +413,23 @@ func (p bfParams) reserveArgs(key []byte) [][]byte {
 	if p.nonScaling {
 		args = append(args, []byte("NONSCALING"))
 	}
+	if p.layout == layoutBlocked {
+		args = append(args, []byte("LAYOUT"), []byte("BLOCKED"))
+	}
 	return args
 }
 
 // insertArgs is BF.INSERT for key with p and items, every parameter
 // explicit (see reserveArgs).
 func (p bfParams) insertArgs(key []byte, items [][]byte) [][]byte {
-	args := make([][]byte, 0, 11+len(items))
+	args := make([][]byte, 0, 13+len(items))
 	args = append(args, []byte("BF.INSERT"), key, []byte("CAPACITY"), strconv.AppendInt(nil, p.capacity, 10),
 		[]byte("ERROR"), strconv.AppendFloat(nil, p.errRate, 'g', -1, 64), []byte("EXPANSION"), strconv.AppendInt(nil, p.expansion, 10))
 	if p.nonScaling {
 		args = append(args, []byte("NONSCALING"))
+	}
+	if p.layout == layoutBlocked {
+		args = append(args, []byte("LAYOUT"), []byte("BLOCKED"))
 	}
 	args = append(args, []byte("ITEMS"))
 	return append(args, items...)
@@ -434,6 +518,24 @@ func reserveParams24(args [][]byte) (bfParams, string) {
 }
 
 func bfReserve(c *client, args [][]byte) bool {
+	// LAYOUT L (bloomlab's) is taken off before RedisBloom's rules read
+	// the rest, so that they answer as without it.
+	layout, li := c.bfDefaults().layout, -1
+	if len(args) > 4 {
+		li = argIndex(args, 4, "LAYOUT")
+	}
+	if li >= 0 {
+		if li+1 == len(args) {
+			c.err(errNoLayout)
+			return false
+		}
+		var ok bool
+		if layout, ok = parseLayout(args[li+1]); !ok {
+			c.err(errBadLayout)
+			return false
+		}
+		args = append(args[:li:li], args[li+2:]...)
+	}
 	if len(args) < 4 || len(args) > 7 {
 		c.err(wrongArity("bf.reserve"))
 		return false
@@ -443,6 +545,7 @@ func bfReserve(c *client, args [][]byte) bool {
 		c.err(msg)
 		return false
 	}
+	p.layout = layout
 	if e := c.s.getForCreate(c, args[1]); e != nil {
 		if e.v.typ() == bfType || e.v.typ() == bfLoadType {
 			c.err(errBFExists)
@@ -545,6 +648,16 @@ func bfInsert(c *client, args [][]byte) bool {
 		case eqFold(a, "NONSCALING"):
 			opt.nonScaling = true
 			i++
+		case eqFold(a, "LAYOUT"): // bloomlab's
+			if i+1 == len(args) {
+				c.err(errNoLayout)
+				return false
+			}
+			if opt.layout, ok = parseLayout(args[i+1]); !ok {
+				c.err(errBadLayout)
+				return false
+			}
+			i += 2
 		default:
 			c.err("Unknown argument received")
 			return false
@@ -856,12 +969,23 @@ func bfInfo(c *client, args [][]byte) bool {
 		case eqFold(f, "expansion"):
 			one("Expansion rate")
 			exp()
+		case eqFold(f, "layout"): // bloomlab's
+			one("Layout")
+			c.w.Simple(v.layoutOf())
 		default:
 			c.err("Invalid information value")
 		}
 		return false
 	}
-	c.mapReply(5)
+	// A key of RedisBloom's layout answers RedisBloom's five fields, which
+	// its clients parse (as does a filter of another kind loaded from a
+	// file, as before); one of the blocked layout adds its layout.
+	blockedKey := v.chain != nil && v.chain.Profile() == scalable.Blocked
+	if blockedKey {
+		c.mapReply(6)
+	} else {
+		c.mapReply(5)
+	}
 	c.w.Simple("Capacity")
 	c.w.Int(capacity)
 	c.w.Simple("Size")
@@ -872,6 +996,10 @@ func bfInfo(c *client, args [][]byte) bool {
 	c.w.Int(items)
 	c.w.Simple("Expansion rate")
 	exp()
+	if blockedKey {
+		c.w.Simple("Layout")
+		c.w.Simple("blocked")
+	}
 	return false
 }
 
@@ -913,7 +1041,10 @@ func bfDebug(c *client, args [][]byte) bool {
 	}
 	links := v.chain.RedisLinks()
 	width := 32
-	if v.chain.Options()&scalable.OptForce64 != 0 {
+	switch {
+	case v.chain.Profile() != scalable.RedisBloom:
+		width = 128 // xxh3-128
+	case v.chain.Options()&scalable.OptForce64 != 0:
 		width = 64
 	}
 	c.w.Array(1 + len(links))

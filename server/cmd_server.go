@@ -217,12 +217,14 @@ func cmdConfig(c *client, args [][]byte) bool {
 // configGet answers CONFIG GET as Redis does: each parameter that a
 // pattern matches (case-insensitively), once; a pattern without glob
 // characters names one parameter and the reply repeats it as given.
-// Under Dialect8 RedisBloom's module configs are parameters too.
+// Under Dialect8 RedisBloom's module configs are parameters too, and in
+// every dialect bloomlab's bloomlab-bf-layout.
 func (c *client) configGet(pats [][]byte) {
 	params := c.s.configParams()
 	if c.s.cfg.Dialect == Dialect8 {
 		params = append(params, c.s.modcfg.get()...)
 	}
+	params = append(params, c.s.modcfg.layoutParam())
 	var out [][2]string
 	seen := make([]bool, len(params))
 	for _, pat := range pats {
@@ -251,7 +253,7 @@ func (c *client) configGet(pats [][]byte) {
 // configSet answers CONFIG SET of name/value pairs as Redis does: an
 // unknown name or an odd count refuses them all; under Dialect8 the
 // module configs (moduleConfig.set, all or none) are the parameters that
-// can be set, with RedisBloom's refusals wrapped in Redis's "CONFIG SET
+// can be set, with bloomlab-bf-layout in every dialect, with RedisBloom's refusals wrapped in Redis's "CONFIG SET
 // failed" text. Server parameters are read-only here.
 func (c *client) configSet(args [][]byte) {
 	if len(args)%2 != 0 {
@@ -260,10 +262,7 @@ func (c *client) configSet(args [][]byte) {
 	}
 	pairs := make([]modSet, 0, len(args)/2)
 	for i := 0; i < len(args); i += 2 {
-		p := -1
-		if c.s.cfg.Dialect == Dialect8 {
-			p = lookupModConfig(args[i])
-		}
+		p := lookupModConfig(args[i], c.s.cfg.Dialect == Dialect8)
 		if p < 0 {
 			c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[i]) + "'")
 			return
@@ -277,7 +276,7 @@ func (c *client) configSet(args [][]byte) {
 		pairs = append(pairs, modSet{p, args[i+1]})
 	}
 	if i, msg := c.s.modcfg.set(pairs); i >= 0 {
-		c.err("ERR CONFIG SET failed (possibly related to argument '" + modParams[pairs[i].param].name + "') - " + msg)
+		c.err("ERR CONFIG SET failed (possibly related to argument '" + modName(pairs[i].param) + "') - " + msg)
 		return
 	}
 	c.w.Simple("OK")

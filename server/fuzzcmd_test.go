@@ -98,6 +98,7 @@ func populateCmds(fx *cmdFixture) [][]string {
 	cmds := [][]string{
 		{"BF.RESERVE", "bf", "0.001", "20", "EXPANSION", "2"}, {"BF.MADD", "bf", "a", "b", "c"},
 		{"BF.RESERVE", "bfns", "0.01", "2", "NONSCALING"}, {"BF.MADD", "bfns", "a", "b", "c"},
+		{"BF.RESERVE", "bfbl", "0.01", "4", "LAYOUT", "BLOCKED"}, {"BF.MADD", "bfbl", "a", "b", "c", "d", "e"},
 		{"CF.RESERVE", "cf", "8", "BUCKETSIZE", "2", "MAXITERATIONS", "5", "EXPANSION", "1"},
 		{"CF.INSERT", "cf", "ITEMS", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"},
 		{"CF.RESERVE", "cfns", "4", "BUCKETSIZE", "1", "EXPANSION", "0"}, {"CF.ADD", "cfns", "a"},
@@ -156,6 +157,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"cms.initbydim", "bgrewriteaof", "DEL", "EXEC", "MULTI", "FLUSHALL", "PEXPIREAT", "OK", "PONG",
 		"B", "K", "M", "G", "T", "RELOAD", "MERGE", "NOFLUSH", "debug", // DEBUG RELOAD
 		"PROFILE", "redisbloom", "bloomlab", // the log's CMS.INITBYDIM … PROFILE p (replay only)
+		"LAYOUT", "BLOCKED", "REDISBLOOM", "layout", "bloomlab-bf-layout", "bfbl", // bloomlab's BF layouts
 		"WITHCOUNT", "WITH", "withcount", "WITHCOUNTS", "topk.incrby", "100000", "100001", "TopK-TYPE", // TOPK
 		"COMPRESSION", "OVERRIDE", "TDIS-TYPE", "tdigest.min", "tdigest.revrank", "tdigest.byrevrank", // TDIGEST.*
 		"usage", "SAMPLES", // MEMORY USAGE
@@ -188,6 +190,9 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"bf.add", "bf", "x"}, {"bf.madd", "bf", "x", "y"},
 		{"bf.insert", "new", "CAPACITY", "100", "ERROR", "0.01", "EXPANSION", "2", "NONSCALING", "ITEMS", "x", "y"},
 		{"bf.insert", "bf", "NOCREATE", "ITEMS", "x"},
+		{"bf.reserve", "new", "0.01", "100", "LAYOUT", "BLOCKED"},
+		{"bf.insert", "new", "CAPACITY", "100", "NONSCALING", "LAYOUT", "BLOCKED", "ITEMS", "x", "y"},
+		{"bf.add", "bfbl", "x"}, {"bf.info", "bfbl", "layout"}, {"bf.scandump", "bfbl", "0"},
 		{"bf.exists", "bf", "a"}, {"bf.mexists", "bf", "a", "z"}, {"bf.info", "bf", "capacity"}, {"bf.info", "bf"},
 		{"bf.card", "bf"}, {"bf.debug", "bf"}, {"bf.scandump", "bf", "0"}, {"bf.scandump", "bf", fx.bfChunks[0][0]},
 		{"bf.loadchunk", "new", fx.bfChunks[0][0], fx.bfChunks[0][1]},
@@ -226,7 +231,8 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"command", "docs", "bf.insert", "cms.merge"}, {"command", "info", "cf.reserve", "nokey"},
 		{"command", "list", "FILTERBY", "MODULE", "bf"}, {"command", "list", "FILTERBY", "PATTERN", "cms.*"},
 		{"config", "get", "maxmemory"}, {"config", "set", "x", "y"}, {"config", "resetstat"},
-		{"config", "get", "bf-*", "cf-initial-size"}, {"config", "set", "bf-error-rate", "0.02", "cf-bucket-size", "3"},
+		{"config", "get", "bf-*", "cf-initial-size"}, {"config", "set", "bloomlab-bf-layout", "blocked"},
+		{"config", "get", "bloomlab-bf-layout"}, {"config", "set", "bf-error-rate", "0.02", "cf-bucket-size", "3"},
 		{"module", "list"}, {"module", "help"}, {"module", "unload", "bf"},
 		{"info", "memory"}, {"save"}, {"bgsave", "SCHEDULE"}, {"bgrewriteaof"}, {"lastsave"}, {"shutdown", "NOSAVE"},
 		{"debug", "reload"}, {"debug", "reload", "NOSAVE"},

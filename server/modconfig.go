@@ -39,7 +39,22 @@ const (
 	mcCFExpansion
 	mcCFMaxExpansions
 	numModConfigs
+	// mcBFLayout is bloomlab's own config, bloomlab-bf-layout: the
+	// layout of new BF keys. It is no RedisBloom config (no RedisBloom
+	// name starts with "bloomlab-"), and exists in every dialect.
+	mcBFLayout = numModConfigs
 )
+
+// bfLayoutName is the name of bloomlab's config mcBFLayout.
+const bfLayoutName = "bloomlab-bf-layout"
+
+// modName returns the name of config p (a module config or mcBFLayout).
+func modName(p int) string {
+	if p == mcBFLayout {
+		return bfLayoutName
+	}
+	return modParams[p].name
+}
 
 // modParam is one module config: its name and its range. bf-error-rate,
 // the only double, lies in the open interval (0, 1); the integers in the
@@ -75,6 +90,7 @@ type modValues struct {
 	errRate float64
 	n       [numModConfigs]int64
 	text    [numModConfigs]string
+	layout  bfLayout // bloomlab-bf-layout
 }
 
 // init sets RedisBloom's defaults.
@@ -91,11 +107,17 @@ func (m *moduleConfig) init() {
 	m.v.Store(v)
 }
 
-// bfDefaults are the error rate, capacity and expansion of a filter that
-// BF.ADD, BF.MADD or BF.INSERT creates without them.
-func (m *moduleConfig) bfDefaults() (errRate float64, capacity, expansion int64) {
+// bfDefaults are the error rate, capacity, expansion and layout of a
+// filter that BF.ADD, BF.MADD or BF.INSERT creates without them (the
+// layout also BF.RESERVE's).
+func (m *moduleConfig) bfDefaults() (errRate float64, capacity, expansion int64, layout bfLayout) {
 	v := m.v.Load()
-	return v.errRate, v.n[mcBFInitialSize], v.n[mcBFExpansion]
+	return v.errRate, v.n[mcBFInitialSize], v.n[mcBFExpansion], v.layout
+}
+
+// layoutParam is bloomlab-bf-layout as CONFIG GET answers it.
+func (m *moduleConfig) layoutParam() [2]string {
+	return [2]string{bfLayoutName, m.v.Load().layout.String()}
 }
 
 // cfDefaults are the bucket size, capacity, max iterations and expansion
@@ -116,19 +138,19 @@ func (s *Server) setModuleConfigs() error {
 	}
 	pairs := make([]modSet, 0, len(s.cfg.ModuleConfigs))
 	for _, kv := range s.cfg.ModuleConfigs {
-		p := lookupModConfig([]byte(kv[0]))
+		p := lookupModConfig([]byte(kv[0]), true)
 		if p < 0 {
 			return fmt.Errorf("unknown module config %q: want one of %s", kv[0], modConfigNames())
 		}
 		for _, q := range pairs {
 			if q.param == p {
-				return fmt.Errorf("module config %s given twice", modParams[p].name)
+				return fmt.Errorf("module config %s given twice", modName(p))
 			}
 		}
 		pairs = append(pairs, modSet{p, []byte(kv[1])})
 	}
 	if i, msg := s.modcfg.set(pairs); i >= 0 {
-		return fmt.Errorf("module config %s=%s: %s", modParams[pairs[i].param].name, pairs[i].value, msg)
+		return fmt.Errorf("module config %s=%s: %s", modName(pairs[i].param), pairs[i].value, msg)
 	}
 	return nil
 }
@@ -142,9 +164,16 @@ func modConfigNames() string {
 	return strings.Join(names, ", ")
 }
 
-// lookupModConfig returns the index of the module config named name
-// (case-insensitively), or -1.
-func lookupModConfig(name []byte) int {
+// lookupModConfig returns the index of the config named name
+// (case-insensitively): one of RedisBloom's module configs if modules
+// (Dialect8), or bloomlab-bf-layout; -1 for another name.
+func lookupModConfig(name []byte, modules bool) int {
+	if eqFold(name, bfLayoutName) {
+		return mcBFLayout
+	}
+	if !modules {
+		return -1
+	}
 	for i, p := range modParams {
 		if eqFold(name, p.name) {
 			return i
@@ -178,6 +207,14 @@ func (m *moduleConfig) set(pairs []modSet) (int, string) {
 	defer m.mu.Unlock()
 	v := *m.v.Load()
 	for i, ps := range pairs {
+		if ps.param == mcBFLayout {
+			l, ok := parseLayout(ps.value)
+			if !ok {
+				return i, "Invalid value for `" + bfLayoutName + "` (want redisbloom or blocked)"
+			}
+			v.layout = l
+			continue
+		}
 		p := modParams[ps.param]
 		if ps.param == mcBFErrorRate {
 			f, ok := parseFloat(ps.value)

@@ -79,7 +79,7 @@ func TestModuleConfigs(t *testing.T) {
 			t.Errorf("%q: got %s, want %s", tc.args, got, tc.want)
 		}
 	}
-	if e, n, x := s.modcfg.bfDefaults(); e != 0.02 || n != 200 || x != 3 {
+	if e, n, x, _ := s.modcfg.bfDefaults(); e != 0.02 || n != 200 || x != 3 {
 		t.Errorf("bfDefaults after CONFIG SET: %v %d %d", e, n, x)
 	}
 	if b, n, it, x, mx := s.modcfg.cfDefaults(); b != 2 || n != 1024 || it != 20 || x != 1 || mx != 32 {
@@ -141,7 +141,7 @@ func TestModuleConfigsAtomic(t *testing.T) {
 			return
 		default:
 		}
-		e, n, _ := s.modcfg.bfDefaults()
+		e, n, _, _ := s.modcfg.bfDefaults()
 		if got := fmt.Sprint(e, n); got != "0.01 100" && got != "0.02 200" {
 			t.Fatalf("bfDefaults saw %s: half a CONFIG SET", got)
 		}

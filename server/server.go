@@ -122,6 +122,15 @@ type Config struct {
 	// Like CONFIG SET they are the defaults of new keys and nothing else:
 	// no stored key depends on them.
 	ModuleConfigs [][2]string
+	// BFLayout is the layout of the BF keys made without a LAYOUT
+	// keyword (BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT): "redisbloom" (or
+	// empty, the default: RedisBloom's links, whose BF.SCANDUMP RedisBloom
+	// loads) or "blocked" (scalable's blocked profile: one cache line per
+	// link a query tests; bloomlab's own dump). It is the initial value
+	// of the CONFIG parameter bloomlab-bf-layout (every dialect); New
+	// refuses another value. Like the module configs it is a default of
+	// new keys and nothing else: the log records each key's layout.
+	BFLayout string
 	// Logger receives warnings and notices (nil: discarded).
 	Logger *log.Logger
 }
@@ -213,6 +222,11 @@ func New(cfg Config) (*Server, error) {
 	s.modcfg.init()
 	if err := s.setModuleConfigs(); err != nil {
 		return nil, err
+	}
+	if s.cfg.BFLayout != "" {
+		if i, msg := s.modcfg.set([]modSet{{mcBFLayout, []byte(s.cfg.BFLayout)}}); i >= 0 {
+			return nil, fmt.Errorf("BF layout %q: %s", s.cfg.BFLayout, msg)
+		}
 	}
 	if err := s.open(); err != nil {
 		s.closeFiles()

@@ -99,6 +99,16 @@ func runPlan(e *env, args []string) error {
 		}
 		plans = append(plans, p)
 		rep.Kinds = append(rep.Kinds, rowOf(p, t))
+		for _, args := range s.PlanVariants {
+			p, err := kind.PlanVariant(s, t, args)
+			if err != nil {
+				msg := strings.TrimSuffix(err.Error(), ": "+kind.ErrParam.Error())
+				rep.Unavailable = append(rep.Unavailable, s.Name+" "+strings.Join(args, " ")+": "+strings.TrimPrefix(msg, s.Name+": "))
+				continue
+			}
+			plans = append(plans, p)
+			rep.Kinds = append(rep.Kinds, rowOf(p, t))
+		}
 	}
 	rep.Recommendation = recommend(plans, t)
 	if *asJSON {

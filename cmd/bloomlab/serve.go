@@ -149,6 +149,7 @@ func runServe(e *env, args []string) error {
 	dialect := fs.String("dialect", "8", "whose replies to give: 8 (RedisBloom 8.6.2, the RedisBloom of Redis 8: RESP3 booleans and maps, its ranges and error texts) or 2.4 (RedisBloom 2.4.23 on Redis 7.0); stored data is the same under both")
 	var modcfg pairList
 	fs.Var(&modcfg, "module-config", "NAME=VALUE: a RedisBloom module config at start, as CONFIG SET NAME VALUE (repeatable; dialect 8): bf-error-rate, bf-initial-size, bf-expansion-factor, cf-bucket-size, cf-initial-size, cf-max-iterations, cf-expansion-factor, cf-max-expansions, the defaults of new keys")
+	bfLayout := fs.String("bf-layout", "redisbloom", "layout of new BF keys made without LAYOUT (the CONFIG parameter bloomlab-bf-layout at start): redisbloom (RedisBloom's links: BF.SCANDUMP loads into RedisBloom) or blocked (cache-line-blocked links, one cache line per link a query tests; BF.SCANDUMP in bloomlab's own framing, which only bloomlab loads)")
 	pprofAddr := fs.String("pprof", "", "HOST:PORT: serve Go's profiles (net/http/pprof: /debug/pprof/profile, mutex, block) on this address, for measuring the server; mutex and block profiling are switched on with it (a loopback address unless you say otherwise: the profiles show commands' keys)")
 	var loads loadList
 	fs.Var(&loads, "load", "NAME=FILE.blf: serve a bloomlab file of any kind as key NAME (repeatable); the file is NAME's initial state")
@@ -166,10 +167,13 @@ func runServe(e *env, args []string) error {
 	if (*cert == "") != (*key == "") {
 		return usagef("-tls-cert and -tls-key go together")
 	}
+	if *bfLayout != "redisbloom" && *bfLayout != "blocked" {
+		return usagef("-bf-layout %q: want redisbloom or blocked", *bfLayout)
+	}
 	cfg := server.Config{
 		Dir: *dir, AppendFsync: mode, SaveInterval: time.Duration(save), AutoRewriteSize: int64(rewrite),
 		Password: *pass, MaxMemory: int64(maxmem), MaxClients: *maxClients, IdleTimeout: *timeout,
-		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads, Dialect: dia, ModuleConfigs: modcfg,
+		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads, Dialect: dia, ModuleConfigs: modcfg, BFLayout: *bfLayout,
 		Logger: log.New(e.stderr, "", log.LstdFlags),
 	}
 	if rewrite == 0 {

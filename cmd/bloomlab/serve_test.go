@@ -86,7 +86,7 @@ func client(addr string) *redis.Client {
 // was acknowledged must be present (0 false negatives), and BF.CARD,
 // BF.INFO and the acknowledgments must agree.
 func TestKill9(t *testing.T) {
-	kill9(t, func(w, _ int) int { return w }, true, false)
+	kill9(t, func(w, _ int) int { return w }, true, false, "")
 }
 
 // TestKill9Snapshots is TestKill9 with a client asking for snapshots
@@ -94,7 +94,7 @@ func TestKill9(t *testing.T) {
 // (log rotation, the snapshot's write and rename, the removal of the old
 // logs), and nothing acknowledged may be lost.
 func TestKill9Snapshots(t *testing.T) {
-	kill9(t, func(w, _ int) int { return w }, true, true)
+	kill9(t, func(w, _ int) int { return w }, true, true, "")
 }
 
 // TestKill9SharedKeys is TestKill9 with the clients adding the same keys
@@ -104,16 +104,30 @@ func TestKill9Snapshots(t *testing.T) {
 // fsync. Those must survive the kill too.
 func TestKill9SharedKeys(t *testing.T) {
 	var next atomic.Int64
-	kill9(t, func(int, int) int { return int(next.Add(1)-1) / 2 }, false, false)
+	kill9(t, func(int, int) int { return int(next.Add(1)-1) / 2 }, false, false, "")
+}
+
+// TestKill9Blocked is TestKill9Snapshots on a key of the blocked layout
+// (the server started with -bf-layout blocked, the key made by the first
+// BF.ADD), restarted with the default layout: the key keeps its layout
+// (the log's record of its creation says LAYOUT BLOCKED, and the
+// snapshot holds the chain) and loses nothing acknowledged.
+func TestKill9Blocked(t *testing.T) {
+	kill9(t, func(w, _ int) int { return w }, true, true, "blocked")
 }
 
 // kill9 runs the durability test; batchOf gives the batch number of a
 // client's next pipeline (the keys are b-<batch>-<i>, or w<w>-… when
 // perClient is set); with saves, a further client asks for snapshots
-// (BGSAVE) without pause.
-func kill9(t *testing.T, batchOf func(w, batch int) int, perClient, saves bool) {
+// (BGSAVE) without pause; a layout ("blocked") is the first server's
+// -bf-layout, which the key must keep after a restart without it.
+func kill9(t *testing.T, batchOf func(w, batch int) int, perClient, saves bool, layout string) {
 	dir := t.TempDir()
-	p := startServe(t, dir, "-appendfsync", "always", "-save", "0")
+	first := []string{"-appendfsync", "always", "-save", "0"}
+	if layout != "" {
+		first = append(first, "-bf-layout", layout)
+	}
+	p := startServe(t, dir, first...)
 	ctx := context.Background()
 	const clients = 4
 	acked := make([][]string, clients)
@@ -195,6 +209,12 @@ func kill9(t *testing.T, batchOf func(w, batch int) int, perClient, saves bool) 
 	// least every acknowledged new key, and agrees with BF.INFO.
 	if card < int64(news) || info.ItemsInserted != card || info.Capacity < card {
 		t.Fatalf("CARD %d, BF.INFO %+v, %d acknowledged new keys", card, info, news)
+	}
+	if layout != "" {
+		got, err := rdb.Do(ctx, "BF.INFO", "f", "LAYOUT").Result() // RESP3: a map of one
+		if err != nil || fmt.Sprint(got) != "map[Layout:"+layout+"]" {
+			t.Fatalf("BF.INFO f LAYOUT after the restart: %v, %v; want %s", got, err, layout)
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/bloomlab/bloomlab/internal/base"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -212,6 +213,10 @@ type Spec struct {
 	Combine func(dst, src Filter) error
 	// Exports lists foreign formats.
 	Exports []Export
+	// PlanVariants are option sets (the kind's flags, as -kind's users
+	// give them) that plan lists as rows of their own beside the
+	// default's: a layout worth comparing (scalable's -profile blocked).
+	PlanVariants [][]string
 }
 
 var (
@@ -305,6 +310,18 @@ func PlanSteps() uint64 { return base.PlanSteps() }
 // PlanDefault sizes kind s for t with its default options.
 func PlanDefault(s *Spec, t Target) (Plan, error) {
 	return s.Options(flag.NewFlagSet(s.Name, flag.ContinueOnError))(t)
+}
+
+// PlanVariant sizes kind s for t with the options args (one of
+// s.PlanVariants).
+func PlanVariant(s *Spec, t Target, args []string) (Plan, error) {
+	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	planner := s.Options(fs)
+	if err := fs.Parse(args); err != nil {
+		return Plan{}, fmt.Errorf("%s %s: %w", s.Name, strings.Join(args, " "), err)
+	}
+	return planner(t)
 }
 
 // Decoded adapts a kind's typed decode function to Spec.Decode, without
