@@ -20,9 +20,10 @@
 #   RedisBloom's layout: build -kind scalable -profile redisbloom -nonscaling
 #     -fpr 0.01 -n CAP; pushed into redis-server with `bloomlab redis push
 #     -addr … -key …` (BF.LOADCHUNK), served by serve with -load.
-#   blocked layout: build -kind blocked -fpr 0.01 -n CAP (or the arguments of
-#     -blocked-build, e.g. the blocked profile of BF keys once serve has it),
-#     served with -load.
+#   blocked layout: build -kind scalable -profile blocked -nonscaling -fpr
+#     0.01 -n CAP, what `BF.RESERVE key 0.01 CAP NONSCALING LAYOUT BLOCKED`
+#     makes (or the arguments of -blocked-build, e.g. '-kind blocked -fpr
+#     0.01' for package blocked's filter), served with -load.
 # The big filter holds F = CAP − (all the keys the BF.MADD runs add) × 1.02
 # keys, so that no add is refused. The small one (key q) holds the same
 # fraction of SMALL. BF.MADD at SMALL goes to copies of a SMALL filter
@@ -56,7 +57,7 @@ usage() {
   exit 2
 }
 cmdline=$*
-cap=1000000000 small=100000 queries=200000 madd='' rounds=2 bbuild='-kind blocked -fpr 0.01' dir='' out=''
+cap=1000000000 small=100000 queries=200000 madd='' rounds=2 bbuild='-kind scalable -profile blocked -nonscaling -fpr 0.01' dir='' out=''
 while [ $# -gt 0 ]; do
   case $1 in
   -cap) cap=$2; shift 2 ;;
