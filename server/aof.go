@@ -69,12 +69,19 @@ type aof struct {
 
 	stop chan struct{}
 	done chan struct{}
+
+	// wait's rounds: leading is whether a waiter is writing (and
+	// syncing) for the others; round is signalled when it is done.
+	rmu     sync.Mutex
+	leading bool
+	round   sync.Cond
 }
 
 // openLog opens generation gen for appending at its end (creating it
 // with its header if missing).
 func openLog(dir string, gen uint64, mode Fsync, logger func(string, ...any)) (*aof, error) {
 	a := &aof{dir: dir, mode: mode, logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	a.round.L = &a.rmu
 	f, err := a.create(gen, true)
 	if err != nil {
 		return nil, err
@@ -190,11 +197,37 @@ func (a *aof) fail(err error) error {
 // one fsync.
 // A position already durable is not an error even after a failure: what
 // the log held before it failed stays acknowledged.
+//
+// The waiters do not queue for the file: one of them (the leader) writes
+// and syncs everything appended so far while the others wait for the
+// round to end (a.round), then every waiter the round covered returns at
+// once, and one that came too late leads the next round. Queued on the
+// file's lock instead, a waiter that the round in progress covers waited
+// behind one that it did not, for a whole second fsync.
 func (a *aof) wait(pos int64) error {
 	if a == nil || a.durable(pos) {
 		return nil
 	}
-	return a.flush(pos, a.mode == Always)
+	sync := a.mode == Always
+	a.rmu.Lock()
+	for {
+		if a.durable(pos) {
+			a.rmu.Unlock()
+			return nil
+		}
+		if !a.leading {
+			break
+		}
+		a.round.Wait()
+	}
+	a.leading = true
+	a.rmu.Unlock()
+	err := a.flush(a.end.Load(), sync)
+	a.rmu.Lock()
+	a.leading = false
+	a.round.Broadcast()
+	a.rmu.Unlock()
+	return err
 }
 
 // durable reports whether the log holds everything up to pos as the mode
