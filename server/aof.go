@@ -270,12 +270,14 @@ func (a *aof) flush(pos int64, sync bool) error {
 // fail (atomic: the server's goroutines sync meanwhile).
 var syncHook atomic.Pointer[func(*os.File) error]
 
-// syncLog is the fsync of a group commit and of a new log's header.
+// syncLog is the sync of a group commit and of a new log's header: its
+// data and what reading them back needs (the file's size), as Redis's
+// fdatasync on Linux, not its times (dataSync).
 func syncLog(f *os.File) error {
 	if h := syncHook.Load(); h != nil {
 		return (*h)(f)
 	}
-	return f.Sync()
+	return dataSync(f)
 }
 
 // appendedEnd returns the logical position after the last record appended
