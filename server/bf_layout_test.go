@@ -328,3 +328,32 @@ func dialAddr(t testing.TB, addr string) *rawConn {
 	c.rr = resp.NewReplyReader(io.TeeReader(bufio.NewReader(conn), &c.raw), 0)
 	return c
 }
+
+// TestBFLayoutTwice: LAYOUT given twice reads as BF.INSERT reads its
+// repeated options, on BF.RESERVE as on BF.INSERT: every value must be a
+// layout, and the last one counts. (BF.RESERVE took the first and
+// ignored the second, "LAYOUT junk" included.)
+func TestBFLayoutTwice(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	for _, tc := range [][]string{
+		{"+OK", "BF.RESERVE", "a", "0.01", "100", "LAYOUT", "BLOCKED", "LAYOUT", "REDISBLOOM"},
+		{"*[+redisbloom]", "BF.INFO", "a", "LAYOUT"},
+		{"+OK", "BF.RESERVE", "b", "0.01", "100", "LAYOUT", "REDISBLOOM", "LAYOUT", "BLOCKED"},
+		{"*[+blocked]", "BF.INFO", "b", "LAYOUT"},
+		{"-" + errBadLayout, "BF.RESERVE", "x", "0.01", "100", "LAYOUT", "BLOCKED", "LAYOUT", "junk"},
+		{"-" + errNoLayout, "BF.RESERVE", "x", "0.01", "100", "LAYOUT", "BLOCKED", "LAYOUT"},
+		{"+OK", "BF.RESERVE", "c", "0.01", "100", "LAYOUT", "BLOCKED", "EXPANSION", "4", "LAYOUT", "BLOCKED"},
+		{"*[+blocked]", "BF.INFO", "c", "LAYOUT"},
+		{"*[:4]", "BF.INFO", "c", "EXPANSION"},
+		{":0", "EXISTS", "x"},
+		{"*[:1]", "BF.INSERT", "i", "LAYOUT", "BLOCKED", "LAYOUT", "REDISBLOOM", "ITEMS", "a"},
+		{"*[+redisbloom]", "BF.INFO", "i", "LAYOUT"},
+		{"-" + errBadLayout, "BF.INSERT", "x", "LAYOUT", "BLOCKED", "LAYOUT", "junk", "ITEMS", "a"},
+		{":0", "EXISTS", "x"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%q: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+}

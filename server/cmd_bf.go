@@ -519,12 +519,14 @@ func reserveParams24(args [][]byte) (bfParams, string) {
 
 func bfReserve(c *client, args [][]byte) bool {
 	// LAYOUT L (bloomlab's) is taken off before RedisBloom's rules read
-	// the rest, so that they answer as without it.
-	layout, li := c.bfDefaults().layout, -1
-	if len(args) > 4 {
-		li = argIndex(args, 4, "LAYOUT")
-	}
-	if li >= 0 {
+	// the rest, so that they answer as without it. Given more than once,
+	// every value must be a layout and the last counts (as BF.INSERT
+	// reads it).
+	layout := c.bfDefaults().layout
+	for li := 4; li < len(args); {
+		if li = argIndex(args, li, "LAYOUT"); li < 0 {
+			break
+		}
 		if li+1 == len(args) {
 			c.err(errNoLayout)
 			return false
