@@ -274,7 +274,16 @@ func (c *client) newChain(key []byte, p bfParams) (*entry, string) {
 	s := c.s
 	var need float64
 	if p.layout == layoutBlocked {
-		bits, err := scalable.FirstLinkBits(p.blockedConfig())
+		// Sizing a blocked link takes up to tens of milliseconds at
+		// large capacities (with the keyspace held), so a key that
+		// cannot fit is refused first by a bound: a blocked link needs
+		// at least the bits of RedisBloom's at its rate, less one
+		// block's rounding.
+		lb := int64(chainBytes(p.errRate, p.capacity, p.nonScaling)) - 128 + int64(len(key)) + 256
+		if !c.replaying && s.maxMem > 0 && s.mem.Load()+lb > s.maxMem {
+			return nil, errOOM
+		}
+		bits, err := firstLinkBits(p.blockedConfig())
 		if err != nil {
 			return nil, "ERR could not create filter"
 		}
@@ -296,6 +305,9 @@ func (c *client) newChain(key []byte, p bfParams) (*entry, string) {
 	}
 	return s.add(string(key), newBF(f), int64(need)), ""
 }
+
+// firstLinkBits is scalable.FirstLinkBits (a test counts its calls).
+var firstLinkBits = scalable.FirstLinkBits
 
 // bfParams are a new filter's parameters, as BF.RESERVE and BF.INSERT
 // take them (RedisBloom's BFInsertOptions), and its layout (bloomlab's
