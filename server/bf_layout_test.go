@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/redistest"
+	"github.com/bloomlab/bloomlab/scalable"
 	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
@@ -327,4 +328,80 @@ func dialAddr(t testing.TB, addr string) *rawConn {
 	c := &rawConn{t: t, conn: conn}
 	c.rr = resp.NewReplyReader(io.TeeReader(bufio.NewReader(conn), &c.raw), 0)
 	return c
+}
+
+// TestBFLayoutTwice: LAYOUT given twice reads as BF.INSERT reads its
+// repeated options, on BF.RESERVE as on BF.INSERT: every value must be a
+// layout, and the last one counts. (BF.RESERVE took the first and
+// ignored the second, "LAYOUT junk" included.)
+func TestBFLayoutTwice(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	for _, tc := range [][]string{
+		{"+OK", "BF.RESERVE", "a", "0.01", "100", "LAYOUT", "BLOCKED", "LAYOUT", "REDISBLOOM"},
+		{"*[+redisbloom]", "BF.INFO", "a", "LAYOUT"},
+		{"+OK", "BF.RESERVE", "b", "0.01", "100", "LAYOUT", "REDISBLOOM", "LAYOUT", "BLOCKED"},
+		{"*[+blocked]", "BF.INFO", "b", "LAYOUT"},
+		{"-" + errBadLayout, "BF.RESERVE", "x", "0.01", "100", "LAYOUT", "BLOCKED", "LAYOUT", "junk"},
+		{"-" + errNoLayout, "BF.RESERVE", "x", "0.01", "100", "LAYOUT", "BLOCKED", "LAYOUT"},
+		{"+OK", "BF.RESERVE", "c", "0.01", "100", "LAYOUT", "BLOCKED", "EXPANSION", "4", "LAYOUT", "BLOCKED"},
+		{"*[+blocked]", "BF.INFO", "c", "LAYOUT"},
+		{"*[:4]", "BF.INFO", "c", "EXPANSION"},
+		{":0", "EXISTS", "x"},
+		{"*[:1]", "BF.INSERT", "i", "LAYOUT", "BLOCKED", "LAYOUT", "REDISBLOOM", "ITEMS", "a"},
+		{"*[+redisbloom]", "BF.INFO", "i", "LAYOUT"},
+		{"-" + errBadLayout, "BF.INSERT", "x", "LAYOUT", "BLOCKED", "LAYOUT", "junk", "ITEMS", "a"},
+		{":0", "EXISTS", "x"},
+	} {
+		if got := c.do(tc[1:]...); got != tc[0] {
+			t.Errorf("%q: got %s, want %s", tc[1:], got, tc[0])
+		}
+	}
+}
+
+// TestBFLayoutOOMBeforeSizing: a blocked key that cannot fit under
+// maxmemory is refused without sizing its first link (which takes up to
+// tens of milliseconds at large capacities, the keyspace held: a client
+// repeating a refused BF.RESERVE held every other one back), and the
+// bound that refuses it never exceeds the link's real size.
+func TestBFLayoutOOMBeforeSizing(t *testing.T) {
+	calls := 0
+	firstLinkBits = func(c scalable.Config) (uint64, error) {
+		calls++
+		return scalable.FirstLinkBits(c)
+	}
+	t.Cleanup(func() { firstLinkBits = scalable.FirstLinkBits })
+	s := start(t, Config{MaxMemory: plusClients(64<<10, 1)})
+	c := dial(t, s)
+	oom := "-OOM command not allowed when used memory > 'maxmemory'."
+	for _, cmd := range [][]string{
+		{"BF.RESERVE", "big", "0.01", "1073741824", "LAYOUT", "BLOCKED"},
+		{"BF.RESERVE", "big", "1e-30", "1073741824", "NONSCALING", "LAYOUT", "BLOCKED"},
+		{"BF.INSERT", "big", "CAPACITY", "1073741824", "ERROR", "0.001", "LAYOUT", "BLOCKED", "ITEMS", "a"},
+	} {
+		if got := c.do(cmd...); got != oom {
+			t.Errorf("%q: %s", cmd, got)
+		}
+	}
+	if calls != 0 {
+		t.Errorf("%d links sized for keys that cannot fit", calls)
+	}
+	if got := c.do("BF.RESERVE", "small", "0.01", "1000", "LAYOUT", "BLOCKED"); got != "+OK" || calls != 1 {
+		t.Errorf("a key that fits: %s, %d sizings", got, calls)
+	}
+	// The bound is below the link's bytes.
+	for _, rate := range []float64{0.25, 0.01, 1e-5, 1e-12, 1e-30} {
+		for _, n := range []int64{1, 2, 7, 100, 1000, 123457, 1 << 24} {
+			for _, ns := range []bool{false, true} {
+				p := bfParams{errRate: rate, capacity: n, expansion: 2, nonScaling: ns, layout: layoutBlocked}
+				bits, err := scalable.FirstLinkBits(p.blockedConfig())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lb := int64(chainBytes(rate, n, ns)) - 128; lb > int64(bits/8)+64 {
+					t.Errorf("rate %g, %d keys, nonscaling %v: bound %d > %d bytes", rate, n, ns, lb, bits/8+64)
+				}
+			}
+		}
+	}
 }

@@ -274,7 +274,16 @@ func (c *client) newChain(key []byte, p bfParams) (*entry, string) {
 	s := c.s
 	var need float64
 	if p.layout == layoutBlocked {
-		bits, err := scalable.FirstLinkBits(p.blockedConfig())
+		// Sizing a blocked link takes up to tens of milliseconds at
+		// large capacities (with the keyspace held), so a key that
+		// cannot fit is refused first by a bound: a blocked link needs
+		// at least the bits of RedisBloom's at its rate, less one
+		// block's rounding.
+		lb := int64(chainBytes(p.errRate, p.capacity, p.nonScaling)) - 128 + int64(len(key)) + 256
+		if !c.replaying && s.maxMem > 0 && s.mem.Load()+lb > s.maxMem {
+			return nil, errOOM
+		}
+		bits, err := firstLinkBits(p.blockedConfig())
 		if err != nil {
 			return nil, "ERR could not create filter"
 		}
@@ -296,6 +305,9 @@ func (c *client) newChain(key []byte, p bfParams) (*entry, string) {
 	}
 	return s.add(string(key), newBF(f), int64(need)), ""
 }
+
+// firstLinkBits is scalable.FirstLinkBits (a test counts its calls).
+var firstLinkBits = scalable.FirstLinkBits
 
 // bfParams are a new filter's parameters, as BF.RESERVE and BF.INSERT
 // take them (RedisBloom's BFInsertOptions), and its layout (bloomlab's
@@ -519,12 +531,14 @@ func reserveParams24(args [][]byte) (bfParams, string) {
 
 func bfReserve(c *client, args [][]byte) bool {
 	// LAYOUT L (bloomlab's) is taken off before RedisBloom's rules read
-	// the rest, so that they answer as without it.
-	layout, li := c.bfDefaults().layout, -1
-	if len(args) > 4 {
-		li = argIndex(args, 4, "LAYOUT")
-	}
-	if li >= 0 {
+	// the rest, so that they answer as without it. Given more than once,
+	// every value must be a layout and the last counts (as BF.INSERT
+	// reads it).
+	layout := c.bfDefaults().layout
+	for li := 4; li < len(args); {
+		if li = argIndex(args, li, "LAYOUT"); li < 0 {
+			break
+		}
 		if li+1 == len(args) {
 			c.err(errNoLayout)
 			return false

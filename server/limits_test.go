@@ -624,3 +624,68 @@ func TestClientMemoryAllCounted(t *testing.T) {
 		t.Fatalf("once the connections are closed: %s", got)
 	}
 }
+
+// TestPipelinedMalformed: a malformed command that arrives in one write
+// behind good ones (so the reader's in-place fast paths parse the good
+// ones from the buffer) still answers the good ones, then Redis's
+// protocol error, then closes the connection.
+func TestPipelinedMalformed(t *testing.T) {
+	s := start(t, Config{})
+	good := "*3\r\n$6\r\nBF.ADD\r\n$1\r\nk\r\n$1\r\na\r\n*3\r\n$9\r\nbf.exists\r\n$1\r\nk\r\n$1\r\na\r\n"
+	for _, tc := range []struct{ in, want string }{
+		{"*x\r\n", "-ERR Protocol error: invalid multibulk length"},
+		{"*1\r\n$x\r\n", "-ERR Protocol error: invalid bulk length"},
+		{"*1\r\n$99999999999999999999\r\nPING\r\n", "-ERR Protocol error: invalid bulk length"},
+		{"*99999999999999999999\r\n", "-ERR Protocol error: invalid multibulk length"},
+		{"*1\r\n$4\r\nPINGxx*1\r\n$4\r\nPING\r\n", "-ERR Protocol error: expected CRLF after a bulk string"},
+		{"*1\r\n:4\r\n", "-ERR Protocol error: expected '$', got ':'"},
+	} {
+		c := dial(t, s)
+		c.sendRaw(good + tc.in)
+		for _, want := range []string{":0", ":1", tc.want} {
+			if v, _ := c.read(); v.String() != want && !(want == ":0" && v.String() == ":1") {
+				t.Errorf("%.30q: got %v, want %s", tc.in, v, want)
+			}
+		}
+		c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.conn.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("%.30q: connection not closed (%d, %v)", tc.in, n, err)
+		}
+	}
+}
+
+// TestCommandCacheCase: a connection's cache of its last command's table
+// entry (keyed by the name as sent) answers alike whatever the case and
+// order of names in a pipeline: an unknown name one letter away from the
+// cached one is unknown, the cached command's arity is still checked, and
+// inside MULTI the cached entry queues as any other.
+func TestCommandCacheCase(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	cmds := [][]string{
+		{"bf.add", "q", "1"}, {"BF.ADD", "q", "2"}, {"Bf.Add", "q", "3"}, {"Bf.Add", "q", "3"},
+		{"BF.ADE", "q", "4"}, {"Bf.Ad", "q", "4"}, {"Bf.Addd", "q", "4"}, {"Bf.Add", "q"},
+		{"Bf.Add", "q", "4"}, {"bf.madd", "q", "5", "1"}, {"bf.mAdd", "q"}, {"bf.exists", "q", "4"},
+		{"MULTI"}, {"bf.exists", "q", "5"}, {"bf.exists", "q", "x", "y"}, {"bf.existz", "q", "5"}, {"EXEC"},
+		{"bf.exists", "q", "5"},
+	}
+	want := []string{":1", ":1", ":1", ":0",
+		"-ERR unknown command 'BF.ADE', with args beginning with: 'q' '4' ",
+		"-ERR unknown command 'Bf.Ad', with args beginning with: 'q' '4' ",
+		"-ERR unknown command 'Bf.Addd', with args beginning with: 'q' '4' ",
+		"-ERR wrong number of arguments for 'bf.add' command",
+		":1", "*[:1, :0]", "-ERR wrong number of arguments for 'bf.madd' command", ":1",
+		"+OK", "+QUEUED", "+QUEUED", // a module's command checks its arity when it runs, as in Redis
+		"-ERR unknown command 'bf.existz', with args beginning with: 'q' '5' ",
+		"-EXECABORT Transaction discarded because of previous errors.",
+		":1",
+	}
+	for _, cmd := range cmds {
+		c.send(cmd...)
+	}
+	for i := range cmds {
+		if v, _ := c.read(); v.String() != want[i] {
+			t.Errorf("%q: got %v, want %s", cmds[i], v, want[i])
+		}
+	}
+}

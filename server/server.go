@@ -102,7 +102,9 @@ type Config struct {
 	// whole within it.
 	IdleTimeout time.Duration
 	// WriteTimeout closes a connection that does not take its replies
-	// within it (default 60 s).
+	// within it (default 60 s). The deadline moves only once half of it
+	// has passed, so a write that stalls fails after WriteTimeout/2 to
+	// WriteTimeout of stalling.
 	WriteTimeout time.Duration
 	// TLS, if set, makes Serve and ListenAndServe speak TLS.
 	TLS *tls.Config
