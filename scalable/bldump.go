@@ -2,6 +2,7 @@ package scalable
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -12,7 +13,7 @@ import (
 // data chunks as RedisBloom's dump (each link's bits/8 bytes, oldest link
 // first, bit j of a link in byte j/8 at bit j mod 8; iterator 1 + the
 // byte offset), after a header chunk of its own, little-endian
-// (52 + 48·L bytes):
+// (56 + 48·L bytes):
 //
 //	offset size field
 //	0      12   magic "BLOOMLAB-BF1"
@@ -26,12 +27,15 @@ import (
 //	48     4    L: links, 1 … 4096
 //	52     48·L the links' records, oldest first: the six words of the
 //	            file format's link record (encoding.go)
+//	52+48·L 4   CRC-32C of the bytes before it
 //
 // The header carries everything the file format's does and is validated
-// as strictly. RedisBloom's BF.LOADCHUNK refuses it ("received bad
+// as strictly; its checksum makes a damaged header (a seed, a k, a size
+// changed in transit) an error rather than a filter that answers "absent"
+// for its keys. (The data chunks, as RedisBloom's, carry none.) RedisBloom's BF.LOADCHUNK refuses it ("received bad
 // data"): it reads bytes 8–11, "-BF1", as its link count (826,426,925)
 // and takes a header only if it is 20 + 53 times that many bytes long,
-// about 43.8 GB, where this header has at most 196,660. So these bytes
+// about 43.8 GB, where this header has at most 196,664. So these bytes
 // never become a RedisBloom filter by mistake, and a RedisBloom header
 // (its first 12 bytes the chain's count and link count) is never taken
 // for one of these: Loader tells them apart by the magic.
@@ -40,7 +44,11 @@ const (
 	dumpMagic      = "BLOOMLAB-BF1"
 	dumpHeaderBase = 52
 	dumpHeaderLink = 8 * recordLen
+	dumpHeaderCRC  = 4
 )
+
+// dumpHeaderLen is the length of bloomlab's dump header for nl links.
+func dumpHeaderLen(nl uint64) uint64 { return dumpHeaderBase + dumpHeaderLink*nl + dumpHeaderCRC }
 
 // appendDumpHeader appends the header of bloomlab's dump of the chain
 // (its mutex held; not the RedisBloom profile).
@@ -53,13 +61,16 @@ func (f *Filter) appendDumpHeader(b []byte, ls []*link) []byte {
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.ratio))
 	b = binary.LittleEndian.AppendUint64(b, f.card.Load())
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(ls)))
+	start := len(b) - dumpHeaderBase
 	for _, l := range ls {
 		for _, w := range []uint64{l.bits, l.entries, l.size, math.Float64bits(l.errRate), math.Float64bits(l.bpe), uint64(l.k) | uint64(l.n2)<<32} {
 			b = binary.LittleEndian.AppendUint64(b, w)
 		}
 	}
-	return b
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoliTable))
 }
+
+var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 
 // isDumpHeader reports whether hdr begins as bloomlab's dump header.
 func isDumpHeader(hdr []byte) bool {
@@ -98,8 +109,12 @@ func parseDumpHeader(b []byte) (*Filter, []*link, error) {
 	switch {
 	case nl < 1 || nl > MaxLinks:
 		return nil, nil, badDump("bloomlab dump header: %d links, want 1 … %d", nl, MaxLinks)
-	case uint64(len(b)) != dumpHeaderBase+dumpHeaderLink*uint64(nl):
-		return nil, nil, badDump("bloomlab dump header of %d bytes for %d links, want %d", len(b), nl, dumpHeaderBase+dumpHeaderLink*uint64(nl))
+	case uint64(len(b)) != dumpHeaderLen(uint64(nl)):
+		return nil, nil, badDump("bloomlab dump header of %d bytes for %d links, want %d", len(b), nl, dumpHeaderLen(uint64(nl)))
+	}
+	body := b[:len(b)-dumpHeaderCRC]
+	if got, want := crc32.Checksum(body, castagnoliTable), binary.LittleEndian.Uint32(b[len(body):]); got != want {
+		return nil, nil, badDump("bloomlab dump header damaged: CRC-32C %#08x, its checksum says %#08x", got, want)
 	}
 	ls := make([]*link, nl)
 	var rec [recordLen]uint64

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"strings"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/blocked"
@@ -125,7 +127,7 @@ func TestBlockedDump(t *testing.T) {
 		for _, size := range []int{0, 64, 1000} {
 			cs := must(f.Dump(size))
 			hdr := cs[0].Data
-			if string(hdr[:12]) != "BLOOMLAB-BF1" || len(hdr) != 52+48*f.Links() {
+			if string(hdr[:12]) != "BLOOMLAB-BF1" || len(hdr) != 56+48*f.Links() {
 				t.Fatalf("%v: header %q…, %d bytes", p, hdr[:12], len(hdr))
 			}
 			if nf := uint64(binary.LittleEndian.Uint32(hdr[8:])); uint64(len(hdr)) == 20+53*nf {
@@ -186,12 +188,30 @@ func TestBlockedDump(t *testing.T) {
 			b := bytes.Clone(hdr)
 			if mut != nil {
 				mut(b)
+				// The checksum made right: each check refuses on its own.
+				n := len(b) - 4
+				binary.LittleEndian.PutUint32(b[n:], crc32.Checksum(b[:n], crc32.MakeTable(crc32.Castagnoli)))
 			} else {
 				b = b[:40]
 			}
 			var ld Loader
 			if err := ld.LoadChunk(1, b); err == nil {
 				t.Errorf("%v: header with %s taken", p, name)
+			}
+		}
+		// A header damaged in transit, valid field by field, is refused by
+		// its checksum: loaded, a changed seed or k answers "absent" for
+		// the chain's keys.
+		for name, mut := range map[string]func(b []byte){
+			"seed":     func(b []byte) { b[16] ^= 1 },
+			"k":        func(b []byte) { b[52+40]++ },
+			"checksum": func(b []byte) { b[len(b)-1] ^= 0x80 },
+		} {
+			b := bytes.Clone(hdr)
+			mut(b)
+			var ld Loader
+			if err := ld.LoadChunk(1, b); err == nil || !strings.Contains(err.Error(), "damaged") {
+				t.Errorf("%v: header with a changed %s: %v", p, name, err)
 			}
 		}
 	}

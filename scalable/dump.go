@@ -76,7 +76,7 @@ func (f *Filter) scanHeader(ls []*link) []byte {
 	if f.profile == RedisBloom {
 		return f.appendHeader(make([]byte, 0, headerFixed+headerLink*len(ls)), ls)
 	}
-	return f.appendDumpHeader(make([]byte, 0, dumpHeaderBase+dumpHeaderLink*len(ls)), ls)
+	return f.appendDumpHeader(make([]byte, 0, dumpHeaderLen(uint64(len(ls)))), ls)
 }
 
 // appendHeader appends the SCANDUMP header of the chain (its mutex held).
