@@ -523,7 +523,8 @@ func heapGrowth(f func()) uint64 {
 // TestLimits: a string over MaxString, a compressed string that could not
 // expand to its announced length, and module values with too many fields
 // are refused; a string announcing 400 MiB with 10 bytes behind it costs
-// kilobytes, not its announced size.
+// kilobytes, not its announced size, with or without InputSize; a string
+// that fits in InputSize is allocated once.
 func TestLimits(t *testing.T) {
 	key := func(body []byte) []byte {
 		var e enc
@@ -550,6 +551,35 @@ func TestLimits(t *testing.T) {
 	})
 	if grown > 1<<20 {
 		t.Fatalf("a 400 MiB string of 10 bytes allocated %d bytes", grown)
+	}
+	// With the input's size known, a string that fits in it is allocated
+	// once; one that does not still grows only as its bytes arrive.
+	grown = heapGrowth(func() {
+		r, _ := NewReader(bytes.NewReader(short), Limits{InputSize: int64(len(short))})
+		if _, err := r.Next(); err == nil {
+			t.Error("truncated 400 MiB string accepted")
+		}
+	})
+	if grown > 1<<20 {
+		t.Fatalf("a 400 MiB string of 10 bytes with InputSize allocated %d bytes", grown)
+	}
+	e = enc{}
+	e.length(1 << 20)
+	full := rawFile(key(e.buf), make([]byte, 1<<20))
+	for _, size := range []int64{0, int64(len(full))} {
+		grown = heapGrowth(func() {
+			r, _ := NewReader(bytes.NewReader(full), Limits{InputSize: size})
+			ent, err := r.Next()
+			if err != nil || len(ent.String) != 1<<20 {
+				t.Errorf("1 MiB string: %v", err)
+			}
+		})
+		if size > 0 && grown > 1<<20+200<<10 {
+			t.Fatalf("1 MiB string with InputSize: %d bytes allocated, not once", grown)
+		}
+		if size == 0 && grown < 1<<20+400<<10 {
+			t.Fatalf("1 MiB string without InputSize: %d bytes allocated, want growth", grown)
+		}
 	}
 
 	e = enc{}
@@ -755,7 +785,11 @@ func TestRecordedFiles(t *testing.T) {
 }
 
 func readToEnd(p []byte) error {
-	r, err := NewReader(bytes.NewReader(p), Limits{MaxString: 1 << 20, MaxFields: 1 << 16})
+	return readToEndLimits(p, Limits{MaxString: 1 << 20, MaxFields: 1 << 16})
+}
+
+func readToEndLimits(p []byte, lim Limits) error {
+	r, err := NewReader(bytes.NewReader(p), lim)
 	if err != nil {
 		return err
 	}
@@ -781,4 +815,27 @@ func readToEnd(p []byte) error {
 		}
 	}
 	return errors.New("too many entries")
+}
+
+// BenchmarkCRC64 is Redis's CRC-64 over 1 MiB.
+func BenchmarkCRC64(b *testing.B) {
+	p := make([]byte, 1<<20)
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		CRC64(p)
+	}
+}
+
+// BenchmarkReadString reads a file of one 64 MiB string.
+func BenchmarkReadString(b *testing.B) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, 10, false)
+	w.String([]byte("k"), make([]byte, 64<<20))
+	w.Close()
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		if err := readToEndLimits(buf.Bytes(), Limits{InputSize: int64(buf.Len())}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

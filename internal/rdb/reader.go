@@ -62,15 +62,22 @@ func TypeName(t byte) string {
 // DefaultLimits' values.
 type Limits struct {
 	// MaxString bounds one string's length in bytes, compressed or not
-	// (default 512 MiB, as Redis's proto-max-bulk-len).
+	// (default 16 GiB: RedisBloom saves a filter's bits as one string, and
+	// Redis sets no bound on a string in a file).
 	MaxString int64
 	// MaxFields bounds the number of opcode-tagged fields of one module
 	// value, and of elements skipped in one other value (default 1<<32).
 	MaxFields int64
+	// InputSize, when positive, is the input's total length (a file's
+	// size). A string whose declared length fits in what is left of the
+	// input is then allocated once at its size; otherwise (and when it is
+	// 0) a string's memory grows as its bytes arrive, to at most twice
+	// what has arrived, and is copied as it grows.
+	InputSize int64
 }
 
 // DefaultLimits are the limits used where a field of Limits is zero.
-var DefaultLimits = Limits{MaxString: 512 << 20, MaxFields: 1 << 32}
+var DefaultLimits = Limits{MaxString: 16 << 30, MaxFields: 1 << 32}
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxString <= 0 {
@@ -115,7 +122,8 @@ type input struct {
 	off    int64
 	noCRC  bool
 	maxStr int64
-	lzf    int // LZF-compressed strings read
+	size   int64 // the input's length, if known (Limits.InputSize)
+	lzf    int   // LZF-compressed strings read
 }
 
 func (in *input) fail(format string, args ...any) error {
@@ -227,7 +235,7 @@ const (
 // readBytes reads n raw bytes, growing the result only as they arrive.
 func (in *input) readBytes(n int64) ([]byte, error) {
 	const step = 64 << 10
-	if n <= step {
+	if n <= step || (in.size > 0 && n <= in.size-in.off) {
 		p := make([]byte, n)
 		return p, in.readFull(p)
 	}
@@ -367,7 +375,7 @@ type Reader struct {
 func NewReader(r io.Reader, lim Limits) (*Reader, error) {
 	lim = lim.withDefaults()
 	rd := &Reader{lim: lim}
-	rd.in = input{br: bufio.NewReaderSize(r, 64<<10), maxStr: lim.MaxString}
+	rd.in = input{br: bufio.NewReaderSize(r, 64<<10), maxStr: lim.MaxString, size: lim.InputSize}
 	var hdr [9]byte
 	if err := rd.in.readFull(hdr[:]); err != nil {
 		return nil, err
