@@ -46,7 +46,8 @@ func BenchmarkChain(b *testing.B) {
 // BenchmarkLarge measures Add and Contains of random keys on a 12 MB
 // RedisBloom-profile filter (10^7 keys at 1%, half full), larger than the
 // processor's caches: one key at a time, and in groups of 16 after
-// Prefetch, as BF.MADD and BF.MEXISTS do.
+// Prefetch, as BF.MADD and BF.MEXISTS do. The filter's words ask for huge
+// pages (internal/hugepage); BLOOMLAB_NO_HUGEPAGES=1 measures without.
 func BenchmarkLarge(b *testing.B) {
 	f := must(NewRedisBloom(0.01, 10_000_000, 2, true))
 	for i := 0; i < 5_000_000; i++ {

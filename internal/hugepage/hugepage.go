@@ -14,15 +14,23 @@
 // the Go heap's as any slice's (the garbage collector frees it); advice
 // changes only how the kernel maps it. Huge pages make a sparsely used
 // array resident in 2 MiB steps: a filter's memory is counted whole
-// anyway (the server's maxmemory, `bloomlab plan`).
+// anyway (the server's maxmemory, `bloomlab plan`). The environment
+// variable BLOOMLAB_NO_HUGEPAGES=1 turns the advice off (to compare, as
+// scalable's BenchmarkLarge does, or where huge pages are unwanted).
 package hugepage
 
-import "unsafe"
+import (
+	"os"
+	"unsafe"
+)
 
 // MinBytes is the smallest array given huge-page advice (four huge pages:
 // below it the TLB covers the array anyway, and advice would split the
 // heap's mappings for nothing).
 const MinBytes = 8 << 20
+
+// off is BLOOMLAB_NO_HUGEPAGES, read once.
+var off = os.Getenv("BLOOMLAB_NO_HUGEPAGES") != ""
 
 // Words returns a zeroed slice of n words, advised as the package says.
 func Words(n uint64) []uint64 { return WordsCap(n, n) }
@@ -30,7 +38,7 @@ func Words(n uint64) []uint64 { return WordsCap(n, n) }
 // WordsCap is Words with capacity c ≥ n.
 func WordsCap(n, c uint64) []uint64 {
 	w := make([]uint64, n, c)
-	if c*8 >= MinBytes {
+	if c*8 >= MinBytes && !off {
 		advise(unsafe.Pointer(unsafe.SliceData(w)), uintptr(c)*8)
 	}
 	return w
@@ -42,7 +50,7 @@ func Bytes(n uint64) []byte { return BytesCap(n, n) }
 // BytesCap is Bytes with capacity c ≥ n.
 func BytesCap(n, c uint64) []byte {
 	b := make([]byte, n, c)
-	if c >= MinBytes {
+	if c >= MinBytes && !off {
 		advise(unsafe.Pointer(unsafe.SliceData(b)), uintptr(c))
 	}
 	return b

@@ -55,6 +55,9 @@ func TestAdvised(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("madvise is Linux's")
 	}
+	if off {
+		t.Skip("BLOOMLAB_NO_HUGEPAGES is set")
+	}
 	w := Words(4 * MinBytes / 8)
 	a := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
 	from, to := aligned(a, uintptr(len(w))*8)
