@@ -20,16 +20,22 @@ func init() {
 		run:   runExport,
 	})
 	register(&command{
-		name:    "import",
-		summary: "Read a filter in a foreign format from IN (\"-\": standard input) and write it to FILE in the bloomlab format.",
-		usage:   "bloomlab import -format F [-kind K] -o FILE IN",
-		run:     runImport,
+		name: "import",
+		summary: "Read a filter in a foreign format from IN (\"-\": standard input) and write it to FILE in the bloomlab format. " +
+			"-format rdb reads one key of a Redis RDB file (Redis 7.0 to 8.x): a BF key (MBbloom--) becomes a scalable file, a CF key " +
+			"(MBbloomCF) a cuckoo file, a CMS key (CMSk-TYPE) a countmin file, each in its redisbloom profile; the other keys are passed " +
+			"over, not decoded, and the file's checksum is verified before FILE is written. TOPK and TDIGEST keys are not filters: " +
+			"bloomlab serve -load-rdb loads them. Keys of types bloomlab does not load (lists, hashes, sets, sorted sets, streams, other " +
+			"modules' types) met in the database before KEY stop the import unless -skip-unsupported passes over them (docs/RDB.md).",
+		usage: "bloomlab import -format F [-kind K] -o FILE IN | import -format rdb -key KEY [-db N] [-skip-unsupported] -o FILE DUMP.rdb",
+		run:   runImport,
 	})
 }
 
 // formatsHelp lists the foreign formats of every kind.
 func formatsHelp(w io.Writer) {
 	fmt.Fprintln(w, "\nformats:")
+	fmt.Fprintln(w, "  -format rdb (import only): one BF, CF or CMS key of a Redis RDB file, as a scalable, cuckoo or countmin file")
 	any := false
 	for _, s := range kind.All() {
 		for _, x := range s.Exports {
@@ -110,6 +116,7 @@ func runImport(e *env, args []string) error {
 	format := fs.String("format", "", "foreign format")
 	kindName := fs.String("kind", "", "the kind to import as, when several kinds offer the format")
 	out := fs.String("o", "", "output file (\"-\": standard output)")
+	ro := rdbImportFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		if he, ok := err.(*helpRequest); ok {
@@ -125,6 +132,14 @@ func runImport(e *env, args []string) error {
 	}
 	if err := e.checkNotInput(*out, pos); err != nil {
 		return err
+	}
+	if *format == "rdb" {
+		return importRDB(e, pos[0], *out, *kindName, ro)
+	}
+	for _, f := range []string{"key", "db", "skip-unsupported"} {
+		if isSet(fs, f) {
+			return usagef("-%s goes with -format rdb", f)
+		}
 	}
 	var found []*kind.Export
 	var kinds []string

@@ -11,10 +11,13 @@
 //	bloomlab merge -o OUT A B…
 //	bloomlab export -format F -o OUT FILE
 //	bloomlab import -format F [-kind K] -o FILE IN
+//	bloomlab import -format rdb -key KEY [-db N] [-skip-unsupported] -o FILE DUMP.rdb
 //	bloomlab plan -n N (-fpr P | -bits-per-key B) [-json]
 //	bloomlab serve [-addr HOST:PORT] [-dir DIR] [-appendfsync always|everysec|no] [-load NAME=FILE.blf …] [flags]
 //	bloomlab redis push [-force] FILE.blf TARGET | pull TARGET -o FILE.blf
 //	bloomlab redis pull|push -addr HOST:PORT [-password P] -key KEY …
+//	bloomlab rdb info [-db N|-all-dbs] [-json] DUMP.rdb
+//	bloomlab rdb write [-dialect 8|2.4] [-rdb-version 10|11|12] [-skip-unsupported] [-no-compress] -dir DIR -o DUMP.rdb
 //	bloomlab experiments
 //	bloomlab reproduce NAME|all [-trials T] [-quick] [-seed S] [-format text|csv|json] [-plot DIR]
 //	bloomlab simulate KIND [parameters] [-trials T] [-seed S] [-format text|csv|json]
@@ -198,7 +201,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	return err
 }
 
-var commandOrder = []string{"build", "add", "remove", "query", "info", "merge", "export", "import", "plan", "serve", "redis", "experiments", "reproduce", "simulate"}
+var commandOrder = []string{"build", "add", "remove", "query", "info", "merge", "export", "import", "plan", "serve", "redis", "rdb", "experiments", "reproduce", "simulate"}
 
 func order(name string) int {
 	for i, n := range commandOrder {
