@@ -132,15 +132,16 @@ func openRDB(e *env, path string) (*rdb.Reader, io.Closer, error) {
 	var c io.Closer = io.NopCloser(nil)
 	var lim rdb.Limits
 	if path != "-" {
-		st, err := os.Stat(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		if st.IsDir() {
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return nil, nil, usagef("%s is a directory (want an RDB file)", path)
 		}
 		f, err := os.Open(path)
 		if err != nil {
+			return nil, nil, err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
 			return nil, nil, err
 		}
 		if st.Mode().IsRegular() {
@@ -206,18 +207,16 @@ func runRDBInfo(e *env, args []string) error {
 	at := now().UnixMilli()
 	first := true
 	if *asJSON {
-		b, _ := json.Marshal(sourceName(pos[0]))
-		fmt.Fprintf(out, "{\n  \"file\": %s,\n  \"rdb_version\": %d,\n  \"keys\": [", b, r.Version())
+		fmt.Fprintf(out, "{\n  \"file\": %s,\n  \"rdb_version\": %d,\n  \"keys\": [", jsonLine(sourceName(pos[0])), r.Version())
 	} else {
 		fmt.Fprintf(out, "%-3s %-20s %12s  %-32s %s\n", "DB", "TYPE", "SIZE", "EXPIRY", "KEY")
 	}
 	list := func(k rdbKeyInfo) {
 		if *asJSON {
-			b, _ := json.Marshal(k)
 			if !first {
 				out.WriteByte(',')
 			}
-			fmt.Fprintf(out, "\n    %s", b)
+			fmt.Fprintf(out, "\n    %s", jsonLine(k))
 		} else {
 			exp := "none"
 			if k.Expire != nil {
@@ -336,13 +335,17 @@ func runRDBInfo(e *env, args []string) error {
 		if fault != nil {
 			tail.Error = (&rdbFileError{sourceName(pos[0]), fault}).Error()
 		}
-		b, _ := json.MarshalIndent(tail, "  ", "  ")
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		enc.Encode(tail)
 		// The tail's fields follow "keys" in the same object.
-		fields := strings.TrimSuffix(strings.TrimPrefix(string(b), "{\n  "), "\n  }")
+		fields := strings.TrimSuffix(strings.TrimPrefix(b.String(), "{\n"), "\n}\n")
 		if !first {
 			out.WriteString("\n  ")
 		}
-		fmt.Fprintf(out, "],\n  %s\n}\n", fields)
+		fmt.Fprintf(out, "],\n%s\n}\n", fields)
 	} else {
 		fmt.Fprintf(out, "\nRDB version %d", r.Version())
 		for _, a := range r.Aux() {
@@ -375,6 +378,15 @@ func runRDBInfo(e *env, args []string) error {
 		return &rdbFileError{sourceName(pos[0]), fault}
 	}
 	return nil
+}
+
+// jsonLine is v as JSON on one line, without escaping <, > and &.
+func jsonLine(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // notListed says, of a value that cannot be passed over, that the keys

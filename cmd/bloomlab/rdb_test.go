@@ -427,6 +427,14 @@ func TestRDBInfoConstructed(t *testing.T) {
 	if code != 0 || len(r.Keys) != 6 || len(r.Other) != 0 {
 		t.Errorf("-all-dbs: exit %d, %+v", code, r)
 	}
+	// Standard input, named as the other commands name it; the JSON
+	// indented alike before and after the keys.
+	v12, err := os.ReadFile("v12.rdb")
+	must(t, err)
+	o, _, code = invoke([]string{"rdb", "info", "-json", "-"}, string(v12))
+	if code != 0 || !strings.HasPrefix(o, "{\n  \"file\": \"<stdin>\",\n") || !strings.Contains(o, "\n  ],\n  \"aux\": [\n    {\n") || !strings.HasSuffix(o, "\n}\n") {
+		t.Errorf("standard input: exit %d\n%s", code, o)
+	}
 	if _, e, code := invoke([]string{"rdb", "info", "-all-dbs", "-db", "1", "v12.rdb"}, ""); code != 2 {
 		t.Errorf("-all-dbs with -db: exit %d, %s", code, e)
 	}
