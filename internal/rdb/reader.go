@@ -124,6 +124,9 @@ type input struct {
 	maxStr int64
 	size   int64 // the input's length, if known (Limits.InputSize)
 	lzf    int   // LZF-compressed strings read
+	// lzfSeen, when set (by tests), is given each LZF-compressed string
+	// read whole: its compressed bytes and its decompressed ones.
+	lzfSeen func(compressed, out []byte)
 }
 
 func (in *input) fail(format string, args ...any) error {
@@ -309,6 +312,9 @@ func (in *input) readString() ([]byte, error) {
 		out, err := LZFDecompress(c, int(ulen))
 		if err != nil {
 			return nil, &FormatError{Offset: start, Msg: "invalid LZF-compressed string"}
+		}
+		if in.lzfSeen != nil {
+			in.lzfSeen(c, out)
 		}
 		return out, nil
 	}
