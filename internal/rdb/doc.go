@@ -46,7 +46,8 @@
 // 4 bytes and compression is on), and its LZF compressor follows liblzf's
 // algorithm as Redis builds it, so that a value is byte for byte what
 // Redis writes, compressed strings included (LZFCompress says the one
-// caveat). A string field written through ModuleWriter.StringFunc larger
-// than 64 MiB, or with compression off, goes to the file as it is
-// produced, raw.
+// caveat). A string field written through ModuleWriter.StringFunc over
+// 64 MiB (or over 64 KiB with compression off) goes to the file raw, as
+// it is produced, never held whole; ModuleValue.ReadStringTo reads one
+// back in pieces, whatever its size, for about a MiB.
 package rdb

@@ -229,22 +229,104 @@ func (in *input) lzfTo(clen, ulen int64, piece func(p []byte) error) error {
 	return nil
 }
 
+// streamOver is the length over which StringFunc streams a string to the
+// file even with compression on (a variable for tests).
+var streamOver int64 = 64 << 20
+
+// gatherMax is the length up to which StringFunc gathers a string even
+// with compression off (short ones may be integer-encoded).
+const gatherMax = 64 << 10
+
 // StringFunc writes a string field of exactly n bytes, which fill writes
-// to w in order (in as many calls as it likes).
+// to w in order (in as many calls as it likes). Fill's error, or a count
+// of bytes other than n (a Write past n fails), is returned; the value is
+// then unusable: End returns the error too, and for a file the Writer's
+// error is set (sticky), since part of the string may be written.
 //
-// TODO(h25-rdbio): stream a large string to the file instead of holding it.
+// For a file, a string over 64 MiB, or over 64 KiB with compression off,
+// is written as its length and then its bytes as fill writes them,
+// through the file's checksum, without a copy of the whole string (raw:
+// where compression is on, Redis would have compressed it). A shorter one
+// is gathered and written as String writes it, byte for byte what Redis
+// writes. For a DUMP payload the string is appended the same way.
 func (m *ModuleWriter) StringFunc(n int64, fill func(w io.Writer) error) error {
-	var b []byte
-	if err := fill(appendWriter{&b}); err != nil {
-		return err
+	if m.err != nil {
+		return m.err
 	}
-	if int64(len(b)) != n {
-		return fmt.Errorf("rdb: a string field announced as %d bytes was given %d", n, len(b))
+	if m.w != nil && m.w.err != nil {
+		return m.w.err
 	}
-	m.String(b)
+	if n < 0 {
+		return m.fail(fmt.Errorf("rdb: a string field of %d bytes", n))
+	}
+	if n > gatherMax && (!m.e.compress || n > streamOver) {
+		m.e.length(modString)
+		m.e.length(uint64(n))
+		sw := &stringWriter{m: m, n: n, left: n}
+		err := fill(sw)
+		if err == nil && sw.given != n {
+			err = fmt.Errorf("rdb: a string field announced as %d bytes was given %d", n, sw.given)
+		}
+		if err != nil {
+			return m.fail(err)
+		}
+		return nil
+	}
+	b := make([]byte, 0, n)
+	sw := &stringWriter{b: &b, n: n, left: n}
+	err := fill(sw)
+	if err == nil && sw.given != n {
+		err = fmt.Errorf("rdb: a string field announced as %d bytes was given %d", n, sw.given)
+	}
+	if err != nil {
+		return m.fail(err)
+	}
+	m.e.length(modString)
+	tail := m.e.stringHead(b)
+	if m.w != nil {
+		if err := m.w.write(tail); err != nil {
+			return m.fail(err)
+		}
+		return nil
+	}
+	m.e.buf = append(m.e.buf, tail...)
 	return nil
 }
 
-type appendWriter struct{ b *[]byte }
+// fail makes err the value's error and, for a file, the Writer's.
+func (m *ModuleWriter) fail(err error) error {
+	m.err = err
+	if m.w != nil && m.w.err == nil {
+		m.w.err = err
+	}
+	return err
+}
 
-func (a appendWriter) Write(p []byte) (int, error) { *a.b = append(*a.b, p...); return len(p), nil }
+// stringWriter takes StringFunc's bytes: into b when gathering, else to
+// the file or payload; it refuses bytes past the announced length.
+type stringWriter struct {
+	m     *ModuleWriter
+	b     *[]byte
+	n     int64 // the announced length
+	left  int64 // bytes still announced
+	given int64 // bytes offered, refused ones included
+}
+
+func (s *stringWriter) Write(p []byte) (int, error) {
+	s.given += int64(len(p))
+	if int64(len(p)) > s.left {
+		return 0, fmt.Errorf("rdb: a string field announced as %d bytes was given more", s.n)
+	}
+	switch {
+	case s.b != nil:
+		*s.b = append(*s.b, p...)
+	case s.m.w != nil:
+		if err := s.m.w.write(p); err != nil {
+			return 0, err
+		}
+	default:
+		s.m.e.buf = append(s.m.e.buf, p...)
+	}
+	s.left -= int64(len(p))
+	return len(p), nil
+}

@@ -309,3 +309,225 @@ func TestReadStringToRefuses(t *testing.T) {
 		t.Fatalf("truncated plain string: %v", err)
 	}
 }
+
+// fillFrom returns a StringFunc fill that writes s in writes of varied
+// sizes (1 byte, 7, 70000, 1000, ...), failing on a Write's error.
+func fillFrom(s []byte) func(w io.Writer) error {
+	return func(w io.Writer) error {
+		sizes := []int{1, 7, 70000, 1000, 3 << 20}
+		for i := 0; len(s) > 0; i++ {
+			k := min(len(s), sizes[i%len(sizes)])
+			if _, err := w.Write(s[:k]); err != nil {
+				return err
+			}
+			s = s[k:]
+		}
+		return nil
+	}
+}
+
+// TestStringFunc: with the streaming threshold lowered to 1 MiB, a file
+// whose string fields are written with StringFunc (integer-looking,
+// empty, short, compressible under the threshold, compressible and
+// random over it) is byte for byte the file String writes, except the
+// string over the threshold, which StringFunc writes raw, and reads back
+// equal with its checksum verified; with compression off the two files
+// are identical. A DUMP payload built the same way reads back equal.
+func TestStringFunc(t *testing.T) {
+	defer func(v int64) { streamOver = v }(streamOver)
+	streamOver = 1 << 20
+	rng := rand.New(rand.NewPCG(7, 8))
+	random := make([]byte, 3<<20)
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	strs := [][]byte{
+		[]byte("12345"), {}, []byte("-7"), []byte("a short string, over 20 bytes, compressible compressible"),
+		bytes.Repeat([]byte("bloom"), 100000), // 500 KB: compressed
+		bytes.Repeat([]byte("cuckoo"), 1<<20), // 6 MiB: streamed raw
+		random,                                // streamed raw
+		bytes.Repeat([]byte{9}, 70000),        // over 64 KiB
+	}
+	for _, compress := range []bool{true, false} {
+		write := func(useFunc bool) []byte {
+			var buf bytes.Buffer
+			w, err := NewWriter(&buf, 12, compress)
+			must(t, err)
+			m, err := w.Module([]byte("k"), "MBbloom--", 4)
+			must(t, err)
+			m.Unsigned(3)
+			for _, s := range strs {
+				if useFunc {
+					must(t, m.StringFunc(int64(len(s)), fillFrom(s)))
+				} else {
+					m.String(s)
+				}
+				m.Double(0.5)
+			}
+			must(t, m.End())
+			must(t, w.Close())
+			return buf.Bytes()
+		}
+		byString, byFunc := write(false), write(true)
+		if !compress && !bytes.Equal(byString, byFunc) {
+			t.Fatal("compression off: StringFunc's file differs from String's")
+		}
+		if compress {
+			// Identical up to the first string over the threshold.
+			cut := bytes.Index(byString, []byte{modString, 0xC0 | encLZF, 0x80})
+			if cut < 0 || !bytes.Equal(byString[:cut], byFunc[:cut]) {
+				t.Fatalf("compression on: the files differ before the streamed string (%d)", cut)
+			}
+			if len(byFunc) < len(byString)+5<<20 {
+				t.Fatalf("compression on: %d bytes, String's %d: the 6 MiB string was not written raw", len(byFunc), len(byString))
+			}
+		}
+		r, err := NewReader(bytes.NewReader(byFunc), Limits{})
+		must(t, err)
+		e, err := r.Next()
+		must(t, err)
+		fs := readFields(t, e.Module)
+		if len(fs) != 1+2*len(strs) {
+			t.Fatalf("%d fields", len(fs))
+		}
+		for i, s := range strs {
+			if !bytes.Equal(fs[1+2*i].b, s) {
+				t.Fatalf("compress %v: string %d (%d bytes) reads back as %d bytes", compress, i, len(s), len(fs[1+2*i].b))
+			}
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("end (checksum): %v", err)
+		}
+
+		d := NewDumpWriter(compress)
+		m, err := d.Module("CMSk-TYPE", 0)
+		must(t, err)
+		d2 := NewDumpWriter(compress)
+		m2, _ := d2.Module("CMSk-TYPE", 0)
+		for _, s := range strs {
+			must(t, m.StringFunc(int64(len(s)), fillFrom(s)))
+			m2.String(s)
+		}
+		must(t, m.End())
+		must(t, m2.End())
+		v, err := ReadDump(d.Payload(10), Limits{})
+		must(t, err)
+		for i, f := range readFields(t, v.Module) {
+			if !bytes.Equal(f.b, strs[i]) {
+				t.Fatalf("DUMP: string %d does not read back", i)
+			}
+		}
+		if !compress && !bytes.Equal(d.Payload(10), d2.Payload(10)) {
+			t.Fatal("DUMP, compression off: StringFunc's payload differs from String's")
+		}
+	}
+}
+
+// TestStringFuncStreams: a 65 MiB string (over the threshold) and, with
+// compression off, an 8 MiB one go to the file as fill writes them,
+// costing the writer under 1 MiB, and the file reads back.
+func TestStringFuncStreams(t *testing.T) {
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
+	for _, c := range []struct {
+		n        int64
+		compress bool
+	}{{65 << 20, true}, {8 << 20, false}} {
+		var out countingWriter
+		grown := heapGrowth(func() {
+			w, err := NewWriter(&out, 10, c.compress)
+			must(t, err)
+			m, err := w.Module([]byte("big"), "MBbloom--", 4)
+			must(t, err)
+			must(t, m.StringFunc(c.n, func(w io.Writer) error {
+				for left := c.n; left > 0; left -= int64(len(chunk)) {
+					if _, err := w.Write(chunk[:min(left, int64(len(chunk)))]); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+			must(t, m.End())
+			must(t, w.Close())
+		})
+		if grown > 1<<20 || out.n < c.n {
+			t.Fatalf("%d MiB string (compress %v): %d bytes allocated, %d written", c.n>>20, c.compress, grown, out.n)
+		}
+	}
+	// The 8 MiB file reads back (a smaller one kept whole).
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, 10, true)
+	m, _ := w.Module([]byte("big"), "MBbloom--", 4)
+	s := bytes.Repeat([]byte("0123456789abcdef"), 5<<16)
+	must(t, m.StringFunc(int64(len(s)), fillFrom(s)))
+	must(t, m.End())
+	must(t, w.Close())
+	r, err := NewReader(bytes.NewReader(buf.Bytes()), Limits{})
+	must(t, err)
+	e, err := r.Next()
+	must(t, err)
+	got, err := e.Module.ReadString()
+	if err != nil || !bytes.Equal(got, s) {
+		t.Fatalf("read back: %v", err)
+	}
+}
+
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// TestStringFuncLength: fill writing fewer or more bytes than announced,
+// or failing, is an error from StringFunc, then from End, and (for a
+// file) from every later call of the Writer and from Close; streamed or
+// gathered, file or DUMP payload.
+func TestStringFuncLength(t *testing.T) {
+	defer func(v int64) { streamOver = v }(streamOver)
+	streamOver = 1 << 20
+	errFill := errors.New("fill failed")
+	fills := map[string]struct {
+		n    int64
+		fill func(io.Writer) error
+	}{}
+	for _, n := range []int64{100, 2 << 20} { // gathered, streamed
+		s := make([]byte, n+1)
+		fills[fmt.Sprintf("%d bytes, one short", n)] = struct {
+			n    int64
+			fill func(io.Writer) error
+		}{n, fillFrom(s[:n-1])}
+		fills[fmt.Sprintf("%d bytes, one over", n)] = struct {
+			n    int64
+			fill func(io.Writer) error
+		}{n, fillFrom(s)}
+		fills[fmt.Sprintf("%d bytes, one over, the Write error ignored", n)] = struct {
+			n    int64
+			fill func(io.Writer) error
+		}{n, func(w io.Writer) error { w.Write(s); return nil }}
+		fills[fmt.Sprintf("%d bytes, fill fails", n)] = struct {
+			n    int64
+			fill func(io.Writer) error
+		}{n, func(w io.Writer) error { w.Write(s[:10]); return errFill }}
+	}
+	fills["negative"] = struct {
+		n    int64
+		fill func(io.Writer) error
+	}{-1, fillFrom(nil)}
+	for name, f := range fills {
+		var buf bytes.Buffer
+		w, _ := NewWriter(&buf, 10, true)
+		m, _ := w.Module([]byte("k"), "MBbloom--", 4)
+		err := m.StringFunc(f.n, f.fill)
+		if err == nil {
+			t.Fatalf("%s: accepted", name)
+		}
+		if strings.Contains(name, "fails") && err != errFill {
+			t.Fatalf("%s: %v, not fill's error", name, err)
+		}
+		if m.End() == nil || w.String([]byte("x"), []byte("y")) == nil || w.Close() == nil {
+			t.Fatalf("%s: the error is not sticky", name)
+		}
+		d := NewDumpWriter(true)
+		m, _ = d.Module("MBbloom--", 4)
+		if m.StringFunc(f.n, f.fill) == nil || m.End() == nil {
+			t.Fatalf("%s: DUMP: accepted", name)
+		}
+	}
+}
