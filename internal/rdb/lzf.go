@@ -119,7 +119,10 @@ var lzfTables = sync.Pool{New: func() any { return new(lzfTable) }}
 // current position inside the input would be taken as a candidate (and
 // used, if its bytes match), where this compressor's table starts empty.
 // Redis's own output could thus in principle vary between runs; it never
-// has in the recorded files. Any output decodes with LZFDecompress to in.
+// has in the recorded files. Any output decodes with LZFDecompress to in,
+// and any input compresses within a max of len(in)+len(in)/32+4 (liblzf
+// checks the bound conservatively: it may give up with a few bytes to
+// spare).
 func LZFCompress(in []byte, max int) []byte {
 	n := len(in)
 	if n == 0 || max <= 0 {
