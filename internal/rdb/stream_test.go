@@ -531,3 +531,35 @@ func TestStringFuncLength(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadStringTo reads a 64 MiB string field, raw and
+// LZF-compressed, with ReadStringTo and with ReadString.
+func BenchmarkReadStringTo(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	s := make([]byte, 64<<20) // sparse bits, as a lightly filled filter
+	for range 1 << 20 {
+		s[rng.IntN(len(s))] |= 1 << rng.IntN(8)
+	}
+	for _, compress := range []bool{false, true} {
+		payload := EncodeDump(moduleValue(rawString(s, compress)), 10)
+		for _, stream := range []bool{true, false} {
+			b.Run(fmt.Sprintf("compressed=%v/stream=%v", compress, stream), func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				for b.Loop() {
+					v, err := ReadDump(payload, Limits{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if stream {
+						err = v.Module.ReadStringTo(nil, func([]byte) error { return nil })
+					} else {
+						_, err = v.Module.ReadString()
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
