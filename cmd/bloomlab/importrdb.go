@@ -73,9 +73,13 @@ func importRDB(e *env, in, out, kindName string, o rdbImport) error {
 		otherDBs []uint64
 		held     int64
 	)
+	// The value's size is checked against the memory the process may use
+	// before it is allocated. scalable calls alloc with a running total,
+	// cuckoo and countmin once with the whole: the largest call is the
+	// value's size under either.
 	limit := sysmem.Limit()
 	alloc := func(n int64) error {
-		held += n
+		held = max(held, n)
 		if limit > 0 && held > 0 && uint64(held) > limit {
 			return fmt.Errorf("key %s needs %s, more than this process may use (%s): %w", showKey(key), sysmem.FormatBytes(float64(held)), sysmem.FormatBytes(float64(limit)), bloomlab.ErrTooLarge)
 		}
