@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/hex"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/countmin"
 	"github.com/bloomlab/bloomlab/cuckoo"
+	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 )
@@ -200,5 +203,57 @@ func TestImportRDBChecksum(t *testing.T) {
 	e, code := importKey("stream.rdb", "bf", "out.blf")
 	if code != 0 || !strings.Contains(e, "checksum is not verified") {
 		t.Errorf("stream after the key: exit %d: %s", code, e)
+	}
+}
+
+// TestImportRDBSameAsScanDump: a BF or CF key imported from the RDB file
+// is the same bloomlab file, byte for byte, as the key's BF.SCANDUMP or
+// CF.SCANDUMP chunks (recorded from the same server) imported with
+// -format redisbloom: the two ways out of Redis agree.
+func TestImportRDBSameAsScanDump(t *testing.T) {
+	t.Chdir(t.TempDir())
+	compared := 0
+	for _, name := range recordedRDB {
+		for _, k := range loadRecorded(t, name) {
+			if k.Type != "MBbloom--" && k.Type != "MBbloomCF" {
+				continue
+			}
+			compared++
+			var b bytes.Buffer
+			w := blrd.NewWriter(&b)
+			for _, p := range k.Probe {
+				if !strings.HasSuffix(p.Args[0], ".SCANDUMP") {
+					continue
+				}
+				r := p.Reply.([]any)
+				iter := int64(r[0].(float64))
+				if iter == 0 {
+					continue
+				}
+				data, _ := r[1].(map[string]any)
+				h, err := hex.DecodeString(data["hex"].(string))
+				must(t, err)
+				w.Record(iter, h)
+			}
+			_, err := w.Close()
+			must(t, err)
+			must(t, os.WriteFile(k.Key+".rbd", b.Bytes(), 0o644))
+			if _, e, code := invoke([]string{"import", "-format", "redisbloom", "-o", "scan.blf", k.Key + ".rbd"}, ""); code != 0 {
+				t.Fatalf("%s %s: import -format redisbloom: exit %d: %s", name, k.Key, code, e)
+			}
+			if e, code := importKey(recordedPath(name, "rdb"), k.Key, "rdb.blf"); code != 0 {
+				t.Fatalf("%s %s: import -format rdb: exit %d: %s", name, k.Key, code, e)
+			}
+			a, err := os.ReadFile("scan.blf")
+			must(t, err)
+			c, err := os.ReadFile("rdb.blf")
+			must(t, err)
+			if !bytes.Equal(a, c) {
+				t.Errorf("%s %s: the file imported from the RDB file (%d bytes) differs from the SCANDUMP's (%d bytes)", name, k.Key, len(c), len(a))
+			}
+		}
+	}
+	if compared != 16 {
+		t.Errorf("%d BF and CF keys compared, want 8 in each file", compared)
 	}
 }
