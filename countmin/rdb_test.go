@@ -386,13 +386,18 @@ func TestRedisBloomRDBRefuses(t *testing.T) {
 // FuzzReadRedisBloomRDB: any value (given a right footer) reads as a
 // sketch or an error, never a panic, with alloc bounding what it
 // allocates; a sketch read writes back to a value that reads back equal.
-// Seeded with the recorded CMS payloads.
+// Seeded with the recorded CMS payloads, and the same values written
+// uncompressed.
 func FuzzReadRedisBloomRDB(f *testing.F) {
 	for _, name := range rdbRecordings {
 		for _, k := range loadRDBRecorded(f, name) {
 			if k.Type == RDBTypeName {
 				p, _ := hex.DecodeString(k.Dump)
 				f.Add(p[:len(p)-10])
+				if s, err := readDumpSketch(p, nil); err == nil { // uncompressed too
+					u := dumpOf(f, s, false)
+					f.Add(u[:len(u)-10])
+				}
 			}
 		}
 	}
