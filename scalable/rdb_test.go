@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
@@ -618,4 +619,43 @@ func FuzzReadRedisBloomRDB(f *testing.F) {
 			t.Fatal("written back, differs")
 		}
 	})
+}
+
+// TestRDBWriteConcurrent: a value written while keys are being added is
+// one state between two adds: it decodes (the links' sizes add up to the
+// chain's) and holds every key added before the write began.
+func TestRDBWriteConcurrent(t *testing.T) {
+	f, err := NewRedisBloom(0.01, 100, 2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20000 {
+			if _, err := f.Add(fmt.Appendf(nil, "c%d", i)); err != nil {
+				t.Error(err)
+				return
+			}
+			added.Store(int64(i + 1))
+		}
+	}()
+	for range 20 {
+		before := added.Load()
+		p, err := writePayload(f, false, rdb.DumpVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := readPayload(p, nil)
+		if err != nil {
+			t.Fatalf("written during adds: %v", err)
+		}
+		for i := range before {
+			if !g.Contains(fmt.Appendf(nil, "c%d", i)) {
+				t.Fatalf("key %d, added before the write, absent", i)
+			}
+		}
+	}
+	<-done
 }
