@@ -74,12 +74,11 @@ func importRDB(e *env, in, out, kindName string, o rdbImport) error {
 		held     int64
 	)
 	// The value's size is checked against the memory the process may use
-	// before it is allocated. scalable calls alloc with a running total,
-	// cuckoo and countmin once with the whole: the largest call is the
-	// value's size under either.
+	// before it is allocated: the kinds' readers call alloc with the bytes
+	// each allocation adds.
 	limit := sysmem.Limit()
 	alloc := func(n int64) error {
-		held = max(held, n)
+		held += n
 		if limit > 0 && held > 0 && uint64(held) > limit {
 			return fmt.Errorf("key %s needs %s, more than this process may use (%s): %w", showKey(key), sysmem.FormatBytes(float64(held)), sysmem.FormatBytes(float64(limit)), bloomlab.ErrTooLarge)
 		}
