@@ -1,0 +1,206 @@
+package server
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bloomlab/bloomlab/internal/rdb"
+)
+
+// dumpOf returns key's DUMP payload (failing the test for anything else).
+func dumpOf(t *testing.T, c *rawConn, key string) string {
+	t.Helper()
+	c.send("DUMP", key)
+	v, _ := c.read()
+	if v.Kind != '$' || v.Null {
+		t.Fatalf("DUMP %s: %s", key, v.String())
+	}
+	return string(v.Str)
+}
+
+// TestDumpRestoreReplies: DUMP and RESTORE answer as Redis 7.0 does, in
+// its order of checks: nil for a missing key; a string's payload is
+// Redis's bytes (version 10, its CRC-64) and RESTOREs; BUSYKEY before the
+// TTL's check; the TTL's errors; a wrong checksum or a newer version
+// before the value is read; "Bad data format" for a value that does not
+// decode, naming a type the server does not hold; IDLETIME and FREQ
+// checked (then without effect) and not together; a TTL already past
+// creates nothing (and deletes a replaced key) but answers OK.
+func TestDumpRestoreReplies(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	want := func(got, w string, cmd ...string) {
+		t.Helper()
+		if got != w {
+			t.Fatalf("%.60q: got %s, want %s", cmd, got, w)
+		}
+	}
+	do := func(w string, cmd ...string) { t.Helper(); want(c.do(cmd...), w, cmd...) }
+	do(`$-1`, "DUMP", "missing")
+	do("+OK", "SET", "s", "hello")
+	p := dumpOf(t, c, "s")
+	d := rdb.NewDumpWriter(true)
+	d.String([]byte("hello"))
+	if p != string(d.Payload(10)) {
+		t.Fatalf("DUMP of a string: %q, want %q", p, d.Payload(10))
+	}
+	do("+OK", "RESTORE", "t", "0", p)
+	do(`$"hello"`, "GET", "t")
+	do(":-1", "TTL", "t")
+	do("-BUSYKEY Target key name already exists.", "RESTORE", "t", "0", p)
+	do("-BUSYKEY Target key name already exists.", "RESTORE", "t", "-1", p)
+	do("-ERR Invalid TTL value, must be >= 0", "RESTORE", "u", "-1", p)
+	do("-ERR value is not an integer or out of range", "RESTORE", "u", "x", p)
+	do("+OK", "RESTORE", "t", "100000", p, "REPLACE")
+	if ttl := c.do("TTL", "t"); ttl != ":100" && ttl != ":99" {
+		t.Fatalf("TTL after RESTORE t 100000: %s", ttl)
+	}
+	bad := []byte(p)
+	bad[len(bad)-1] ^= 1
+	do("-ERR DUMP payload version or checksum are wrong", "RESTORE", "u", "0", string(bad))
+	do("-ERR DUMP payload version or checksum are wrong", "RESTORE", "u", "0", "short")
+	do("-ERR DUMP payload version or checksum are wrong", "RESTORE", "u", "0", string(rdb.EncodeDump([]byte("\x00\x05hello"), 13)))
+	do("+OK", "RESTORE", "u", "0", string(rdb.EncodeDump([]byte("\x00\x05hello"), 12)))
+	if got := c.do("RESTORE", "v", "0", string(rdb.EncodeDump([]byte("\x00\x09hello"), 10))); !strings.HasPrefix(got, "-ERR Bad data format") {
+		t.Fatalf("a truncated string: %s", got)
+	}
+	if got := c.do("RESTORE", "v", "0", string(rdb.EncodeDump([]byte("\x00\x05helloXX"), 10))); !strings.HasPrefix(got, "-ERR Bad data format") {
+		t.Fatalf("bytes after the value: %s", got)
+	}
+	// A list (quicklist v2 of one listpack): a type the server does not hold.
+	if got := c.do("RESTORE", "v", "0", string(rdb.EncodeDump([]byte("\x12\x01\x02\x0b\x0b\x00\x00\x00\x01\x00\x81a\x02\xff"), 10))); got != "-ERR Bad data format: the value is a Redis list (quicklist v2), a type bloomlab serve does not hold" {
+		t.Fatalf("a list: %s", got)
+	}
+	// A module value of another module.
+	dw := rdb.NewDumpWriter(true)
+	mw, err := dw.Module("ReJSON-RL", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw.Unsigned(1)
+	mw.End()
+	if got := c.do("RESTORE", "v", "0", string(dw.Payload(10))); got != "-ERR Bad data format: the value is a Redis module value of type ReJSON-RL (encoding version 3), a type bloomlab serve does not hold" {
+		t.Fatalf("another module's value: %s", got)
+	}
+	do(":0", "EXISTS", "v")
+	do("-ERR Invalid IDLETIME value, must be >= 0", "RESTORE", "v", "0", p, "IDLETIME", "-1")
+	do("-ERR Invalid FREQ value, must be >= 0 and <= 255", "RESTORE", "v", "0", p, "FREQ", "256")
+	do("-ERR syntax error", "RESTORE", "v", "0", p, "IDLETIME", "1", "FREQ", "1")
+	do("-ERR syntax error", "RESTORE", "v", "0", p, "FREQ", "1", "IDLETIME", "1")
+	do("-ERR syntax error", "RESTORE", "v", "0", p, "IDLETIME")
+	do("-ERR syntax error", "RESTORE", "v", "0", p, "NOPE")
+	do("+OK", "RESTORE", "v", "0", p, "IDLETIME", "1000", "REPLACE", "ABSTTL")
+	do("+OK", "RESTORE", "w", "0", p, "FREQ", "255")
+	// A time already past: nothing created; a replaced key deleted.
+	do("+OK", "RESTORE", "x", "1", p, "ABSTTL")
+	do(":0", "EXISTS", "x")
+	do("+OK", "RESTORE", "w", "1", p, "ABSTTL", "REPLACE")
+	do(":0", "EXISTS", "w")
+	do("+OK", "RESTORE", "x", strconv.FormatInt(1<<62, 10), p, "ABSTTL")
+	do(":1", "EXISTS", "x")
+	// A relative TTL whose sum overflows wraps in Redis, into the past.
+	do("+OK", "RESTORE", "y", "9223372036854775807", p)
+	do(":0", "EXISTS", "y")
+	do(`$-1`, "DUMP", "y")
+	// Integer-looking strings: Redis's integer encodings.
+	do("+OK", "SET", "n", "-12345")
+	pn := dumpOf(t, c, "n")
+	do("+OK", "RESTORE", "n2", "0", pn)
+	do(`$"-12345"`, "GET", "n2")
+	if pn[0] != 0 || pn[1] != 0xc1 {
+		t.Fatalf("DUMP of -12345: %q, want Redis's 16-bit integer encoding", pn)
+	}
+	// WRONGTYPE-free: DUMP answers for every type it can write.
+	do("+OK", "CF.RESERVE", "cfb", "1000", "PROFILE", "BLOOMLAB")
+}
+
+// TestRestoreLogged: RESTORE is a write: a restart replays it from the log
+// (value and absolute expiry), inside MULTI too, and a WATCHed key it
+// creates aborts the EXEC.
+func TestRestoreLogged(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	s, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, s)
+	c.do("SET", "s", "value")
+	p := dumpOf(t, c, "s")
+	if got := c.do("RESTORE", "a", "500000", p); got != "+OK" {
+		t.Fatal(got)
+	}
+	c.do("MULTI")
+	c.do("RESTORE", "b", "0", p)
+	if got := c.do("EXEC"); got != "*[+OK]" {
+		t.Fatal(got)
+	}
+	c2 := dial(t, s)
+	c2.do("WATCH", "w")
+	c2.do("MULTI")
+	c2.do("GET", "s")
+	c.do("RESTORE", "w", "0", p)
+	if got := c2.do("EXEC"); got != "*-1" {
+		t.Fatalf("EXEC after RESTORE of a watched key: %s", got)
+	}
+	c.send("PTTL", "a")
+	pttl, _ := c.read()
+	// Stop without a snapshot: the log alone holds the RESTOREs.
+	s.aof.close()
+	s.aof = nil
+	s.persist = nil
+	s.Close()
+	s2 := start(t, cfg)
+	c = dial(t, s2)
+	for _, k := range []string{"a", "b", "w"} {
+		if got := c.do("GET", k); got != `$"value"` {
+			t.Fatalf("%s after restart: %s", k, got)
+		}
+	}
+	c.send("PTTL", "a")
+	got, _ := c.read()
+	if got.Int > pttl.Int || got.Int < pttl.Int-int64(time.Minute/time.Millisecond) {
+		t.Fatalf("PTTL a: %d before the restart, %d after", pttl.Int, got.Int)
+	}
+}
+
+// TestRestoreMaxMemory: a RESTORE that does not fit under -maxmemory is
+// refused with OOM and holds nothing.
+func TestRestoreMaxMemory(t *testing.T) {
+	s := start(t, Config{MaxMemory: plusClients(3<<19, 1)})
+	c := dial(t, s)
+	big := strings.Repeat("x", 600<<10)
+	d := rdb.NewDumpWriter(false)
+	d.String([]byte(big))
+	p := string(d.Payload(10))
+	c.do("PING")
+	if got := c.do("RESTORE", "a", "0", p); got != "+OK" {
+		t.Fatal(got)
+	}
+	before := s.mem.Load()
+	if got := c.do("RESTORE", "b", "0", p); got != "-OOM command not allowed when used memory > 'maxmemory'." {
+		t.Fatal(got)
+	}
+	if after := s.mem.Load(); after > before+(64<<10) {
+		t.Fatalf("memory %d before the refused RESTORE, %d after", before, after)
+	}
+}
+
+// TestDumpPayloadFooter: a payload's footer is the version (2 bytes) and
+// the CRC-64 of all before it, little-endian.
+func TestDumpPayloadFooter(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	c.do("SET", "k", "v")
+	p := []byte(dumpOf(t, c, "k"))
+	n := len(p) - 10
+	if v := binary.LittleEndian.Uint16(p[n:]); v != rdb.DumpVersion {
+		t.Fatalf("version %d", v)
+	}
+	if rdb.CRC64(p[:n+2]) != binary.LittleEndian.Uint64(p[n+2:]) {
+		t.Fatal("CRC-64 mismatch")
+	}
+}
