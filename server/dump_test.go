@@ -113,8 +113,13 @@ func TestDumpRestoreReplies(t *testing.T) {
 	if pn[0] != 0 || pn[1] != 0xc1 {
 		t.Fatalf("DUMP of -12345: %q, want Redis's 16-bit integer encoding", pn)
 	}
-	// WRONGTYPE-free: DUMP answers for every type it can write.
-	do("+OK", "CF.RESERVE", "cfb", "1000", "PROFILE", "BLOOMLAB")
+	// What Redis cannot load: a blocked-layout BF, a load in progress.
+	do("+OK", "BF.RESERVE", "blk", "0.01", "1000", "LAYOUT", "BLOCKED")
+	do("-ERR key holds a bloomlab blocked-layout BF filter, which Redis cannot load", "DUMP", "blk")
+	do("+OK", "BF.RESERVE", "rb", "0.01", "1000")
+	chunks := scanDumpAll(t, c, "rb")
+	do("+OK", "BF.LOADCHUNK", "half", chunks[0][0], chunks[0][1])
+	do("-ERR key holds a BF.LOADCHUNK in progress, which Redis cannot load", "DUMP", "half")
 }
 
 // TestRestoreLogged: RESTORE is a write: a restart replays it from the log

@@ -352,10 +352,17 @@ func (s *Server) loadRDB() error {
 			s.setExpire(key, e, ent.ExpireMs)
 		}
 		st.Keys++
+		if loadRDBHook != nil {
+			loadRDBHook(st.Keys)
+		}
 	}
 	s.logf("bloomlab: -load-rdb %s: %d keys loaded, %d skipped (%s), %d expired, in %s", path, st.Keys, sumSkipped(st), st.skippedText(), st.Expired, time.Since(start).Round(time.Millisecond))
 	return nil
 }
+
+// loadRDBHook, when set (tests), is called after each key loadRDB loads
+// with the count so far.
+var loadRDBHook func(keys int64)
 
 func sumSkipped(st RDBStats) int64 {
 	var n int64
