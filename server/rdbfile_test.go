@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/scalable"
 )
 
 // writeRDBFile writes an RDB file (version 10, compressed strings) at
@@ -445,5 +446,67 @@ func TestWriteRDBStrings(t *testing.T) {
 	}
 	if _, err := WriteRDB(dir, &out, RDBWriteOptions{Version: 13}); err == nil {
 		t.Fatal("WriteRDB of version 13")
+	}
+}
+
+// TestLoadRDBMemory: -load-rdb of a generated file of four 16 MiB BF keys
+// (LZF-compressed, as Redis saves them) allocates at most 1.1 × the
+// values' bytes + the largest compressed value + 32 MiB (TotalAlloc over
+// the whole load, the first snapshot's write included): the file is
+// streamed and each value allocated once, at its size.
+func TestLoadRDBMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 64 MiB of filters")
+	}
+	const keys = 4
+	file := filepath.Join(t.TempDir(), "big.rdb")
+	var values int64
+	writeRDBFile(t, file, func(w *rdb.Writer) {
+		w.SelectDB(0)
+		for i := range keys {
+			f, err := scalable.NewRedisBloom(0.01, 14_000_000, 2, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range 20000 {
+				f.Add([]byte(fmt.Sprint(i, "-", j)))
+			}
+			values += newBF(f).memory()
+			m, err := w.Module([]byte(fmt.Sprint("bf", i)), scalable.RDBTypeName, scalable.RDBEncVer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.WriteRedisBloomRDB(m); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.End(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var s *Server
+	got := allocatedBy(func() {
+		s, err = New(Config{Dir: dir, LoadRDB: file, MaxMemory: -1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The largest compressed value is at most the file.
+	limit := uint64(1.1*float64(values)) + uint64(st.Size()) + 32<<20
+	t.Logf("values %d bytes, file %d bytes: the load allocated %d bytes (limit %d)", values, st.Size(), got, limit)
+	if got > limit {
+		t.Fatalf("the load allocated %d bytes, over %d", got, limit)
+	}
+	c := dial(t, s)
+	for i := range keys {
+		if r := c.do("BF.EXISTS", fmt.Sprint("bf", i), fmt.Sprint(i, "-", 19999)); r != ":1" {
+			t.Fatalf("bf%d: %s", i, r)
+		}
 	}
 }
