@@ -503,9 +503,8 @@ func TestLoadRDBMemory(t *testing.T) {
 	if got > limit {
 		t.Fatalf("the load allocated %d bytes, over %d", got, limit)
 	}
-	c := dial(t, s)
 	for i := range keys {
-		if r := c.do("BF.EXISTS", fmt.Sprint("bf", i), fmt.Sprint(i, "-", 19999)); r != ":1" {
+		if r := internalCall(s, "BF.EXISTS", fmt.Sprint("bf", i), fmt.Sprint(i, "-", 19999)).String(); r != ":1" {
 			t.Fatalf("bf%d: %s", i, r)
 		}
 	}
