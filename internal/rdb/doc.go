@@ -43,8 +43,11 @@
 //
 // The writer frames values as Redis does (integer-looking strings as
 // integers, strings over 20 bytes LZF-compressed when that saves at least
-// 4 bytes and compression is on), so that a value without compressed
-// strings is byte for byte what Redis writes. Its LZF compressor is its
-// own: a compressed string decodes to the same bytes but is not
-// necessarily Redis's bytes.
+// 4 bytes and compression is on), and its LZF compressor follows liblzf's
+// algorithm as Redis builds it, so that a value is byte for byte what
+// Redis writes, compressed strings included (LZFCompress says the one
+// caveat). A string field written through ModuleWriter.StringFunc over
+// 64 MiB (or over 64 KiB with compression off) goes to the file raw, as
+// it is produced, never held whole; ModuleValue.ReadStringTo reads one
+// back in pieces, whatever its size, for about a MiB.
 package rdb

@@ -46,8 +46,9 @@ var typeNames = map[byte]string{
 	11: "set (intset)", 12: "zset (ziplist)", 13: "hash (ziplist)",
 	14: "list (quicklist)", 15: "stream (listpacks)", 16: "hash (listpack)",
 	17: "zset (listpack)", 18: "list (quicklist v2)", 19: "stream (listpacks v2)",
-	20: "set (listpack)", 21: "stream (listpacks v3)", 22: "hash (with field expiry)",
-	23: "hash (listpack, with field expiry, pre-GA)", 24: "hash (listpack, with field expiry)",
+	20: "set (listpack)", 21: "stream (listpacks v3)", 22: "hash (with field expiry, pre-GA)",
+	23: "hash (listpack, with field expiry, pre-GA)", 24: "hash (with field expiry)",
+	25: "hash (listpack, with field expiry)",
 }
 
 // TypeName returns Redis's name for a value type byte.
@@ -124,6 +125,9 @@ type input struct {
 	maxStr int64
 	size   int64 // the input's length, if known (Limits.InputSize)
 	lzf    int   // LZF-compressed strings read
+	// lzfSeen, when set (by tests), is given each LZF-compressed string
+	// read whole: its compressed bytes and its decompressed ones.
+	lzfSeen func(compressed, out []byte)
 }
 
 func (in *input) fail(format string, args ...any) error {
@@ -309,6 +313,9 @@ func (in *input) readString() ([]byte, error) {
 		out, err := LZFDecompress(c, int(ulen))
 		if err != nil {
 			return nil, &FormatError{Offset: start, Msg: "invalid LZF-compressed string"}
+		}
+		if in.lzfSeen != nil {
+			in.lzfSeen(c, out)
 		}
 		return out, nil
 	}
@@ -583,11 +590,11 @@ func (r *Reader) readValue(e *Entry) error {
 
 // CanSkip reports whether Skip can pass over a value of type t: every
 // type whose encoding says where it ends (strings, lists, sets, sorted
-// sets, hashes and their compact encodings, module values of the v2
-// format), but not streams, v1 module values or hashes with field expiry.
+// sets, hashes and their compact encodings, hashes with field expiry,
+// module values of the v2 format), but not streams or v1 module values.
 func CanSkip(t byte) bool {
 	switch t {
-	case 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 16, 17, 18, 20:
+	case 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 16, 17, 18, 20, 22, 23, 24, 25:
 		return true
 	}
 	return false
@@ -682,6 +689,32 @@ func (r *Reader) Skip() error {
 				return err
 			}
 		}
+	case 22, 24: // hash with field expiry: (24: the least expiry), then ttl, field, value
+		if e.Type == 24 {
+			if err := in.discard(8); err != nil {
+				return err
+			}
+		}
+		n, err := count(3)
+		if err != nil {
+			return err
+		}
+		for ; n > 0; n -= 3 {
+			if _, err := in.readPlainLen(); err != nil {
+				return err
+			}
+			if err := in.skipString(); err != nil {
+				return err
+			}
+			if err := in.skipString(); err != nil {
+				return err
+			}
+		}
+	case 25: // listpack with field expiry: the least expiry, then the listpack
+		if err := in.discard(8); err != nil {
+			return err
+		}
+		return in.skipString()
 	case 7:
 		id, err := in.readPlainLen()
 		if err != nil {

@@ -35,21 +35,25 @@ func (e *enc) length(n uint64) {
 // string writes s as Redis does: a short decimal integer that reads back
 // the same as an integer encoding, a string over 20 bytes LZF-compressed
 // when compression is on and saves at least 4 bytes, else raw.
-func (e *enc) string(s []byte) {
+func (e *enc) string(s []byte) { e.buf = append(e.buf, e.stringHead(s)...) }
+
+// stringHead appends the encoding of s that string writes, less its
+// trailing bytes (s itself, or its compressed bytes), which it returns.
+func (e *enc) stringHead(s []byte) []byte {
 	if len(s) <= 11 && len(s) > 0 {
 		if v, err := strconv.ParseInt(string(s), 10, 64); err == nil && strconv.FormatInt(v, 10) == string(s) {
 			switch {
 			case v >= math.MinInt8 && v <= math.MaxInt8:
 				e.buf = append(e.buf, 0xC0|encInt8, byte(v))
-				return
+				return nil
 			case v >= math.MinInt16 && v <= math.MaxInt16:
 				e.buf = append(e.buf, 0xC0|encInt16)
 				e.buf = binary.LittleEndian.AppendUint16(e.buf, uint16(v))
-				return
+				return nil
 			case v >= math.MinInt32 && v <= math.MaxInt32:
 				e.buf = append(e.buf, 0xC0|encInt32)
 				e.buf = binary.LittleEndian.AppendUint32(e.buf, uint32(v))
-				return
+				return nil
 			}
 		}
 	}
@@ -58,12 +62,11 @@ func (e *enc) string(s []byte) {
 			e.buf = append(e.buf, 0xC0|encLZF)
 			e.length(uint64(len(c)))
 			e.length(uint64(len(s)))
-			e.buf = append(e.buf, c...)
-			return
+			return c
 		}
 	}
 	e.length(uint64(len(s)))
-	e.buf = append(e.buf, s...)
+	return s
 }
 
 // Writer writes an RDB file: the header, then whatever the caller writes
@@ -106,6 +109,31 @@ func (w *Writer) flush(force bool) error {
 		return err
 	}
 	w.e.buf = w.e.buf[:0]
+	return nil
+}
+
+// bigWrite is the size from which write hands bytes to the underlying
+// writer directly instead of copying them into the buffer.
+const bigWrite = 64 << 10
+
+// write writes p after what the buffer holds: through the buffer when
+// small, else directly (after flushing the buffer).
+func (w *Writer) write(p []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(p) < bigWrite {
+		w.e.buf = append(w.e.buf, p...)
+		return w.flush(false)
+	}
+	if err := w.flush(true); err != nil {
+		return err
+	}
+	w.crc = crcUpdate(w.crc, p)
+	if _, err := w.w.Write(p); err != nil {
+		w.err = err
+		return err
+	}
 	return nil
 }
 
@@ -190,7 +218,7 @@ func (w *Writer) Module(key []byte, name string, encver int) (*ModuleWriter, err
 	w.e.byte(TypeModule2)
 	w.e.string(key)
 	w.e.length(id)
-	w.module = &ModuleWriter{e: &w.e, done: func() error { w.module = nil; return w.flush(false) }}
+	w.module = &ModuleWriter{e: &w.e, w: w, done: func() error { w.module = nil; return w.flush(false) }}
 	return w.module, nil
 }
 
@@ -216,6 +244,8 @@ func (w *Writer) Close() error {
 // must not be used after End.
 type ModuleWriter struct {
 	e    *enc
+	w    *Writer // the file's Writer; nil for a DUMP payload
+	err  error   // a StringFunc's error, which End returns
 	done func() error
 }
 
@@ -240,8 +270,15 @@ func (m *ModuleWriter) Double(v float64) {
 // String writes a string field.
 func (m *ModuleWriter) String(s []byte) { m.e.length(modString); m.e.string(s) }
 
-// End writes the value's EOF opcode.
+// End writes the value's EOF opcode. It returns the error of a
+// StringFunc that failed, if one did (the value is then not usable).
 func (m *ModuleWriter) End() error {
+	if m.err != nil {
+		if m.done != nil {
+			m.done()
+		}
+		return m.err
+	}
 	m.e.length(modEOF)
 	if m.done != nil {
 		return m.done()
