@@ -209,3 +209,63 @@ func TestDumpPayloadFooter(t *testing.T) {
 		t.Fatal("CRC-64 mismatch")
 	}
 }
+
+// TestDumpCommandInfo: COMMAND INFO and COMMAND DOCS describe DUMP and
+// RESTORE as Redis 7.0 does (flags, key positions, group).
+func TestDumpCommandInfo(t *testing.T) {
+	for _, d := range []Dialect{Dialect8, Dialect24} {
+		c := dial(t, start(t, Config{Dialect: d}))
+		if got := c.do("COMMAND", "INFO", "dump", "restore"); !strings.HasPrefix(got, `*[*[$"dump", :2, *[+readonly], :1, :1, :1`) ||
+			!strings.Contains(got, `*[$"restore", :-4, *[+write, +denyoom], :1, :1, :1`) {
+			t.Fatalf("COMMAND INFO: %s", got)
+		}
+		if got := c.do("COMMAND", "DOCS", "restore"); !strings.Contains(got, `$"group", $"generic"`) || !strings.Contains(got, `$"since", $"2.6.0"`) {
+			t.Fatalf("COMMAND DOCS: %s", got)
+		}
+	}
+}
+
+// TestDumpTDigestMerges: DUMP of a digest with buffered values merges the
+// buffer first, as RedisBloom's save does, and logs the merge as a query
+// that merges it does: after a restart from the log the digest answers
+// TDIGEST.INFO and its quantiles as before the restart.
+func TestDumpTDigestMerges(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always}
+	s, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, s)
+	c.do("TDIGEST.CREATE", "td", "COMPRESSION", "20")
+	add := []string{"TDIGEST.ADD", "td"}
+	for i := range 50 {
+		add = append(add, strconv.Itoa(i*7%31))
+	}
+	c.do(add...)
+	if got := c.do("TDIGEST.INFO", "td"); !strings.Contains(got, `+Unmerged nodes, :50`) {
+		t.Fatalf("before DUMP: %s", got)
+	}
+	p := dumpOf(t, c, "td")
+	info := c.do("TDIGEST.INFO", "td")
+	if !strings.Contains(info, `+Unmerged nodes, :0`) {
+		t.Fatalf("after DUMP: %s", info)
+	}
+	c.do(add...) // more buffered values after the merge
+	q := c.do("TDIGEST.QUANTILE", "td", "0.1", "0.5", "0.99")
+	info = c.do("TDIGEST.INFO", "td")
+	s.aof.close()
+	s.aof = nil
+	s.persist = nil
+	s.Close()
+	c = dial(t, start(t, cfg))
+	if got := c.do("TDIGEST.INFO", "td"); got != info {
+		t.Fatalf("TDIGEST.INFO after a restart from the log:\n%s\nbefore:\n%s", got, info)
+	}
+	if got := c.do("TDIGEST.QUANTILE", "td", "0.1", "0.5", "0.99"); got != q {
+		t.Fatalf("quantiles after a restart: %s, before %s", got, q)
+	}
+	if got := c.do("RESTORE", "td2", "0", p); got != "+OK" {
+		t.Fatal(got)
+	}
+}
