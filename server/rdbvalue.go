@@ -144,18 +144,22 @@ func rdbUnsupported(v value) string {
 		if x.chain == nil {
 			return "bloomlab " + x.f.Kind() + " filter"
 		}
-		if p := x.chain.Profile(); p != scalable.RedisBloom {
-			return "bloomlab " + p.String() + "-layout BF filter"
+		switch p := x.chain.Profile(); p {
+		case scalable.RedisBloom:
+			return ""
+		case scalable.Blocked:
+			return "bloomlab blocked-layout BF filter"
+		default:
+			return "bloomlab scalable filter (" + p.String() + " profile)"
 		}
-		return ""
 	case *cfValue:
 		if x.f.Profile() != cuckoo.RedisBloom {
-			return "bloomlab " + x.f.Profile().String() + "-profile cuckoo filter"
+			return "bloomlab cuckoo filter (" + x.f.Profile().String() + " profile)"
 		}
 		return ""
 	case *cmsValue:
 		if x.s.Profile() != countmin.RedisBloom {
-			return "bloomlab " + x.s.Profile().String() + "-profile count-min sketch"
+			return "bloomlab count-min sketch (" + x.s.Profile().String() + " profile)"
 		}
 		return ""
 	case *loadingValue:
