@@ -12,6 +12,7 @@ import (
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/rdb"
 	"github.com/bloomlab/bloomlab/internal/stats"
 )
 
@@ -323,6 +324,16 @@ func TestZeroValue(t *testing.T) {
 			b, err := s.MarshalBinary()
 			if b != nil {
 				return "returned bytes"
+			}
+			return errParam(err)
+		},
+		"WriteRedisBloomRDB": func(s *Sketch) string {
+			d := rdb.NewDumpWriter(false)
+			m, _ := d.Module(RDBTypeName, RDBEncVer)
+			before := d.Payload(10)
+			err := s.WriteRedisBloomRDB(m)
+			if !bytes.Equal(d.Payload(10), before) {
+				return "wrote fields"
 			}
 			return errParam(err)
 		},

@@ -107,7 +107,9 @@
 //     (default 2), MAXITERATIONS (default 20) relocations in RedisBloom's
 //     order, sub-filters on EXPANSION, its automatic compaction on delete,
 //     CF.COUNT's and CF.INFO's numbers, CF.SCANDUMP's chunks (ScanDump,
-//     Dump) and CF.LOADCHUNK (Loader, LoadChunks). Checked against the
+//     Dump) and CF.LOADCHUNK (Loader, LoadChunks), its value in an RDB
+//     file or a DUMP payload (ReadRedisBloomRDB, WriteRedisBloomRDB:
+//     module type MBbloomCF, encoding version 4). Checked against the
 //     recorded transcripts of a RedisBloom 2.4.23 server and against
 //     RedisBloom's own C code (testdata). Its deviations, none of which
 //     changes a reply of the transcripts, are in docs/CUCKOO.md.
@@ -125,7 +127,7 @@
 // # Concurrency
 //
 // Read methods (Contains, Count, EstimatedFPR, WriteTo, Dump, ScanDump,
-// Clone, Equal, RedisInfo, …) may run concurrently with each other. Add,
+// WriteRedisBloomRDB, Clone, Equal, RedisInfo, …) may run concurrently with each other. Add,
 // AddUnique, Delete, Remove, Merge, Compact, Clear, ReadFrom and
 // UnmarshalBinary need the filter to themselves.
 //

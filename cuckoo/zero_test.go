@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/rdb"
 )
 
 // TestZeroValue: every exported method of the zero Filter answers as for an
@@ -83,6 +84,11 @@ func TestZeroValue(t *testing.T) {
 		"ScanDump":        func(f *Filter) string { _, _, err := f.ScanDump(0, 0); return errParam(err) },
 		"Dump":            func(f *Filter) string { _, err := f.Dump(0); return errParam(err) },
 		"WriteRedisBloom": func(f *Filter) string { _, err := f.WriteRedisBloom(io.Discard, 0); return errParam(err) },
+		"WriteRedisBloomRDB": func(f *Filter) string {
+			d := rdb.NewDumpWriter(false)
+			m, _ := d.Module(RDBTypeName, RDBEncVer)
+			return errParam(f.WriteRedisBloomRDB(m))
+		},
 		"WriteTo": func(f *Filter) string {
 			var buf bytes.Buffer
 			n, err := f.WriteTo(&buf)

@@ -132,6 +132,11 @@
 // allocating anything, allocate a link's bits only as its bytes arrive,
 // and never panic.
 //
+// ReadRedisBloomRDB and WriteRedisBloomRDB read and write the chain as
+// RedisBloom saves it in an RDB file or a DUMP payload (module type
+// MBbloom--, encoding versions 2 to 4 read, 4 written), with the checks
+// of the dump's header; only the RedisBloom profile has that layout.
+//
 // # Cost
 //
 // Add and Contains hash the key once (one xxh3-128, or two MurmurHash64A
@@ -159,6 +164,7 @@
 // every key whose Add returned before the query began. Add and Add
 // run one at a time (an internal mutex), which is what makes "already
 // present" and the counts exact under concurrent adds. WriteTo, Dump,
-// ScanDump, Union, Clone, Equal, EstimatedFPR, LinkStats and the other
+// ScanDump, WriteRedisBloomRDB, Union, Clone, Equal, EstimatedFPR,
+// LinkStats and the other
 // statistics take the same mutex, so they see a state between two adds.
 package scalable

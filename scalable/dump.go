@@ -185,15 +185,11 @@ func parseHeader(b []byte) (*Filter, []*link, uint64, error) {
 	nf := binary.LittleEndian.Uint32(b[8:])
 	options := binary.LittleEndian.Uint32(b[12:])
 	growth := binary.LittleEndian.Uint32(b[16:])
-	switch {
-	case nf < 1 || nf > MaxLinks:
-		return nil, nil, 0, badDump("%d links, want 1 … %d", nf, MaxLinks)
-	case uint64(len(b)) != headerFixed+headerLink*uint64(nf):
+	if err := checkRedisChain(uint64(nf), uint64(options)); err != nil {
+		return nil, nil, 0, badDump("%v", err)
+	}
+	if uint64(len(b)) != headerFixed+headerLink*uint64(nf) {
 		return nil, nil, 0, badDump("header of %d bytes for %d links, want %d", len(b), nf, headerFixed+headerLink*uint64(nf))
-	case options&^(OptNoRound|OptForce64|OptNoScaling) != 0:
-		return nil, nil, 0, badDump("options %#x: only NOROUND (1), FORCE64 (4) and NO_SCALING (8) are supported", options)
-	case options&OptForce64 == 0:
-		return nil, nil, 0, badDump("options %#x lack FORCE64: 32-bit hashing (RedisBloom 1.0) is not supported", options)
 	}
 	ls := make([]*link, nf)
 	var total, sum uint64
@@ -223,6 +219,20 @@ func parseHeader(b []byte) (*Filter, []*link, uint64, error) {
 	f := &Filter{profile: RedisBloom, growth: growth, ratio: redisTighten, options: options}
 	f.card.Store(size)
 	return f, ls, total, nil
+}
+
+// checkRedisChain checks a RedisBloom chain's link count and options (a
+// SCANDUMP header's or an RDB value's).
+func checkRedisChain(nf, options uint64) error {
+	switch {
+	case nf < 1 || nf > MaxLinks:
+		return fmt.Errorf("%d links, want 1 … %d", nf, MaxLinks)
+	case options&^uint64(OptNoRound|OptForce64|OptNoScaling) != 0:
+		return fmt.Errorf("options %#x: only NOROUND (1), FORCE64 (4) and NO_SCALING (8) are supported", options)
+	case options&uint64(OptForce64) == 0:
+		return fmt.Errorf("options %#x lack FORCE64: 32-bit hashing (RedisBloom 1.0) is not supported", options)
+	}
+	return nil
 }
 
 func addOverflow(a, b uint64) (uint64, bool) {

@@ -132,9 +132,19 @@ func (m *ModuleValue) ReadUnsigned() (uint64, error) {
 	return m.in.readPlainLen()
 }
 
-// ReadSigned reads a signed integer field.
+// ReadSigned reads a signed integer field: as Redis's RM_LoadSigned, the
+// 64 bits of an unsigned field (RM_SaveSigned writes one); a field with
+// the signed opcode, which rdb.h defines and Redis never writes, is read too.
 func (m *ModuleValue) ReadSigned() (int64, error) {
-	if err := m.expect(modSint); err != nil {
+	op, err := m.Next()
+	if err != nil {
+		return 0, err
+	}
+	want := uint64(modUint)
+	if op == modSint {
+		want = modSint
+	}
+	if err := m.expect(want); err != nil {
 		return 0, err
 	}
 	v, err := m.in.readPlainLen()

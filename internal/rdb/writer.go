@@ -252,8 +252,10 @@ type ModuleWriter struct {
 // Unsigned writes an unsigned integer field.
 func (m *ModuleWriter) Unsigned(v uint64) { m.e.length(modUint); m.e.length(v) }
 
-// Signed writes a signed integer field.
-func (m *ModuleWriter) Signed(v int64) { m.e.length(modSint); m.e.length(uint64(v)) }
+// Signed writes a signed integer field as Redis's RM_SaveSigned does: an
+// unsigned field holding its 64 bits (Redis's RM_LoadSigned refuses the
+// signed opcode, which rdb.h defines but Redis never writes).
+func (m *ModuleWriter) Signed(v int64) { m.e.length(modUint); m.e.length(uint64(v)) }
 
 // Float writes a float field.
 func (m *ModuleWriter) Float(v float32) {
