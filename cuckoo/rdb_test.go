@@ -251,6 +251,9 @@ func TestRDBRecorded(t *testing.T) {
 			t.Errorf("%s: %d MBbloomCF payloads, want 3", module, len(fromDump))
 		}
 		t.Logf("%s: %d MBbloomCF payloads decoded; written again with LZF, %d byte-identical to Redis's", module, len(fromDump), identical)
+		if identical != len(fromDump) {
+			t.Errorf("%s: %d of %d MBbloomCF payloads written again with LZF are Redis's bytes, want all", module, identical, len(fromDump))
+		}
 
 		fh, err := os.Open("../internal/rdb/testdata/redisbloom-" + module + "-rdb.rdb")
 		if err != nil {

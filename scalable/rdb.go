@@ -59,9 +59,9 @@ func badRDB(encver int, msg string, args ...any) error {
 // Each link's bits are allocated once, at their final size, when its bit
 // array begins (unless the value's total exceeds the memory the process
 // may use: then as its bytes arrive). alloc, when not nil, is called just
-// before, with the bytes of bit arrays the value then holds in all (a
-// running total: its last call is the value's size); its error stops the
-// read before the allocation.
+// before, with the bytes of that link's bit array (the bytes the value
+// adds, as every kind's ReadRedisBloomRDB calls it: the calls sum to the
+// value's size); its error stops the read before the allocation.
 func ReadRedisBloomRDB(m *rdb.ModuleValue, alloc func(bytes int64) error) (*Filter, error) {
 	encver := m.EncVer
 	if m.Name != RDBTypeName {
@@ -126,7 +126,7 @@ func ReadRedisBloomRDB(m *rdb.ModuleValue, alloc func(bytes int64) error) (*Filt
 			}
 			total += bytes
 			if alloc != nil {
-				if err := alloc(int64(total)); err != nil {
+				if err := alloc(int64(bytes)); err != nil {
 					return err
 				}
 			}
