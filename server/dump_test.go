@@ -269,3 +269,40 @@ func TestDumpTDigestMerges(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestRestoreChecksMemoryFirst: the payload of a 12 MiB BF (zeros, so a
+// few hundred KiB compressed) RESTOREd under an 8 MiB -maxmemory is
+// refused with OOM before the filter is allocated (the process allocates
+// far less than the filter), and holds nothing; under no limit it loads.
+func TestRestoreChecksMemoryFirst(t *testing.T) {
+	src := dial(t, start(t, Config{MaxMemory: -1}))
+	if got := src.do("BF.RESERVE", "big", "0.01", "10000000", "NONSCALING"); got != "+OK" {
+		t.Fatal(got)
+	}
+	p := dumpOf(t, src, "big")
+	if len(p) > 2<<20 {
+		t.Fatalf("payload of %d bytes", len(p))
+	}
+	s := start(t, Config{MaxMemory: 8 << 20})
+	c := dial(t, s)
+	c.do("PING")
+	before := s.mem.Load()
+	var got string
+	alloc := allocatedBy(func() { got = c.do("RESTORE", "big", "0", p) })
+	if got != "-OOM command not allowed when used memory > 'maxmemory'." {
+		t.Fatalf("RESTORE over maxmemory: %s", got)
+	}
+	if alloc > 6<<20 {
+		t.Fatalf("a refused RESTORE allocated %d bytes", alloc)
+	}
+	if after := s.mem.Load(); after > before+(64<<10) {
+		t.Fatalf("memory %d before, %d after the refused RESTORE", before, after)
+	}
+	c2 := dial(t, start(t, Config{MaxMemory: -1}))
+	if got := c2.do("RESTORE", "big", "0", p); got != "+OK" {
+		t.Fatal(got)
+	}
+	if got := c2.do("BF.INFO", "big", "CAPACITY"); got != "*[:10000000]" {
+		t.Fatal(got)
+	}
+}
