@@ -296,3 +296,32 @@ func TestRDBRedisBloomLoads(t *testing.T) {
 	}
 	probeAll(t, c, v.keys)
 }
+
+// TestRDBRecordedRestorePersists: every recorded payload RESTOREd on a
+// persisting server answers its probe after a restart from the log alone
+// (the server stopped without a snapshot, as after a kill -9), then after
+// one from a snapshot.
+func TestRDBRecordedRestorePersists(t *testing.T) {
+	v := rdbRecorded(t)[0]
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, AppendFsync: Always, Dialect: v.dialect}
+	s, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, s)
+	for _, k := range v.keys {
+		p, _ := hex.DecodeString(k.Dump)
+		if got := c.do("RESTORE", k.Key, "0", string(p)); got != "+OK" {
+			t.Fatalf("RESTORE %s: %s", k.Key, got)
+		}
+	}
+	s.aof.close()
+	s.aof = nil
+	s.persist = nil
+	s.Close()
+	s = start(t, cfg)
+	probeAll(t, dial(t, s), v.keys)
+	s.Close()
+	probeAll(t, dial(t, start(t, cfg)), v.keys)
+}
