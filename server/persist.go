@@ -433,7 +433,9 @@ func (s *Server) loadSnapshot(dir string) (uint64, error) {
 }
 
 // open restores the keyspace: the snapshot, then the logs from its
-// generation on; then it loads the files of Config.Load that are new and,
+// generation on (a directory with neither first loads Config.LoadRDB and
+// writes it as the first snapshot, before the log exists); then it loads
+// the files of Config.Load that are new and,
 // if it loaded any, takes a snapshot so that they are part of the
 // persisted state before any client writes.
 func (s *Server) open() error {
