@@ -431,9 +431,14 @@ func (e *logError) Error() string {
 // for each record, a MULTI/EXEC block as one call. If last is set, a torn
 // last record (the file ends inside it, or it is the last and fails its
 // checksum, or it is followed by zeros only) is cut off, with a warning;
-// any other damage returns a *logError naming the offset.
-func replayLog(path string, gen uint64, last bool, logf func(string, ...any), apply func(cmds [][][]byte, offset int64) error) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// any other damage returns a *logError naming the offset. If readOnly is
+// set, the file is only read: a torn tail is left out, not cut off.
+func replayLog(path string, gen uint64, last, readOnly bool, logf func(string, ...any), apply func(cmds [][][]byte, offset int64) error) error {
+	mode := os.O_RDWR
+	if readOnly {
+		mode = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, mode, 0)
 	if err != nil {
 		return err
 	}
@@ -448,6 +453,9 @@ func replayLog(path string, gen uint64, last bool, logf func(string, ...any), ap
 	if _, err := io.ReadFull(br, h[:]); err != nil {
 		if last && size < aofHeaderLen {
 			// Torn while the file was being created: nothing was logged.
+			if readOnly {
+				return nil
+			}
 			logf("bloomlab: log %s: torn header (%d bytes) rewritten", path, size)
 			return rewriteHeader(f, gen)
 		}
@@ -471,6 +479,10 @@ func replayLog(path string, gen uint64, last bool, logf func(string, ...any), ap
 	torn := func(at int64, why string) error {
 		if !last {
 			return &logError{path, at, why + " (in a log that is not the last one)"}
+		}
+		if readOnly {
+			logf("bloomlab: log %s: torn last record at offset %d (%s): its %d bytes left out", path, at, why, size-at)
+			return nil
 		}
 		logf("bloomlab: log %s: torn last record at offset %d (%s): %d bytes truncated", path, at, why, size-at)
 		if err := f.Truncate(at); err != nil {

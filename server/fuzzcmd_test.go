@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomlab/bloomlab/internal/rdb"
 	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
@@ -32,6 +33,11 @@ import (
 // server: the dump chunks of the populated BF and CF keys.
 type cmdFixture struct {
 	bfChunks, cfChunks [][2]string // iterator, data: SCANDUMP's order
+	// dumps are DUMP payloads of the populated keys of every type that
+	// Redis loads, and damaged ones: truncated with their checksum
+	// fixed, a wrong checksum, a newer version, a list.
+	dumps    map[string]string
+	badDumps []string
 }
 
 var (
@@ -70,6 +76,31 @@ func commandFixture(t testing.TB) *cmdFixture {
 				return
 			}
 		}
+		fx.dumps = map[string]string{}
+		for _, k := range []string{"bf", "bfns", "cf", "cfns", "cms", "tk", "str", "exp", "td"} {
+			v := internalCall(s, "DUMP", k)
+			if v.Kind != resp.BulkString || v.Null {
+				fixtureErr = fmt.Errorf("DUMP %s: %s", k, v.String())
+				return
+			}
+			p := string(v.Str)
+			fx.dumps[k] = p
+			val, ver, err := rdb.SplitDump([]byte(p))
+			if err != nil {
+				fixtureErr = fmt.Errorf("DUMP %s: %v", k, err)
+				return
+			}
+			for _, cut := range []int{1, 2, len(val) / 2, len(val) - 1} {
+				if cut > 0 && cut < len(val) {
+					fx.badDumps = append(fx.badDumps, string(rdb.EncodeDump(val[:cut], ver)))
+				}
+			}
+			flip := []byte(p)
+			flip[len(flip)/2] ^= 0x40
+			fx.badDumps = append(fx.badDumps, string(flip), p[:len(p)-1], string(rdb.EncodeDump(val, rdb.MaxVersion+1)))
+		}
+		fx.badDumps = append(fx.badDumps, string(rdb.EncodeDump([]byte("\x12\x01\x02\x0b\x0b\x00\x00\x00\x01\x00\x81a\x02\xff"), 10)),
+			string(rdb.EncodeDump([]byte("\x07\x81\xff\xff\xff\xff\xff\xff\xff\xff"), 10)), string(rdb.EncodeDump(nil, 10)))
 		fixture = fx
 	})
 	if fixtureErr != nil {
@@ -161,6 +192,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"WITHCOUNT", "WITH", "withcount", "WITHCOUNTS", "topk.incrby", "100000", "100001", "TopK-TYPE", // TOPK
 		"COMPRESSION", "OVERRIDE", "TDIS-TYPE", "tdigest.min", "tdigest.revrank", "tdigest.byrevrank", // TDIGEST.*
 		"usage", "SAMPLES", // MEMORY USAGE
+		"REPLACE", "ABSTTL", "IDLETIME", "FREQ", "RESTORE", // RESTORE
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
 		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
@@ -174,6 +206,11 @@ func commandDict(fx *cmdFixture) [][]byte {
 			d = append(d, c[0], c[1])
 		}
 	}
+	// DUMP payloads of every type that has one, and damaged ones.
+	for _, k := range sortedKeys(fx.dumps) {
+		d = append(d, fx.dumps[k])
+	}
+	d = append(d, fx.badDumps...)
 	out := make([][]byte, len(d))
 	for i, s := range d {
 		out[i] = []byte(s)
@@ -217,6 +254,10 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"tdigest.rank", "td", "1", "9"}, {"tdigest.revrank", "td", "1", "9"}, {"tdigest.byrank", "td", "0", "2", "9"},
 		{"tdigest.byrevrank", "td", "0", "2", "9"}, {"tdigest.trimmed_mean", "td", "0.1", "0.9"}, {"tdigest.info", "td"},
 		{"memory", "usage", "td", "SAMPLES", "5"},
+		{"dump", "bf"}, {"dump", "td"}, {"dump", "bfbl"}, {"restore", "new", "0", fx.dumps["bf"]}, {"restore", "new", "0", fx.dumps["tk"]},
+		{"restore", "new", "0", fx.dumps["cf"]}, {"restore", "new", "0", fx.dumps["cms"]}, {"restore", "new", "0", fx.dumps["td"]},
+		{"restore", "bf", "100000", fx.dumps["str"], "REPLACE", "ABSTTL", "IDLETIME", "5"},
+		{"restore", "new", "1", fx.dumps["bf"], "FREQ", "3"},
 		{"del", "bf", "str"}, {"unlink", "str"}, {"exists", "bf", "cf"}, {"type", "bf"}, {"keys", "*"},
 		{"scan", "0", "MATCH", "*", "COUNT", "10", "TYPE", "string"}, {"dbsize"}, {"rename", "str", "new"},
 		{"expire", "str", "100", "NX"}, {"pexpire", "exp", "100000", "GT"}, {"expireat", "str", "100", "XX"},

@@ -433,7 +433,9 @@ func (s *Server) loadSnapshot(dir string) (uint64, error) {
 }
 
 // open restores the keyspace: the snapshot, then the logs from its
-// generation on; then it loads the files of Config.Load that are new and,
+// generation on (a directory with neither first loads Config.LoadRDB and
+// writes it as the first snapshot, before the log exists); then it loads
+// the files of Config.Load that are new and,
 // if it loaded any, takes a snapshot so that they are part of the
 // persisted state before any client writes.
 func (s *Server) open() error {
@@ -467,6 +469,22 @@ func (s *Server) open() error {
 		if err != nil {
 			return err
 		}
+		if s.cfg.LoadRDB != "" {
+			if gen == 0 && len(gens) == 0 {
+				// Loaded, then written as the first snapshot before the
+				// log exists: a kill before the snapshot's rename leaves
+				// the directory as empty as it was.
+				if err := s.loadRDB(); err != nil {
+					return err
+				}
+				if err := s.save(false); err != nil {
+					return err
+				}
+				gen = 1
+			} else {
+				s.logf("bloomlab: -load-rdb %s: the directory %s already holds a dataset, which wins over the file: not loaded", s.cfg.LoadRDB, dir)
+			}
+		}
 		var replay []uint64
 		for _, g := range gens {
 			if g >= gen {
@@ -488,6 +506,10 @@ func (s *Server) open() error {
 		removeLogsBefore(dir, gen)
 		if s.persist.lastSave.Load() == 0 {
 			s.persist.lastSave.Store(time.Now().Unix())
+		}
+	} else if s.cfg.LoadRDB != "" {
+		if err := s.loadRDB(); err != nil {
+			return err
 		}
 	}
 	changed, err := s.preload()
@@ -517,7 +539,7 @@ func (s *Server) replay(dir string, gens []uint64) error {
 	}()
 	for i, g := range gens {
 		path := filepath.Join(dir, logName(g))
-		err := replayLog(path, g, i == len(gens)-1, s.logf, func(cmds [][][]byte, off int64) error {
+		err := replayLog(path, g, i == len(gens)-1, s.readOnly, s.logf, func(cmds [][][]byte, off int64) error {
 			for _, args := range cmds {
 				c.lastErr = ""
 				cmd := lookupCommand(args[0], &c.lower)

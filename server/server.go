@@ -113,6 +113,24 @@ type Config struct {
 	// then on the key persists like any other (the snapshot and the log
 	// win over the file).
 	Load []Load
+	// LoadRDB names a Redis RDB file (versions 10 to 12: Redis 7.0 to
+	// 8.x) whose keys (strings and RedisBloom's five types) are the
+	// initial state of an empty Dir, loaded once, as Load's files are:
+	// streamed, each value allocated once and checked against MaxMemory
+	// first, then written as the first snapshot before any client is
+	// served (a kill meanwhile leaves nothing half-loaded: the next start
+	// loads the file again). A Dir that already holds a dataset (a
+	// snapshot or a log) keeps it and the file is ignored, with a notice.
+	// Keys already expired are dropped. Without Dir it is loaded at every
+	// start.
+	LoadRDB string
+	// LoadRDBSkipUnsupported leaves out, and counts, the keys LoadRDB
+	// cannot load (Redis's other types, other modules' values, keys of
+	// other databases) instead of refusing the file.
+	LoadRDBSkipUnsupported bool
+	// LoadRDBDB is the database of LoadRDB's file that is loaded (default
+	// 0); a key of another database refuses the file (or is skipped).
+	LoadRDBDB int
 	// Dialect is the RedisBloom release whose replies the server gives
 	// (default Dialect8, RedisBloom 8.6.2 of Redis 8; Dialect24,
 	// RedisBloom 2.4.23 on Redis 7.0). It changes replies and the defaults
@@ -158,8 +176,11 @@ type Server struct {
 
 	aof     *aof // nil: not persisted
 	persist *persistence
-	loading bool     // the log is being replayed (before any client or background work)
-	dirLock *os.File // holds Config.Dir's lock (lockDir)
+	loading bool // the log is being replayed (before any client or background work)
+	// readOnly: the server only reads its directory (WriteRDB): a torn
+	// log's tail is left as it is, not truncated.
+	readOnly bool
+	dirLock  *os.File // holds Config.Dir's lock (lockDir)
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -192,6 +213,22 @@ var ErrServerClosed = errClosed
 // cfg.Dir (if set), then loads the files of cfg.Load that are new. It does
 // not listen: call Serve, ListenAndServe, or use Run.
 func New(cfg Config) (*Server, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.open(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	s.bg.Add(1)
+	go s.background()
+	return s, nil
+}
+
+// newServer makes a server of cfg with an empty keyspace: nothing read,
+// nothing started.
+func newServer(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:       cfg,
 		logger:    cfg.Logger,
@@ -230,12 +267,6 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("BF layout %q: %s", s.cfg.BFLayout, msg)
 		}
 	}
-	if err := s.open(); err != nil {
-		s.closeFiles()
-		return nil, err
-	}
-	s.bg.Add(1)
-	go s.background()
 	return s, nil
 }
 

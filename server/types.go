@@ -13,7 +13,8 @@ import (
 // how a snapshot stores it. A new type is one file beside the others
 // (cmd_bf.go, cmd_cms.go…): its valueType registered with a new tag, its
 // value, and its commands registered in the command table (commands.go);
-// nothing else changes.
+// nothing else changes, but for a type Redis's files and DUMP payloads
+// hold, whose codec goes in rdbvalue.go's table.
 type valueType struct {
 	name string // TYPE's reply (RedisBloom's module type names)
 	tag  byte   // the value's tag in a snapshot record (never reused)

@@ -22,7 +22,7 @@ func init() {
 		summary: "Serve filters over Redis's protocol: RedisBloom's BF.*, CF.* and CMS.* commands for any Redis client " +
 			"(RESP2 and RESP3), filters built offline with -load, a snapshot and an append-only log in -dir. " +
 			"SIGTERM or SIGINT finishes the commands in flight, takes a snapshot if anything changed since the last one and exits 0 (docs/SERVER.md).",
-		usage:      "bloomlab serve [-addr HOST:PORT] [-dir DIR] [-appendfsync always|everysec|no] [-load NAME=FILE.blf …] [flags]",
+		usage:      "bloomlab serve [-addr HOST:PORT] [-dir DIR] [-appendfsync always|everysec|no] [-load NAME=FILE.blf …] [-load-rdb dump.rdb] [flags]",
 		run:        runServe,
 		ownSignals: true,
 	})
@@ -153,8 +153,14 @@ func runServe(e *env, args []string) error {
 	pprofAddr := fs.String("pprof", "", "HOST:PORT: serve Go's profiles (net/http/pprof: /debug/pprof/profile, mutex, block) on this address, for measuring the server; mutex and block profiling are switched on with it (a loopback address unless you say otherwise: the profiles show commands' keys)")
 	var loads loadList
 	fs.Var(&loads, "load", "NAME=FILE.blf: serve a bloomlab file of any kind as key NAME (repeatable); the file is NAME's initial state")
+	loadRDB := fs.String("load-rdb", "", "FILE.rdb: a Redis RDB file (Redis 7.0 to 8.x: strings and RedisBloom's BF, CF, CMS, TOPK and TDIGEST keys) as the initial state of an empty -dir, loaded once (a -dir that holds a dataset keeps it)")
+	skipUnsupported := fs.Bool("skip-unsupported", false, "with -load-rdb: leave out (and count) the keys of other Redis types, other modules and other databases instead of refusing the file")
+	rdbDB := fs.Int("db", 0, "with -load-rdb: the database of the file to load (one database per server)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *rdbDB < 0 {
+		return usagef("-db %d: want a database number (0 or more)", *rdbDB)
 	}
 	mode, err := server.ParseFsync(*fsync)
 	if err != nil {
@@ -174,6 +180,7 @@ func runServe(e *env, args []string) error {
 		Dir: *dir, AppendFsync: mode, SaveInterval: time.Duration(save), AutoRewriteSize: int64(rewrite),
 		Password: *pass, MaxMemory: int64(maxmem), MaxClients: *maxClients, IdleTimeout: *timeout,
 		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads, Dialect: dia, ModuleConfigs: modcfg, BFLayout: *bfLayout,
+		LoadRDB: *loadRDB, LoadRDBSkipUnsupported: *skipUnsupported, LoadRDBDB: *rdbDB,
 		Logger: log.New(e.stderr, "", log.LstdFlags),
 	}
 	if rewrite == 0 {
