@@ -52,6 +52,10 @@
 //     over Redis's protocol, with snapshots and an append-only log
 //   - redisblocked: a blocked filter kept in plain Redis strings, sharded
 //     over a Redis Cluster, shared by any number of processes
+//   - rdb: Redis's RDB files and DUMP payloads (versions 10 to 12), read as
+//     a stream and written, module values as typed fields; each RedisBloom
+//     kind's ReadRedisBloomRDB and WriteRedisBloomRDB turn them into
+//     structures and back
 //
 // This package reads any bloomlab file: ReadFrom and Unmarshal return
 // whatever kind the file holds, as a Filter, the contract every kind

@@ -22,7 +22,7 @@ var layers = []struct {
 	{"leaf", []string{"internal/base"}},
 	{"hashing", []string{"hashing"}},
 	{"theory", []string{"theory"}},
-	{"internal helpers", []string{"internal/*", "server/internal/*"}},
+	{"internal helpers and formats", []string{"internal/*", "server/internal/*", "rdb"}},
 	{"kinds", []string{"blocked", "bloom", "choices", "counting", "countmin", "cuckoo", "dlcbf", "dleft", "scalable", "tdigest", "topk"}},
 	{"ReadFrom, every kind", []string{"."}},
 	{"server, redisblocked", []string{"server", "redisblocked"}},

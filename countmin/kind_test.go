@@ -12,8 +12,8 @@ import (
 	"github.com/bloomlab/bloomlab/hashing"
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
-	"github.com/bloomlab/bloomlab/internal/rdb"
 	"github.com/bloomlab/bloomlab/internal/stats"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // TestDimensionsFPR: the smallest sketch whose rate at n keys, the pair

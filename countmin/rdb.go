@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // RDBTypeName and RDBEncVer are the module type name and the encoding

@@ -9,7 +9,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/format"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // RDBTypeName and RDBEncVer are the module type name and the encoding

@@ -17,10 +17,10 @@ import (
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/format"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
-// The recorded RDB vectors (internal/rdb/testdata): each key's DUMP
+// The recorded RDB vectors (rdb/testdata): each key's DUMP
 // payload from the real module and a transcript of read commands with
 // its replies, recorded after the module loaded the file.
 type rdbVectors struct {
@@ -39,7 +39,7 @@ type rdbVectors struct {
 var rdbModules = []string{"8.6.2", "2.4.23"}
 
 func loadRDBVectors(t testing.TB, module string) *rdbVectors {
-	fh, err := os.Open("../internal/rdb/testdata/redisbloom-" + module + "-rdb.json.gz")
+	fh, err := os.Open("../rdb/testdata/redisbloom-" + module + "-rdb.json.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestRDBRecorded(t *testing.T) {
 			t.Errorf("%s: %d of %d MBbloomCF payloads written again with LZF are Redis's bytes, want all", module, identical, len(fromDump))
 		}
 
-		fh, err := os.Open("../internal/rdb/testdata/redisbloom-" + module + "-rdb.rdb")
+		fh, err := os.Open("../rdb/testdata/redisbloom-" + module + "-rdb.rdb")
 		if err != nil {
 			t.Fatal(err)
 		}

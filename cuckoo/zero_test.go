@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // TestZeroValue: every exported method of the zero Filter answers as for an

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // DUMP and RESTORE, as Redis 7.0 answers them, in Redis's payload format

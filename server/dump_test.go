@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // dumpOf returns key's DUMP payload (failing the test for anything else).

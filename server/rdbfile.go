@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // RDBWriteOptions configure WriteRDB.

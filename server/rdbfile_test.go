@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/countmin"
 	"github.com/bloomlab/bloomlab/cuckoo"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 	"github.com/bloomlab/bloomlab/tdigest"
 	"github.com/bloomlab/bloomlab/topk"

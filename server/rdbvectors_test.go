@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomlab/bloomlab/internal/rdb"
 	"github.com/bloomlab/bloomlab/internal/redistest"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // The recorded RDB files of RedisBloom 8.6.2 and 2.4.23 on Redis 7.0.15
-// (internal/rdb/testdata, from the project's recorded vectors: the
+// (rdb/testdata, from the project's recorded vectors: the
 // database after the 8.6.2 RESP2 transcripts, saved with SAVE), each with
 // its keys' DUMP payloads and probe transcripts of read commands, recorded
 // from the real module after it loaded the file. Every probe must answer

@@ -7,7 +7,7 @@ import (
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // RDBTypeName and RDBEncVer are the module type name and the encoding

@@ -17,10 +17,10 @@ import (
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
-// rdbRecorded is one key of a recorded file's json.gz (internal/rdb's
+// rdbRecorded is one key of a recorded file's json.gz (rdb's
 // testdata: the DUMP payload of every key and the probe transcript the real
 // module answered after it loaded the file).
 type rdbRecorded struct {
@@ -36,7 +36,7 @@ type rdbRecorded struct {
 var rdbRecordings = []string{"redisbloom-8.6.2", "redisbloom-2.4.23"}
 
 func loadRDBRecorded(t testing.TB, name string) []rdbRecorded {
-	f, err := os.Open("../internal/rdb/testdata/" + name + "-rdb.json.gz")
+	f, err := os.Open("../rdb/testdata/" + name + "-rdb.json.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func loadRDBRecorded(t testing.TB, name string) []rdbRecorded {
 // rdbFileSketches reads a recorded RDB file to its end (CRC checked) and
 // decodes every TopK-TYPE value.
 func rdbFileSketches(t testing.TB, name string) map[string]*Sketch {
-	f, err := os.Open("../internal/rdb/testdata/" + name + "-rdb.rdb")
+	f, err := os.Open("../rdb/testdata/" + name + "-rdb.rdb")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/bloomlab/bloomlab/countmin"
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/flagx"
-	"github.com/bloomlab/bloomlab/internal/rdb"
 	"github.com/bloomlab/bloomlab/internal/sysmem"
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/bloomlab/bloomlab/countmin"
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/blrd"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 )
 

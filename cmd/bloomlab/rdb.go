@@ -18,7 +18,7 @@ import (
 	"github.com/bloomlab/bloomlab/countmin"
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/flagx"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 	"github.com/bloomlab/bloomlab/server"
 	"github.com/bloomlab/bloomlab/tdigest"

@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/bloomlab/bloomlab/countmin"
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/server"
 )
 
 // The RDB files recorded from Redis 7.0.15 with RedisBloom 2.4.23 and
-// 8.6.2 (internal/rdb/testdata), each with its json.gz of keys, DUMP
+// 8.6.2 (rdb/testdata), each with its json.gz of keys, DUMP
 // payloads and probe transcripts.
 var recordedRDB = []string{"redisbloom-8.6.2", "redisbloom-2.4.23"}
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomlab/bloomlab/internal/rdb"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // TestServeLoadRDB: `bloomlab serve -load-rdb` of the RDB file Redis
@@ -20,7 +20,7 @@ import (
 // so) and serves them; a restart on the directory keeps them without the
 // flag; -db takes a database number.
 func TestServeLoadRDB(t *testing.T) {
-	file, err := filepath.Abs("../../internal/rdb/testdata/redisbloom-8.6.2-rdb.rdb")
+	file, err := filepath.Abs("../../rdb/testdata/redisbloom-8.6.2-rdb.rdb")
 	if err != nil {
 		t.Fatal(err)
 	}
