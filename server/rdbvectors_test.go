@@ -50,7 +50,7 @@ func rdbRecorded(t testing.TB) []rdbVectors {
 		name string
 		d    Dialect
 	}{{"redisbloom-8.6.2-rdb", Dialect8}, {"redisbloom-2.4.23-rdb", Dialect24}} {
-		base := filepath.Join("..", "internal", "rdb", "testdata", v.name)
+		base := filepath.Join("..", "rdb", "testdata", v.name)
 		f, err := os.Open(base + ".json.gz")
 		if err != nil {
 			t.Fatal(err)

@@ -27,7 +27,7 @@ import (
 var recordedRDB = []string{"redisbloom-8.6.2", "redisbloom-2.4.23"}
 
 func recordedPath(name, ext string) string {
-	return filepath.Join(testdataDir, "..", "..", "..", "internal", "rdb", "testdata", name+"-rdb."+ext)
+	return filepath.Join(testdataDir, "..", "..", "..", "rdb", "testdata", name+"-rdb."+ext)
 }
 
 type probe struct {
