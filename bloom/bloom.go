@@ -199,15 +199,16 @@ func (f *Filter) Kind() string {
 	return "bloom"
 }
 
-// Digest hashes key with the filter's seed: the pre-hashed form accepted by
-// AddHash and ContainsHash.
-func (f *Filter) Digest(key []byte) hashing.Digest { return hashing.Sum(key, f.seed) }
+// Digest hashes key with the filter's seed (for a filter imported from
+// another library, with that library's hash: hashing.ForeignSum): the
+// pre-hashed form accepted by AddHash and ContainsHash.
+func (f *Filter) Digest(key []byte) hashing.Digest { return f.sum(key) }
 
 // Add inserts key.
-func (f *Filter) Add(key []byte) { f.AddHash(hashing.Sum(key, f.seed)) }
+func (f *Filter) Add(key []byte) { f.AddHash(f.sum(key)) }
 
 // AddString inserts key.
-func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed)) }
+func (f *Filter) AddString(key string) { f.AddHash(f.sumString(key)) }
 
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
@@ -239,16 +240,16 @@ func (f *Filter) AddHash(d hashing.Digest) {
 func (f *Filter) AddBatch(keys [][]byte) {
 	f.mustBeMade("AddBatch")
 	for _, key := range keys {
-		f.AddHash(hashing.Sum(key, f.seed))
+		f.AddHash(f.sum(key))
 	}
 }
 
 // AddAtomic inserts key; safe to call concurrently with other AddAtomic
 // calls and with Contains.
-func (f *Filter) AddAtomic(key []byte) { f.AddHashAtomic(hashing.Sum(key, f.seed)) }
+func (f *Filter) AddAtomic(key []byte) { f.AddHashAtomic(f.sum(key)) }
 
 // AddStringAtomic is AddAtomic for a string key.
-func (f *Filter) AddStringAtomic(key string) { f.AddHashAtomic(hashing.SumString(key, f.seed)) }
+func (f *Filter) AddStringAtomic(key string) { f.AddHashAtomic(f.sumString(key)) }
 
 // AddHashAtomic is AddAtomic for a pre-hashed key.
 func (f *Filter) AddHashAtomic(d hashing.Digest) {
@@ -259,11 +260,11 @@ func (f *Filter) AddHashAtomic(d hashing.Digest) {
 
 // Contains reports whether key may have been added: false means certainly
 // not added.
-func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(hashing.Sum(key, f.seed)) }
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(f.sum(key)) }
 
 // ContainsString is Contains for a string key.
 func (f *Filter) ContainsString(key string) bool {
-	return f.ContainsHash(hashing.SumString(key, f.seed))
+	return f.ContainsHash(f.sumString(key))
 }
 
 // ContainsHash is Contains for a pre-hashed key.
@@ -296,7 +297,7 @@ func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
 	for start := 0; start < len(keys); start += batch {
 		group := keys[start:min(start+batch, len(keys))]
 		for j, key := range group {
-			ds[j] = hashing.Sum(key, f.seed)
+			ds[j] = f.sum(key)
 		}
 		for j, d := range ds[:len(group)] {
 			out[start+j] = f.ContainsHash(d)
@@ -404,4 +405,22 @@ func (f *Filter) Clone() *Filter {
 // compared: it counts calls, not content). Two zero Filters are equal.
 func (f *Filter) Equal(g *Filter) bool {
 	return f.compatible(g, "equal") == nil && f.bits.Equal(g.bits)
+}
+
+// sum hashes key as the filter's scheme wants: xxh3-128 with the seed, or
+// the foreign library's hash for a filter imported from it
+// (hashing.ForeignSum).
+func (f *Filter) sum(key []byte) hashing.Digest {
+	if f.scheme.Foreign() {
+		return hashing.ForeignSum(f.scheme, key)
+	}
+	return hashing.Sum(key, f.seed)
+}
+
+// sumString is sum for a string key.
+func (f *Filter) sumString(key string) hashing.Digest {
+	if f.scheme.Foreign() {
+		return hashing.ForeignSumString(f.scheme, key)
+	}
+	return hashing.SumString(key, f.seed)
 }

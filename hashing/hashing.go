@@ -30,6 +30,9 @@
 //     - PrimePartition: the same with m' a prime p (001 §2).
 //     - PartitionIndependent: k subarrays, an independent hash in each: the
 //     partitioned Bloom filter of 004 §5.
+//     - BoomFilters, BoomPartitioned, BlobloomXXH64: the hash and index
+//     rules of other Go libraries' filters, for importing them
+//     (foreign.go; their keys hash with ForeignSum).
 //     - Custom: a user-supplied IndexFunc (for example the hand-made hash
 //     functions of 003 §2).
 //
@@ -111,6 +114,9 @@ var schemeNames = map[Scheme]string{
 	Partition:            "partition",
 	PrimePartition:       "prime-partition",
 	PartitionIndependent: "partition-independent",
+	BoomFilters:          "boomfilters",
+	BoomPartitioned:      "boomfilters-partitioned",
+	BlobloomXXH64:        "blobloom-xxhash64",
 	Custom:               "custom",
 }
 
@@ -139,13 +145,13 @@ func (s Scheme) Valid() bool {
 // Partitioned reports whether s splits the m positions into k disjoint
 // subarrays, one per hash function.
 func (s Scheme) Partitioned() bool {
-	return s == Partition || s == PrimePartition || s == PartitionIndependent
+	return s == Partition || s == PrimePartition || s == PartitionIndependent || s == BoomPartitioned
 }
 
 // ParseScheme returns the scheme with the given name (see Scheme.String).
 func ParseScheme(name string) (Scheme, error) {
 	for s, n := range schemeNames {
-		if n == name && s != Custom {
+		if n == name && s != Custom && !s.Foreign() {
 			return s, nil
 		}
 	}
@@ -198,6 +204,9 @@ func PartitionSize(s Scheme, m uint64, k int) uint64 {
 	if k < 1 || m == 0 || m > MaxM {
 		return m
 	}
+	if s.Foreign() {
+		return foreignSize(s, m, k)
+	}
 	kk := uint64(k)
 	switch s {
 	case Partition, PartitionIndependent:
@@ -233,6 +242,9 @@ func NewIndexer(s Scheme, m uint64, k int) (*Indexer, error) {
 			return nil, fmt.Errorf("hashing: m/k = %d must be prime for scheme %v (use PartitionSize): %w", ix.sub, s, ErrParam)
 		}
 	}
+	if s == BlobloomXXH64 && (m%BlobloomBlockBits != 0 || m/BlobloomBlockBits > blobloomMaxBlocks) {
+		return nil, fmt.Errorf("hashing: m = %d must be a multiple of %d bits, at most 2^32 blocks, for scheme %v: %w", m, BlobloomBlockBits, s, ErrParam)
+	}
 	var f func(i uint64) uint64
 	switch s {
 	case Enhanced:
@@ -252,7 +264,13 @@ func NewIndexer(s Scheme, m uint64, k int) (*Indexer, error) {
 		}
 	}
 	ix.recip = ^uint64(0) / m
+	if s == BoomPartitioned {
+		ix.recip = ^uint64(0) / ix.sub // its probes reduce modulo the partition
+	}
 	ix.stepN = DoubleSteps(m)
+	if s == BlobloomXXH64 {
+		ix.stepN = m / BlobloomBlockBits // its number of blocks
+	}
 	switch {
 	case m&1 == 0:
 		ix.stepMul = 2
@@ -348,6 +366,8 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 			out[i] = off + Reduce(mixIndex(d, i), sub)
 			off += sub
 		}
+	case BoomFilters, BoomPartitioned, BlobloomXXH64:
+		ix.foreignPositions(d, out)
 	case Custom:
 		for i := range out {
 			p := ix.custom(d, i)
@@ -393,7 +413,9 @@ func (ix *Indexer) DoubleProbe(d Digest) (x, step, m, recip uint64) {
 // must not modify the slice.
 func (ix *Indexer) Offsets() []uint64 { return ix.off }
 
-// Recip returns ⌊(2^64 − 1)/m⌋, the reciprocal ModSmall needs.
+// Recip returns ⌊(2^64 − 1)/m⌋, the reciprocal ModSmall needs (for
+// BoomPartitioned, ⌊(2^64 − 1)/(m/k)⌋: its probes reduce modulo a
+// partition).
 func (ix *Indexer) Recip() uint64 { return ix.recip }
 
 // ModSmall returns t mod m for 1 ≤ m ≤ 2^48 and t < 2^56, given

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"testing"
+
+	"github.com/bloomlab/bloomlab/bloom"
+	"github.com/cespare/xxhash/v2"
+	"github.com/greatroar/blobloom"
+	boom "github.com/tylertreat/BoomFilters"
+)
+
+// peerKey returns key i of a set ("p" present, "a" absent, "x" added after
+// the import) in buf's storage.
+func peerKey(buf []byte, set byte, i int) []byte {
+	return strconv.AppendInt(append(buf[:0], set), int64(i), 10)
+}
+
+// peerSizes are the sizes each peer is tested at: the first with 10^6
+// present and 10^6 absent keys, the others smaller.
+var peerSizes = []struct {
+	n   int
+	fpr float64
+}{{1_000_000, 0.01}, {1000, 0.1}, {20_000, 0.001}, {100, 0.05}}
+
+// comparePeer counts the keys of sets on which got and want disagree.
+func comparePeer(t *testing.T, name string, n int, want, got func([]byte) bool) {
+	t.Helper()
+	var buf []byte
+	diff := 0
+	for _, set := range []byte{'p', 'a'} {
+		for i := range n {
+			buf = peerKey(buf, set, i)
+			if want(buf) != got(buf) {
+				if diff < 3 {
+					t.Errorf("%s: key %q: peer %v, bloomlab %v", name, buf, want(buf), got(buf))
+				}
+				diff++
+			}
+		}
+	}
+	if diff > 0 {
+		t.Fatalf("%s: %d differences over %d present and %d absent keys", name, diff, n, n)
+	}
+}
+
+// addBoth adds keys "x0" … to the peer and the import, then checks that
+// both still answer alike for every key and that the new keys are present.
+func addBoth(t *testing.T, name string, n int, f *bloom.Filter, add func([]byte), want func([]byte) bool) {
+	t.Helper()
+	var buf []byte
+	extra := max(n/10, 10)
+	for i := range extra {
+		buf = peerKey(buf, 'x', i)
+		add(buf)
+		f.Add(buf)
+		if !f.Contains(buf) {
+			t.Fatalf("%s: key %q added after the import is absent", name, buf)
+		}
+	}
+	comparePeer(t, name+" after Add", n, want, f.Contains)
+	comparePeer(t, name+" after Add (x keys)", extra, func(k []byte) bool {
+		if k[0] == 'p' {
+			k = append([]byte{'x'}, k[1:]...)
+		}
+		return want(k)
+	}, func(k []byte) bool {
+		if k[0] == 'p' {
+			k = append([]byte{'x'}, k[1:]...)
+		}
+		return f.Contains(k)
+	})
+}
+
+// roundTrip writes f as a bloomlab file and reads it back: the scheme, and
+// with it the peer's hash, survives.
+func roundTrip(t *testing.T, f *bloom.Filter) *bloom.Filter {
+	t.Helper()
+	b, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g bloom.Filter
+	if err := g.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if !g.Equal(f) || g.Scheme() != f.Scheme() {
+		t.Fatalf("round trip changed the filter (scheme %v, read %v)", f.Scheme(), g.Scheme())
+	}
+	return &g
+}
+
+// TestPeerBoomClassic: a tylertreat/BoomFilters classic filter, written by
+// WriteTo and by GobEncode, imports as a bloom filter that answers exactly
+// as Test for 10^6 present and 10^6 absent keys, and after more keys are
+// added to both.
+func TestPeerBoomClassic(t *testing.T) {
+	for _, sz := range peerSizes {
+		name := "boom-classic n=" + strconv.Itoa(sz.n)
+		p := boom.NewBloomFilter(uint(sz.n), sz.fpr)
+		var buf []byte
+		for i := range sz.n {
+			buf = peerKey(buf, 'p', i)
+			p.Add(buf)
+		}
+		var w bytes.Buffer
+		if _, err := p.WriteTo(&w); err != nil {
+			t.Fatal(err)
+		}
+		gob, err := p.GobEncode()
+		if err != nil || !bytes.Equal(gob, w.Bytes()) {
+			t.Fatalf("%s: GobEncode differs from WriteTo (%v)", name, err)
+		}
+		f, err := bloom.ReadBoomFilters(bytes.NewReader(w.Bytes()))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if f.Kind() != "bloom" || f.M() != uint64(p.Capacity()) || f.K() != int(p.K()) || f.N() != uint64(sz.n) {
+			t.Fatalf("%s: imported %s m=%d k=%d n=%d, peer m=%d k=%d", name, f.Kind(), f.M(), f.K(), f.N(), p.Capacity(), p.K())
+		}
+		comparePeer(t, name, sz.n, p.Test, f.Contains)
+		f = roundTrip(t, f)
+		addBoth(t, name, sz.n, f, func(k []byte) { p.Add(k) }, p.Test)
+	}
+}
+
+// TestPeerBoomPartitioned is TestPeerBoomClassic for BoomFilters'
+// partitioned filter, imported as kind partitioned.
+func TestPeerBoomPartitioned(t *testing.T) {
+	for _, sz := range peerSizes {
+		name := "boom-partitioned n=" + strconv.Itoa(sz.n)
+		p := boom.NewPartitionedBloomFilter(uint(sz.n), sz.fpr)
+		var buf []byte
+		for i := range sz.n {
+			buf = peerKey(buf, 'p', i)
+			p.Add(buf)
+		}
+		var w bytes.Buffer
+		if _, err := p.WriteTo(&w); err != nil {
+			t.Fatal(err)
+		}
+		f, err := bloom.ReadBoomPartitioned(bytes.NewReader(w.Bytes()))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if f.Kind() != "partitioned" || f.K() != int(p.K()) {
+			t.Fatalf("%s: imported %s k=%d, peer k=%d", name, f.Kind(), f.K(), p.K())
+		}
+		comparePeer(t, name, sz.n, p.Test, f.Contains)
+		f = roundTrip(t, f)
+		addBoth(t, name, sz.n, f, func(k []byte) { p.Add(k) }, p.Test)
+	}
+}
+
+// TestPeerBlobloom: a greatroar/blobloom filter fed cespare/xxhash's Sum64,
+// dumped by Dump (and a SyncFilter by DumpSync), imports with hash
+// "xxhash64" as a bloom filter that answers exactly as Has; without a hash
+// the import refuses.
+func TestPeerBlobloom(t *testing.T) {
+	for j, sz := range peerSizes {
+		name := "blobloom n=" + strconv.Itoa(sz.n)
+		cfg := blobloom.Config{Capacity: uint64(sz.n), FPRate: sz.fpr}
+		var w bytes.Buffer
+		var has func([]byte) bool
+		var add func([]byte)
+		if j%2 == 0 {
+			p := blobloom.NewOptimized(cfg)
+			add = func(k []byte) { p.Add(xxhash.Sum64(k)) }
+			has = func(k []byte) bool { return p.Has(xxhash.Sum64(k)) }
+			var buf []byte
+			for i := range sz.n {
+				buf = peerKey(buf, 'p', i)
+				add(buf)
+			}
+			if _, err := blobloom.Dump(&w, p, "bloomlab test"); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			p := blobloom.NewSyncOptimized(cfg)
+			add = func(k []byte) { p.Add(xxhash.Sum64(k)) }
+			has = func(k []byte) bool { return p.Has(xxhash.Sum64(k)) }
+			var buf []byte
+			for i := range sz.n {
+				buf = peerKey(buf, 'p', i)
+				add(buf)
+			}
+			if _, err := blobloom.DumpSync(&w, p, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dump := bytes.Clone(w.Bytes())
+		if _, err := bloom.ReadBlobloom(bytes.NewReader(dump), ""); !errors.Is(err, bloom.ErrHashUnknown) {
+			t.Fatalf("%s: import without a hash: %v, want ErrHashUnknown", name, err)
+		}
+		f, err := bloom.ReadBlobloom(bytes.NewReader(dump), "xxhash64")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		comparePeer(t, name, sz.n, has, f.Contains)
+		f = roundTrip(t, f)
+		addBoth(t, name, sz.n, f, add, has)
+	}
+}
