@@ -40,7 +40,7 @@ func ReadBoomFilters(r io.Reader) (*Filter, error) {
 		return nil, err
 	}
 	count, m, k := binary.BigEndian.Uint64(h[:]), binary.BigEndian.Uint64(h[8:]), binary.BigEndian.Uint64(h[16:])
-	if err := checkBoom(m, k); err != nil {
+	if err := checkBoom(m, k, "boom-classic"); err != nil {
 		return nil, err
 	}
 	ix, err := hashing.NewIndexer(hashing.BoomFilters, m, int(k))
@@ -72,7 +72,7 @@ func ReadBoomPartitioned(r io.Reader) (*Filter, error) {
 	}
 	m, k, s := binary.BigEndian.Uint64(h[:]), binary.BigEndian.Uint64(h[8:]), binary.BigEndian.Uint64(h[16:])
 	count, parts := binary.BigEndian.Uint64(h[24:]), binary.BigEndian.Uint64(h[32:])
-	if err := checkBoom(m, k); err != nil {
+	if err := checkBoom(m, k, "boom-partitioned"); err != nil {
 		return nil, err
 	}
 	switch {
@@ -110,12 +110,12 @@ func ReadBoomPartitioned(r io.Reader) (*Filter, error) {
 	return f, nil
 }
 
-func checkBoom(m, k uint64) error {
+func checkBoom(m, k uint64, name string) error {
 	switch {
 	case m < 1 || m > maxBoomBits:
-		return peerErr("boomfilters: m = %d out of range [1, 2^32] (BoomFilters' buckets address 32-bit offsets)", m)
+		return peerErr("%s: m = %d out of range [1, 2^32] (BoomFilters' buckets address 32-bit offsets)", name, m)
 	case k < 1 || k > hashing.MaxK:
-		return peerErr("boomfilters: k = %d out of range [1, %d]", k, hashing.MaxK)
+		return peerErr("%s: k = %d out of range [1, %d]", name, k, hashing.MaxK)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func init() {
 			"over, not decoded, and the file's checksum is verified before FILE is written. TOPK and TDIGEST keys are not filters: " +
 			"bloomlab serve -load-rdb loads them. Keys of types bloomlab does not load (lists, hashes, sets, sorted sets, streams, other " +
 			"modules' types) met in the database before KEY stop the import unless -skip-unsupported passes over them (docs/RDB.md).",
-		usage: "bloomlab import -format F [-kind K] -o FILE IN | import -format rdb -key KEY [-db N] [-skip-unsupported] -o FILE DUMP.rdb",
+		usage: "bloomlab import -format F [-kind K] [-hash H] -o FILE IN | import -format rdb -key KEY [-db N] [-skip-unsupported] -o FILE DUMP.rdb",
 		run:   runImport,
 	})
 }
@@ -36,6 +36,7 @@ func init() {
 func formatsHelp(w io.Writer) {
 	fmt.Fprintln(w, "\nformats:")
 	fmt.Fprintln(w, "  -format rdb (import only): one BF, CF or CMS key of a Redis RDB file, as a scalable, cuckoo or countmin file")
+	peerFormatsHelp(w)
 	any := false
 	for _, s := range kind.All() {
 		for _, x := range s.Exports {
@@ -117,6 +118,7 @@ func runImport(e *env, args []string) error {
 	kindName := fs.String("kind", "", "the kind to import as, when several kinds offer the format")
 	out := fs.String("o", "", "output file (\"-\": standard output)")
 	ro := rdbImportFlags(fs)
+	hash := fs.String("hash", "", "-format blobloom: the 64-bit hash the program passed to blobloom's Add (xxhash64)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		if he, ok := err.(*helpRequest); ok {
@@ -140,6 +142,12 @@ func runImport(e *env, args []string) error {
 		if isSet(fs, f) {
 			return usagef("-%s goes with -format rdb", f)
 		}
+	}
+	if _, ok := peerImports[*format]; ok {
+		return importPeer(e, *format, pos[0], *out, *kindName, *hash)
+	}
+	if *hash != "" {
+		return usagef("-hash goes with -format blobloom")
 	}
 	var found []*kind.Export
 	var kinds []string

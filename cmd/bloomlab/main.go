@@ -10,7 +10,7 @@
 //	bloomlab info [-json] FILE|TARGET
 //	bloomlab merge -o OUT A B…
 //	bloomlab export -format F -o OUT FILE
-//	bloomlab import -format F [-kind K] -o FILE IN
+//	bloomlab import -format F [-kind K] [-hash H] -o FILE IN
 //	bloomlab import -format rdb -key KEY [-db N] [-skip-unsupported] -o FILE DUMP.rdb
 //	bloomlab plan -n N (-fpr P | -bits-per-key B) [-json]
 //	bloomlab serve [-addr HOST:PORT] [-dir DIR] [-appendfsync always|everysec|no] [-load NAME=FILE.blf …] [flags]

@@ -35,6 +35,16 @@ func StateFPR(ix *hashing.Indexer, set func(lo, hi uint64) uint64, has func(p ui
 	if r, ok := exactState(ix, set, has); ok {
 		return r
 	}
+	if s == hashing.BlobloomXXH64 {
+		// All k probes in the key's 512-bit block: the mean over the
+		// blocks of the block's fill^k.
+		const bb = hashing.BlobloomBlockBits
+		sum := 0.0
+		for lo := uint64(0); lo < m; lo += bb {
+			sum += theory.FPFromFill(float64(set(lo, lo+bb))/bb, k)
+		}
+		return sum / float64(m/bb)
+	}
 	base := theory.FPFromFill(fill, k)
 	if s.Partitioned() {
 		sub := ix.SubarraySize()

@@ -102,8 +102,14 @@ func FP(s hashing.Scheme, m uint64, n uint64, k int) float64 {
 	if n == 0 {
 		return 0
 	}
-	if s == hashing.Custom {
+	switch s {
+	case hashing.Custom:
 		s = hashing.Independent
+	case hashing.BlobloomXXH64:
+		// k probes in one 512-bit block (theory.FPBlocked; blobloom's
+		// probes within the block are double hashing, which the formula
+		// treats as independent).
+		return theory.FPBlocked(float64(n), float64(m/hashing.BlobloomBlockBits), hashing.BlobloomBlockBits, k)
 	}
 	return theory.FPScheme(s, m, float64(n), k)
 }
