@@ -855,3 +855,41 @@ func BenchmarkReadString(b *testing.B) {
 		}
 	}
 }
+
+// TestLimitsRoom: a string longer than Limits.Room allows, plain or
+// LZF-compressed (by its decompressed length), is ErrNoRoom before it is
+// allocated, in a DUMP payload and in a file, key or value; one that fits
+// reads.
+func TestLimitsRoom(t *testing.T) {
+	room := func() int64 { return 4096 }
+	for _, compress := range []bool{false, true} {
+		d := NewDumpWriter(compress)
+		d.String(bytes.Repeat([]byte{'x'}, 1<<20))
+		if _, err := ReadDump(d.Payload(10), Limits{Room: room}); !errors.Is(err, ErrNoRoom) {
+			t.Fatalf("compress %v: a 1 MiB string with room for 4 KiB: %v", compress, err)
+		}
+		d = NewDumpWriter(compress)
+		d.String(bytes.Repeat([]byte{'x'}, 4000))
+		if v, err := ReadDump(d.Payload(10), Limits{Room: room}); err != nil || len(v.String) != 4000 {
+			t.Fatalf("compress %v: a 4000-byte string with room for 4 KiB: %v", compress, err)
+		}
+		for _, key := range []bool{false, true} {
+			var b bytes.Buffer
+			w, _ := NewWriter(&b, 10, compress)
+			big := bytes.Repeat([]byte{'y'}, 1<<20)
+			if key {
+				w.String(big, []byte("v"))
+			} else {
+				w.String([]byte("k"), big)
+			}
+			w.Close()
+			r, err := NewReader(&b, Limits{Room: room})
+			if err == nil {
+				_, err = r.Next()
+			}
+			if !errors.Is(err, ErrNoRoom) {
+				t.Fatalf("compress %v, key %v: a 1 MiB string in a file with room for 4 KiB: %v", compress, key, err)
+			}
+		}
+	}
+}

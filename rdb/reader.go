@@ -75,7 +75,18 @@ type Limits struct {
 	// 0) a string's memory grows as its bytes arrive, to at most twice
 	// what has arrived, and is copied as it grows.
 	InputSize int64
+	// Room, when set, is called before a string (a key, a string value,
+	// an AUX field, a module value's string field) is allocated, with no
+	// argument, and answers how many bytes the caller may still hold: a
+	// longer string, plain or as it decompresses, is an error wrapping
+	// ErrNoRoom, before anything is allocated for it (a server passes
+	// what -maxmemory leaves: an LZF-compressed string can announce 88
+	// times its bytes).
+	Room func() int64
 }
+
+// ErrNoRoom is a string longer than Limits.Room allows.
+var ErrNoRoom = errors.New("rdb: a string is longer than the room the caller's limit leaves")
 
 // DefaultLimits are the limits used where a field of Limits is zero.
 var DefaultLimits = Limits{MaxString: 16 << 30, MaxFields: 1 << 32}
@@ -125,6 +136,7 @@ type input struct {
 	maxStr int64
 	size   int64 // the input's length, if known (Limits.InputSize)
 	lzf    int   // LZF-compressed strings read
+	room   func() int64
 	// lzfSeen, when set (by tests), is given each LZF-compressed string
 	// read whole: its compressed bytes and its decompressed ones.
 	lzfSeen func(compressed, out []byte)
@@ -260,6 +272,17 @@ func (in *input) readBytes(n int64) ([]byte, error) {
 	return p, nil
 }
 
+// fits checks a string of n bytes against Limits.Room.
+func (in *input) fits(n uint64) error {
+	if in.room == nil {
+		return nil
+	}
+	if room := in.room(); n > uint64(max(room, 0)) {
+		return fmt.Errorf("rdb: at byte %d: a string of %d bytes, with room for %d: %w", in.off, n, max(room, 0), ErrNoRoom)
+	}
+	return nil
+}
+
 // readString reads a string in any of its encodings.
 func (in *input) readString() ([]byte, error) {
 	n, enc, err := in.readLen()
@@ -269,6 +292,9 @@ func (in *input) readString() ([]byte, error) {
 	if !enc {
 		if n > uint64(in.maxStr) {
 			return nil, in.fail("string of %d bytes is over the limit (%d)", n, in.maxStr)
+		}
+		if err := in.fits(n); err != nil {
+			return nil, err
 		}
 		return in.readBytes(int64(n))
 	}
@@ -303,6 +329,9 @@ func (in *input) readString() ([]byte, error) {
 		}
 		if clen == 0 || ulen > clen*lzfMaxRatio {
 			return nil, in.fail("compressed string of %d bytes cannot expand to %d", clen, ulen)
+		}
+		if err := in.fits(clen + ulen); err != nil {
+			return nil, err
 		}
 		in.lzf++
 		c, err := in.readBytes(int64(clen))
@@ -382,7 +411,7 @@ type Reader struct {
 func NewReader(r io.Reader, lim Limits) (*Reader, error) {
 	lim = lim.withDefaults()
 	rd := &Reader{lim: lim}
-	rd.in = input{br: bufio.NewReaderSize(r, 64<<10), maxStr: lim.MaxString, size: lim.InputSize}
+	rd.in = input{br: bufio.NewReaderSize(r, 64<<10), maxStr: lim.MaxString, size: lim.InputSize, room: lim.Room}
 	var hdr [9]byte
 	if err := rd.in.readFull(hdr[:]); err != nil {
 		return nil, err

@@ -306,3 +306,31 @@ func TestRestoreChecksMemoryFirst(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestRestoreLZFStringChecksMemoryFirst: the payload of a 64 MiB string
+// of one byte repeated (LZF-compressed to under 1 MiB) RESTOREd under an
+// 8 MiB -maxmemory is refused with OOM before the string is decompressed
+// (the command allocates under 16 MiB), and holds nothing.
+func TestRestoreLZFStringChecksMemoryFirst(t *testing.T) {
+	d := rdb.NewDumpWriter(true)
+	d.String([]byte(strings.Repeat("x", 64<<20)))
+	p := string(d.Payload(10))
+	if len(p) > 1<<20 {
+		t.Fatalf("payload of %d bytes", len(p))
+	}
+	s := start(t, Config{MaxMemory: 8 << 20})
+	c := dial(t, s)
+	c.do("PING")
+	before := s.mem.Load()
+	var got string
+	alloc := allocatedBy(func() { got = c.do("RESTORE", "a", "0", p) })
+	if got != "-OOM command not allowed when used memory > 'maxmemory'." {
+		t.Fatalf("RESTORE over maxmemory: %s", got)
+	}
+	if alloc > 16<<20 {
+		t.Fatalf("a refused RESTORE allocated %d bytes", alloc)
+	}
+	if after := s.mem.Load(); after > before+(64<<10) || c.do("EXISTS", "a") != ":0" {
+		t.Fatalf("memory %d before, %d after the refused RESTORE", before, after)
+	}
+}

@@ -231,7 +231,13 @@ func openReadOnly(dir string, d Dialect) (*Server, error) {
 func (s *Server) loadRDB() error {
 	path := s.cfg.LoadRDB
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("-load-rdb %s: %s", path, fmt.Sprintf(format, args...))
+		msg := fmt.Sprintf(format, args...)
+		for _, a := range args {
+			if err, ok := a.(error); ok && errors.Is(err, rdb.ErrNoRoom) {
+				msg += fmt.Sprintf(" (it does not fit under maxmemory, %d bytes, %d in use); nothing loaded", s.maxMem, s.mem.Load())
+			}
+		}
+		return fmt.Errorf("-load-rdb %s: %s", path, msg)
 	}
 	start := time.Now()
 	f, err := os.Open(path)
@@ -249,7 +255,7 @@ func (s *Server) loadRDB() error {
 		// strings and the framing: refused before anything is read.
 		return fail("the file (%d bytes) is larger than maxmemory allows (%d bytes, %d in use); nothing loaded", size, s.maxMem, s.mem.Load())
 	}
-	r, err := rdb.NewReader(f, rdb.Limits{InputSize: size})
+	r, err := rdb.NewReader(f, rdb.Limits{InputSize: size, Room: s.room})
 	if err != nil {
 		return fail("%v", err)
 	}

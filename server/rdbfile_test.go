@@ -509,3 +509,31 @@ func TestLoadRDBMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRDBLZFStringChecksMemoryFirst: a file of under 1 MiB holding
+// one 64 MiB string (LZF-compressed) is refused under an 8 MiB
+// -maxmemory before the string is decompressed (the load allocates under
+// 16 MiB), naming the limit.
+func TestLoadRDBLZFStringChecksMemoryFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bomb.rdb")
+	writeRDBFile(t, file, func(w *rdb.Writer) {
+		w.SelectDB(0)
+		w.String([]byte("bomb"), bytes.Repeat([]byte{'z'}, 64<<20))
+	})
+	if st, _ := os.Stat(file); st.Size() > 1<<20 {
+		t.Fatalf("the file is %d bytes", st.Size())
+	}
+	var err error
+	alloc := allocatedBy(func() {
+		var s *Server
+		if s, err = New(Config{LoadRDB: file, MaxMemory: 8 << 20}); err == nil {
+			s.Close()
+		}
+	})
+	if alloc > 16<<20 {
+		t.Fatalf("a refused load allocated %d bytes (%v)", alloc, err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "does not fit under maxmemory") {
+		t.Fatalf("a 64 MiB string under an 8 MiB maxmemory: %v", err)
+	}
+}
