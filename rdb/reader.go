@@ -385,7 +385,7 @@ type Entry struct {
 	DB       uint64
 	Key      []byte
 	Type     byte
-	ExpireMs int64 // absolute Unix time in milliseconds; -1: none
+	ExpireMs int64 // absolute Unix time in milliseconds; -1: none (as in Redis: any other negative time has passed)
 	Idle     int64 // LRU idle seconds; -1: none
 	Freq     int   // LFU frequency; -1: none
 	String   []byte

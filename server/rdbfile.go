@@ -321,7 +321,9 @@ func (s *Server) loadRDB() error {
 				continue
 			}
 		}
-		if ent.ExpireMs >= 0 && ent.ExpireMs <= now {
+		// -1 is no expiry, as in Redis; any other time before now,
+		// negative ones included, has passed.
+		if ent.ExpireMs != -1 && ent.ExpireMs <= now {
 			if err := skipValue(); err != nil {
 				return fail("%v", err)
 			}
@@ -354,7 +356,7 @@ func (s *Server) loadRDB() error {
 			}
 		}
 		e := s.add(key, v, reserved)
-		if ent.ExpireMs >= 0 {
+		if ent.ExpireMs != -1 {
 			s.setExpire(key, e, ent.ExpireMs)
 		}
 		st.Keys++

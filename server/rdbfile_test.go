@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -535,5 +536,28 @@ func TestLoadRDBLZFStringChecksMemoryFirst(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "does not fit under maxmemory") {
 		t.Fatalf("a 64 MiB string under an 8 MiB maxmemory: %v", err)
+	}
+}
+
+// TestLoadRDBNegativeExpiry: a key whose expiry is a negative time
+// (before 1970, other than -1, which Redis reads as none) is dropped as
+// expired, as Redis drops it; before, it was loaded without a TTL.
+func TestLoadRDBNegativeExpiry(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "neg.rdb")
+	writeRDBFile(t, file, func(w *rdb.Writer) {
+		w.SelectDB(0)
+		w.String([]byte("a"), []byte("1"))
+		w.Expire(-5)
+		w.String([]byte("neg"), []byte("1"))
+		w.Expire(math.MinInt64)
+		w.String([]byte("min"), []byte("1"))
+	})
+	lb := newLogBuffer()
+	c := dial(t, start(t, Config{LoadRDB: file, Logger: log.New(lb, "", 0)}))
+	if got := c.do("EXISTS", "a", "neg", "min"); got != ":1" {
+		t.Fatalf("EXISTS a neg min: %s (neg PTTL %s)", got, c.do("PTTL", "neg"))
+	}
+	if !strings.Contains(lb.String(), "1 keys loaded, 0 skipped (none), 2 expired") {
+		t.Fatalf("log: %s", lb.String())
 	}
 }

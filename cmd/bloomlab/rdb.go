@@ -258,7 +258,7 @@ func runRDBInfo(e *env, args []string) error {
 		if !utf8.Valid(ent.Key) {
 			k.KeyHex = hex.EncodeToString(ent.Key)
 		}
-		if ent.ExpireMs >= 0 {
+		if ent.ExpireMs != -1 { // -1: none, as in Redis; a negative time has passed
 			s := time.UnixMilli(ent.ExpireMs).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 			ms := ent.ExpireMs
 			k.Expire, k.ExpireMs = &s, &ms
