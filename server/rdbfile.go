@@ -239,6 +239,9 @@ func (s *Server) loadRDB() error {
 		}
 		return fmt.Errorf("-load-rdb %s: %s", path, msg)
 	}
+	if s.cfg.LoadRDBDB < 0 {
+		return fail("database %d: want a database number (0 or more)", s.cfg.LoadRDBDB)
+	}
 	start := time.Now()
 	f, err := os.Open(path)
 	if err != nil {
@@ -259,7 +262,7 @@ func (s *Server) loadRDB() error {
 	if err != nil {
 		return fail("%v", err)
 	}
-	db := uint64(max(s.cfg.LoadRDBDB, 0))
+	db := uint64(s.cfg.LoadRDBDB)
 	skipOK := s.cfg.LoadRDBSkipUnsupported
 	var st RDBStats
 	s.db.mu.Lock()

@@ -561,3 +561,20 @@ func TestLoadRDBNegativeExpiry(t *testing.T) {
 		t.Fatalf("log: %s", lb.String())
 	}
 }
+
+// TestLoadRDBNegativeDB: Config.LoadRDBDB below 0 is refused, as
+// serve's -db is, instead of loading database 0.
+func TestLoadRDBNegativeDB(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "d.rdb")
+	writeRDBFile(t, file, func(w *rdb.Writer) {
+		w.SelectDB(0)
+		w.String([]byte("a"), []byte("1"))
+	})
+	s, err := New(Config{LoadRDB: file, LoadRDBDB: -1})
+	if err == nil {
+		s.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "database -1") {
+		t.Fatalf("LoadRDBDB -1: %v", err)
+	}
+}
