@@ -893,3 +893,30 @@ func TestLimitsRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipStrings: under Limits.SkipStrings, Next gives each string
+// value's length (int-encoded, plain, LZF-compressed) and no bytes, and
+// still verifies the file's checksum.
+func TestSkipStrings(t *testing.T) {
+	var b bytes.Buffer
+	w, _ := NewWriter(&b, 10, true)
+	w.SelectDB(0)
+	vals := [][]byte{[]byte("-12345"), []byte("plain"), bytes.Repeat([]byte{'q'}, 100000)}
+	for i, v := range vals {
+		w.String([]byte{'k', byte('0' + i)}, v)
+	}
+	w.Close()
+	r, err := NewReader(bytes.NewReader(b.Bytes()), Limits{SkipStrings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		e, err := r.Next()
+		if err != nil || e.String != nil || e.StringLen != int64(len(v)) {
+			t.Fatalf("key %d: %v, %d bytes held, length %d, want %d", i, err, len(e.String), e.StringLen, len(v))
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("the end: %v", err)
+	}
+}

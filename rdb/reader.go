@@ -83,6 +83,12 @@ type Limits struct {
 	// what -maxmemory leaves: an LZF-compressed string can announce 88
 	// times its bytes).
 	Room func() int64
+	// SkipStrings, when set, makes Reader.Next pass over string values
+	// without keeping them (Entry.String is nil; Entry.StringLen is their
+	// length): an LZF-compressed one is decoded through a bounded window,
+	// which checks it, and never held whole. For a listing, or a search
+	// for a module value.
+	SkipStrings bool
 }
 
 // ErrNoRoom is a string longer than Limits.Room allows.
@@ -389,7 +395,10 @@ type Entry struct {
 	Idle     int64 // LRU idle seconds; -1: none
 	Freq     int   // LFU frequency; -1: none
 	String   []byte
-	Module   *ModuleValue
+	// StringLen is a string value's length in bytes (also under
+	// Limits.SkipStrings, which leaves String nil).
+	StringLen int64
+	Module    *ModuleValue
 }
 
 // Reader reads an RDB file as a stream of entries.
@@ -597,11 +606,17 @@ func (r *Reader) readEntry(typ byte, e *Entry) (*Entry, error) {
 func (r *Reader) readValue(e *Entry) error {
 	switch e.Type {
 	case TypeString:
+		if r.lim.SkipStrings {
+			return r.in.readStringTo(func(n int64) error {
+				e.StringLen = n
+				return nil
+			}, func([]byte) error { return nil })
+		}
 		s, err := r.in.readString()
 		if err != nil {
 			return err
 		}
-		e.String = s
+		e.String, e.StringLen = s, int64(len(s))
 		return nil
 	case TypeModule2:
 		id, err := r.in.readPlainLen()

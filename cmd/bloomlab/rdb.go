@@ -130,7 +130,9 @@ func (e *rdbFileError) Unwrap() error { return e.err }
 func openRDB(e *env, path string) (*rdb.Reader, io.Closer, error) {
 	var in io.Reader = e.stdin
 	var c io.Closer = io.NopCloser(nil)
-	var lim rdb.Limits
+	// Neither rdb info nor import needs a string's bytes: a string of
+	// the file is passed over (its length kept), never held whole.
+	lim := rdb.Limits{SkipStrings: true}
 	if path != "-" {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return nil, nil, usagef("%s is a directory (want an RDB file)", path)
@@ -290,7 +292,7 @@ func runRDBInfo(e *env, args []string) error {
 			}
 			k.Size = r.Offset() - begin
 		default: // a string: its length
-			k.Size = int64(len(ent.String))
+			k.Size = ent.StringLen
 		}
 		if fault != nil {
 			break

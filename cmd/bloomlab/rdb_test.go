@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -609,4 +610,48 @@ func TestRDBGarbageNeverPanics(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRDBStringBombBounded: rdb info lists, and import -format rdb passes
+// over, a 256 MiB string LZF-compressed to 3 MiB without holding it
+// (each allocates under 64 MiB; before, each decompressed it whole), and
+// rdb info gives its length.
+func TestRDBStringBombBounded(t *testing.T) {
+	t.Chdir(t.TempDir())
+	must(t, os.WriteFile("bomb.rdb", rdbFile(t, 10, func(w *rdb.Writer) {
+		must(t, w.SelectDB(0))
+		must(t, w.String([]byte("bomb"), bytes.Repeat([]byte{'z'}, 256<<20)))
+	}), 0o644))
+	if st, err := os.Stat("bomb.rdb"); err != nil || st.Size() > 4<<20 {
+		t.Fatalf("the file: %v %v", st.Size(), err)
+	}
+	var r infoJSON
+	var code int
+	alloc := allocatedBy(func() { r, _, code = rdbInfoJSON(t, "bomb.rdb") })
+	if code != 0 || len(r.Keys) != 1 || r.Keys[0].Size != 256<<20 {
+		t.Fatalf("rdb info: exit %d, %+v", code, r.Keys)
+	}
+	if alloc > 64<<20 {
+		t.Fatalf("rdb info allocated %d bytes", alloc)
+	}
+	var e string
+	alloc = allocatedBy(func() {
+		_, e, code = invoke([]string{"import", "-format", "rdb", "-key", "x", "bomb.rdb", "-o", "x.blf"}, "")
+	})
+	if code == 0 || !strings.Contains(e, "no key x") {
+		t.Fatalf("import of a missing key: exit %d: %s", code, e)
+	}
+	if alloc > 64<<20 {
+		t.Fatalf("import allocated %d bytes", alloc)
+	}
+}
+
+// allocatedBy returns the bytes f allocates.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
