@@ -635,10 +635,11 @@ func (r *Reader) readValue(e *Entry) error {
 // CanSkip reports whether Skip can pass over a value of type t: every
 // type whose encoding says where it ends (strings, lists, sets, sorted
 // sets, hashes and their compact encodings, hashes with field expiry,
-// module values of the v2 format), but not streams or v1 module values.
+// streams with their consumer groups, module values of the v2 format),
+// but not v1 module values or types newer than this reader.
 func CanSkip(t byte) bool {
 	switch t {
-	case 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 16, 17, 18, 20, 22, 23, 24, 25:
+	case 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25:
 		return true
 	}
 	return false
@@ -759,6 +760,8 @@ func (r *Reader) Skip() error {
 			return err
 		}
 		return in.skipString()
+	case 15, 19, 21: // stream (listpacks v1, v2, v3)
+		return r.skipStream(e, count)
 	case 7:
 		id, err := in.readPlainLen()
 		if err != nil {
@@ -768,6 +771,92 @@ func (r *Reader) Skip() error {
 		return m.Skip()
 	default: // one blob (ziplist, listpack, intset, zipmap, string)
 		return in.skipString()
+	}
+	return nil
+}
+
+// skipStream passes over a stream as Redis's rdbLoadObject reads it: its
+// listpacks (a node key and a listpack each), its length and IDs (v2 on:
+// first ID, max deleted ID, entries added), then its consumer groups:
+// name, last ID (v2 on: entries read), the pending entries (a raw 16-byte
+// ID, an 8-byte delivery time, a delivery count), the consumers (name,
+// 8-byte seen time, v3: 8-byte active time, pending IDs of 16 bytes).
+func (r *Reader) skipStream(e *Entry, count func(mult uint64) (uint64, error)) error {
+	in := &r.in
+	lens := func(n int) error {
+		for ; n > 0; n-- {
+			if _, err := in.readPlainLen(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	n, err := count(2)
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		if err := in.skipString(); err != nil {
+			return err
+		}
+	}
+	ids := 3 // length, last ID
+	if e.Type >= 19 {
+		ids += 5 // first ID, max deleted ID, entries added
+	}
+	if err := lens(ids); err != nil {
+		return err
+	}
+	groups, err := count(1)
+	if err != nil {
+		return err
+	}
+	for ; groups > 0; groups-- {
+		if err := in.skipString(); err != nil {
+			return err
+		}
+		ids := 2 // last ID
+		if e.Type >= 19 {
+			ids++ // entries read
+		}
+		if err := lens(ids); err != nil {
+			return err
+		}
+		pel, err := count(1)
+		if err != nil {
+			return err
+		}
+		for ; pel > 0; pel-- {
+			if err := in.discard(16 + 8); err != nil {
+				return err
+			}
+			if err := lens(1); err != nil {
+				return err
+			}
+		}
+		consumers, err := count(1)
+		if err != nil {
+			return err
+		}
+		for ; consumers > 0; consumers-- {
+			if err := in.skipString(); err != nil {
+				return err
+			}
+			times := int64(8)
+			if e.Type >= 21 {
+				times += 8
+			}
+			if err := in.discard(times); err != nil {
+				return err
+			}
+			pel, err := count(1)
+			if err != nil {
+				return err
+			}
+			if err := in.discard(int64(16 * pel)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

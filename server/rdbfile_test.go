@@ -578,3 +578,18 @@ func TestLoadRDBNegativeDB(t *testing.T) {
 		t.Fatalf("LoadRDBDB -1: %v", err)
 	}
 }
+
+// TestLoadRDBSkipsStreams: -skip-unsupported leaves out the streams (and
+// the list) of the file Redis 7.0.15 saved (consumer groups, a pending
+// entry) and loads the string after them; before, a stream stopped the
+// load ("cannot be skipped").
+func TestLoadRDBSkipsStreams(t *testing.T) {
+	lb := newLogBuffer()
+	c := dial(t, start(t, Config{LoadRDB: "../rdb/testdata/redis-7.0.15-streams.rdb", LoadRDBSkipUnsupported: true, Logger: log.New(lb, "", 0)}))
+	if got := c.do("GET", "after"); got != `$"yes"` {
+		t.Fatalf("GET after: %s (%s)", got, lb.String())
+	}
+	if !strings.Contains(lb.String(), "1 keys loaded, 3 skipped (1 list (quicklist v2), 2 stream (listpacks v2))") {
+		t.Fatalf("log: %s", lb.String())
+	}
+}

@@ -353,8 +353,8 @@ func rawKey(typ byte, key string, value ...byte) []byte {
 // value of another module, a list and a stream: db 0 by default with the
 // other database counted, -db 1, -all-dbs; the key quoted, the expiry in
 // RFC 3339 UTC marked expired when past; the list's type named and its
-// size counted; the stream, which cannot be passed over, listed and then
-// a clear error.
+// size counted; a v1 module value, which cannot be passed over, listed
+// and then a clear error.
 func TestRDBInfoConstructed(t *testing.T) {
 	t.Chdir(t.TempDir())
 	now = func() time.Time { return time.UnixMilli(1_800_000_000_000) }
@@ -441,12 +441,12 @@ func TestRDBInfoConstructed(t *testing.T) {
 		t.Errorf("-all-dbs with -db: exit %d, %s", code, e)
 	}
 
-	// A stream cannot be passed over: the keys before it are listed, the
-	// stream too, then an error naming it.
-	stream := rawKey(21, "events", 0)
+	// A v1 module value cannot be passed over: the keys before it are
+	// listed, it too, then an error naming it.
+	stream := rawKey(6, "events", 0)
 	must(t, os.WriteFile("stream.rdb", rdbFile(t, 12, build, []byte{0xFE, 0}, stream, list), 0o644))
 	o, e, code = invoke([]string{"rdb", "info", "stream.rdb"}, "")
-	if code != 1 || !strings.Contains(e, `key "events" (type stream (listpacks v3)) cannot be skipped`) || !strings.Contains(e, "not listed") ||
+	if code != 1 || !strings.Contains(e, `key "events" (type module (v1)) cannot be skipped`) || !strings.Contains(e, "not listed") ||
 		!strings.Contains(o, "json") || !strings.Contains(o, "events") || strings.Contains(o, "alist") {
 		t.Errorf("stream: exit %d, stderr %q\n%s", code, e, o)
 	}
