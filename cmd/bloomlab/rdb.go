@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -425,10 +426,19 @@ func runRDBWrite(e *env, args []string) error {
 	if *version < rdb.MinVersion || *version > rdb.MaxVersion {
 		return usagef("-rdb-version %d: want 10, 11 or 12", *version)
 	}
-	if st, err := os.Stat(*dir); err != nil {
+	st, err := os.Stat(*dir)
+	if err != nil {
 		return err
 	} else if !st.IsDir() {
 		return usagef("-dir %s is not a directory", *dir)
+	}
+	if *out != "-" {
+		// The file, its temporary and its lock would go into the
+		// server's directory (-o DIR/bloomlab.snap would replace the
+		// snapshot with the RDB file).
+		if pst, err := os.Stat(filepath.Dir(*out)); err == nil && os.SameFile(pst, st) {
+			return usagef("-o %s is in -dir %s, which rdb write writes nothing into (its snapshot and log are the dataset): write the file elsewhere", *out, *dir)
+		}
 	}
 	opt := server.RDBWriteOptions{Version: *version, Dialect: dia, SkipUnsupported: *skip, NoCompress: *noCompress}
 	var stats server.RDBStats

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -654,4 +655,38 @@ func allocatedBy(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestRDBWriteNotIntoDir: rdb write refuses an output file in the
+// server's directory, which it promises not to write into (a usage
+// error, exit 2), and leaves the directory as it was; before, -o
+// DIR/bloomlab.snap replaced the snapshot with the RDB file, and the
+// dataset was gone (the server then refused to start).
+func TestRDBWriteNotIntoDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir := serverDir(t, [][]any{{"SET", "s", "v"}, {"BF.ADD", "bf", "x"}})
+	state := func() string {
+		var b strings.Builder
+		ents, err := os.ReadDir(dir)
+		must(t, err)
+		for _, d := range ents {
+			p, err := os.ReadFile(filepath.Join(dir, d.Name()))
+			must(t, err)
+			fmt.Fprintf(&b, "%s %x\n", d.Name(), sha256.Sum256(p))
+		}
+		return b.String()
+	}
+	before := state()
+	for _, out := range []string{filepath.Join(dir, "bloomlab.snap"), filepath.Join(dir, "dump.rdb"), filepath.Join(dir, ".", "sub", "..", "x.rdb")} {
+		_, e, code := invoke([]string{"rdb", "write", "-dir", dir, "-o", out}, "")
+		if code != 2 || !strings.Contains(e, "writes nothing into") {
+			t.Errorf("-o %s: exit %d: %s", out, code, e)
+		}
+		if after := state(); after != before {
+			t.Fatalf("-o %s changed the directory:\n%s\nwas\n%s", out, after, before)
+		}
+	}
+	if _, e, code := invoke([]string{"rdb", "write", "-dir", dir, "-o", "dump.rdb"}, ""); code != 0 {
+		t.Fatalf("-o dump.rdb elsewhere: exit %d: %s", code, e)
+	}
 }
