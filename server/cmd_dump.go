@@ -140,7 +140,17 @@ func cmdRestore(c *client, args [][]byte) bool {
 		c.err("ERR Invalid TTL value, must be >= 0")
 		return false
 	}
-	dv, err := rdb.ReadDump(args[3], rdb.Limits{InputSize: int64(len(args[3]))})
+	room := func() int64 {
+		if c.replaying {
+			return math.MaxInt64
+		}
+		return s.room()
+	}
+	dv, err := rdb.ReadDump(args[3], rdb.Limits{InputSize: int64(len(args[3])), Room: room})
+	if errors.Is(err, rdb.ErrNoRoom) {
+		c.err(errOOM)
+		return false
+	}
 	if err != nil {
 		c.err(restoreErr(err))
 		return false
@@ -165,7 +175,7 @@ func cmdRestore(c *client, args [][]byte) bool {
 	}
 	if err != nil {
 		s.mem.Add(-reserved)
-		if errors.Is(err, errReloadOOM) {
+		if errors.Is(err, errReloadOOM) || errors.Is(err, rdb.ErrNoRoom) {
 			c.err(errOOM)
 		} else {
 			c.err(restoreErr(err))
