@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -364,5 +365,44 @@ func TestDumpTDigestOneValue(t *testing.T) {
 	var out bytes.Buffer
 	if st, err := WriteRDB(dir, &out, RDBWriteOptions{}); err != nil || st.Keys != 2 {
 		t.Fatalf("WriteRDB: %+v, %v", st, err)
+	}
+}
+
+// TestRestoreVersionByDialect: RESTORE reads the RDB versions of the
+// dialect's Redis: up to 12 (Redis 8) under Dialect8, only 10 under
+// Dialect24, where Redis 7.0 answers a Redis 8 payload with its checksum
+// error (RedisBloom 2.4.23's flow tests test_overall's
+// test_load_error_handling and test_tdigest's test_rdb_load_oob_guard
+// expect it); a logged RESTORE of a newer payload replays under either.
+func TestRestoreVersionByDialect(t *testing.T) {
+	for _, tc := range []struct {
+		d    Dialect
+		want []string // replies for versions 10, 11, 12
+	}{
+		{Dialect8, []string{"+OK", "+OK", "+OK"}},
+		{Dialect24, []string{"+OK", "-ERR DUMP payload version or checksum are wrong", "-ERR DUMP payload version or checksum are wrong"}},
+	} {
+		dir := t.TempDir()
+		s := start(t, Config{Dir: dir, Dialect: tc.d})
+		c := dial(t, s)
+		for i, v := range []int{10, 11, 12} {
+			key := fmt.Sprint("k", v)
+			if got := c.do("RESTORE", key, "0", string(rdb.EncodeDump([]byte("\x00\x05hello"), v))); got != tc.want[i] {
+				t.Errorf("dialect %s, RESTORE of a version %d payload: %s, want %s", tc.d, v, got, tc.want[i])
+			}
+		}
+		s.Close()
+		if tc.d != Dialect8 {
+			continue
+		}
+		// The directory whose log holds a version 12 RESTORE, served
+		// under Dialect24: every key as it was.
+		s2 := start(t, Config{Dir: dir, Dialect: Dialect24})
+		c2 := dial(t, s2)
+		for _, v := range []int{10, 11, 12} {
+			if got := c2.do("GET", fmt.Sprint("k", v)); got != `$"hello"` {
+				t.Errorf("after a restart under 2.4, k%d: %s", v, got)
+			}
+		}
 	}
 }
