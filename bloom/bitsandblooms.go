@@ -78,13 +78,28 @@ func ReadBitsAndBlooms(r io.Reader, o BitsAndBloomsOptions) (*Filter, error) {
 // zeros ReadBitsAndBlooms adds beyond what the input holds.
 const bbMissingBits = 1 << 23
 
-func bbErr(msg string, args ...any) error {
-	return fmt.Errorf("bloom: bits-and-blooms filter: "+msg+": %w", append(args, format.ErrFormat)...)
+// bbError is an input ReadBitsAndBlooms refuses: it wraps
+// format.ErrFormat (and io.ErrUnexpectedEOF for a truncation) without
+// that error's text, which speaks of bloomlab's own files.
+type bbError struct {
+	msg       string
+	truncated bool
 }
+
+func (e *bbError) Error() string { return "bloom: bits-and-blooms filter: " + e.msg }
+
+func (e *bbError) Unwrap() []error {
+	if e.truncated {
+		return []error{format.ErrFormat, io.ErrUnexpectedEOF}
+	}
+	return []error{format.ErrFormat}
+}
+
+func bbErr(msg string, args ...any) error { return &bbError{msg: fmt.Sprintf(msg, args...)} }
 
 func bbTruncated(err error, what string) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("bloom: bits-and-blooms filter: truncated (%s): %w: %w", what, format.ErrFormat, io.ErrUnexpectedEOF)
+		return &bbError{msg: "truncated (" + what + ")", truncated: true}
 	}
 	return fmt.Errorf("bloom: bits-and-blooms filter: %w", err)
 }
@@ -131,7 +146,7 @@ func readBBBitset(r io.Reader, m uint64, k int, o BitsAndBloomsOptions) (*Filter
 	if l > hashing.MaxM+63 || l+bbMissingBits < m {
 		hint := ""
 		if sw := bits.ReverseBytes64(l); sw >= m && sw <= hashing.MaxM+63 {
-			other := "-endian little (LittleEndian: the bitset was written after bitset.LittleEndian())"
+			other := "-endian little (BitsAndBloomsOptions.LittleEndian), for a bitset written after bitset.LittleEndian()"
 			if o.LittleEndian {
 				other = "the default big-endian order"
 			}
@@ -239,7 +254,7 @@ func readBBJSON(r io.Reader, o BitsAndBloomsOptions) (*Filter, error) {
 	if err := checkBBParams(*doc.M, *doc.K); err != nil {
 		return nil, err
 	}
-	enc, name, other := base64.URLEncoding, "URL", "; if the filter was written after bitset.Base64StdEncoding(), give -base64 std (Base64Std)"
+	enc, name, other := base64.URLEncoding, "URL", "; if the filter was written after bitset.Base64StdEncoding(), give -base64 std (BitsAndBloomsOptions.Base64Std)"
 	if o.Base64Std {
 		enc, name, other = base64.StdEncoding, "standard", "; if the filter was written with bitset's default alphabet, leave out -base64 std"
 	}
