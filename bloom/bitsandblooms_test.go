@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -336,5 +337,32 @@ func TestBitsAndBloomsGolden(t *testing.T) {
 	// The scheme has no seed: a file (or bits) with one is refused.
 	if _, err := FromBits(77, 12, hashing.BitsAndBlooms, 1, make([]uint64, 2), 0); !errors.Is(err, ErrParam) {
 		t.Errorf("bitsandblooms bits with seed 1: %v", err)
+	}
+}
+
+// TestBitsAndBloomsAtomic: AddAtomic of an imported filter may run beside
+// other AddAtomic calls and Contains (go test -race): every key whose
+// AddAtomic returned is present.
+func TestBitsAndBloomsAtomic(t *testing.T) {
+	f := must(New(1<<14, 7, WithScheme(hashing.BitsAndBlooms)))
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				key := []byte(fmt.Sprintf("w%d-%d", w, i))
+				f.AddAtomic(key)
+				if !f.Contains(key) {
+					t.Errorf("w%d-%d: false negative after AddAtomic", w, i)
+					return
+				}
+				f.Contains([]byte(fmt.Sprintf("w%d-%d", (w+1)%4, i)))
+			}
+		}()
+	}
+	wg.Wait()
+	if f.N() != 2000 {
+		t.Errorf("N = %d, want 2000", f.N())
 	}
 }
