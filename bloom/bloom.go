@@ -36,6 +36,11 @@
 // Union, Intersect, Clear, SetCapacity, ReadFrom and UnmarshalBinary must
 // not run concurrently with anything else on the same filter.
 //
+// Import: ReadBitsAndBlooms reads a filter that github.com/bits-and-blooms/bloom/v3
+// serialised (WriteTo, MarshalBinary, GobEncode or MarshalJSON) into a
+// filter of scheme hashing.BitsAndBlooms, which hashes keys as that library
+// does (MurmurHash3, no seed) and answers exactly as it did.
+//
 // The zero Filter is an empty filter with no room (docs/API.md): its read
 // methods answer as for an empty filter, WriteTo, MarshalBinary, Union and
 // Intersect return an error wrapping ErrParam, and Add*, AddAtomic* and
@@ -141,7 +146,16 @@ func newFilter(m uint64, k int, scheme hashing.Scheme, opts []Option) (*Filter, 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	ix, err := bitvec.NewIndexer("bloom", o.scheme, m, k, o.indexFunc)
+	var ix *hashing.Indexer
+	var err error
+	if o.scheme == hashing.BitsAndBlooms {
+		ix, err = newBBIndexer(m, k, o.seed)
+		if err != nil {
+			err = fmt.Errorf("bloom: %v: %w", err, ErrParam)
+		}
+	} else {
+		ix, err = bitvec.NewIndexer("bloom", o.scheme, m, k, o.indexFunc)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -200,14 +214,31 @@ func (f *Filter) Kind() string {
 }
 
 // Digest hashes key with the filter's seed: the pre-hashed form accepted by
-// AddHash and ContainsHash.
+// AddHash and ContainsHash. A filter of scheme hashing.BitsAndBlooms (one
+// imported from bits-and-blooms/bloom: ReadBitsAndBlooms) hashes keys,
+// not digests: its positions come from four 64-bit hashes of the key,
+// which a Digest cannot carry, so its AddHash, AddHashAtomic, ContainsHash
+// and ContainsHashBatch panic, changing nothing; its methods that take
+// keys work as for every filter.
 func (f *Filter) Digest(key []byte) hashing.Digest { return hashing.Sum(key, f.seed) }
 
 // Add inserts key.
-func (f *Filter) Add(key []byte) { f.AddHash(hashing.Sum(key, f.seed)) }
+func (f *Filter) Add(key []byte) {
+	if f.scheme == hashing.BitsAndBlooms {
+		f.addBB(key, false)
+		return
+	}
+	f.AddHash(hashing.Sum(key, f.seed))
+}
 
 // AddString inserts key.
-func (f *Filter) AddString(key string) { f.AddHash(hashing.SumString(key, f.seed)) }
+func (f *Filter) AddString(key string) {
+	if f.scheme == hashing.BitsAndBlooms {
+		f.addBB([]byte(key), false)
+		return
+	}
+	f.AddHash(hashing.SumString(key, f.seed))
+}
 
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
@@ -239,16 +270,28 @@ func (f *Filter) AddHash(d hashing.Digest) {
 func (f *Filter) AddBatch(keys [][]byte) {
 	f.mustBeMade("AddBatch")
 	for _, key := range keys {
-		f.AddHash(hashing.Sum(key, f.seed))
+		f.Add(key)
 	}
 }
 
 // AddAtomic inserts key; safe to call concurrently with other AddAtomic
 // calls and with Contains.
-func (f *Filter) AddAtomic(key []byte) { f.AddHashAtomic(hashing.Sum(key, f.seed)) }
+func (f *Filter) AddAtomic(key []byte) {
+	if f.scheme == hashing.BitsAndBlooms {
+		f.addBB(key, true)
+		return
+	}
+	f.AddHashAtomic(hashing.Sum(key, f.seed))
+}
 
 // AddStringAtomic is AddAtomic for a string key.
-func (f *Filter) AddStringAtomic(key string) { f.AddHashAtomic(hashing.SumString(key, f.seed)) }
+func (f *Filter) AddStringAtomic(key string) {
+	if f.scheme == hashing.BitsAndBlooms {
+		f.addBB([]byte(key), true)
+		return
+	}
+	f.AddHashAtomic(hashing.SumString(key, f.seed))
+}
 
 // AddHashAtomic is AddAtomic for a pre-hashed key.
 func (f *Filter) AddHashAtomic(d hashing.Digest) {
@@ -259,10 +302,18 @@ func (f *Filter) AddHashAtomic(d hashing.Digest) {
 
 // Contains reports whether key may have been added: false means certainly
 // not added.
-func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(hashing.Sum(key, f.seed)) }
+func (f *Filter) Contains(key []byte) bool {
+	if f.scheme == hashing.BitsAndBlooms {
+		return f.hasBB(key)
+	}
+	return f.ContainsHash(hashing.Sum(key, f.seed))
+}
 
 // ContainsString is Contains for a string key.
 func (f *Filter) ContainsString(key string) bool {
+	if f.scheme == hashing.BitsAndBlooms {
+		return f.hasBB([]byte(key))
+	}
 	return f.ContainsHash(hashing.SumString(key, f.seed))
 }
 
@@ -292,6 +343,12 @@ func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
 		out = make([]bool, len(keys))
 	}
 	out = out[:len(keys)]
+	if f.scheme == hashing.BitsAndBlooms {
+		for i, key := range keys {
+			out[i] = f.hasBB(key)
+		}
+		return out
+	}
 	var ds [batch]hashing.Digest
 	for start := 0; start < len(keys); start += batch {
 		group := keys[start:min(start+batch, len(keys))]

@@ -124,8 +124,11 @@ func (s Scheme) String() string {
 	if n, ok := schemeNames[s]; ok {
 		return n
 	}
-	if s == RedisBloom {
+	switch s {
+	case RedisBloom:
 		return "redisbloom" // not an Indexer scheme: package scalable's links
+	case BitsAndBlooms:
+		return "bitsandblooms" // an Indexer of keys: NewBitsAndBloomsIndexer
 	}
 	return fmt.Sprintf("scheme(%d)", uint8(s))
 }
@@ -348,6 +351,8 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 			out[i] = off + Reduce(mixIndex(d, i), sub)
 			off += sub
 		}
+	case BitsAndBlooms:
+		panic("hashing: scheme bitsandblooms takes keys, not digests (KeyPositions)")
 	case Custom:
 		for i := range out {
 			p := ix.custom(d, i)
