@@ -92,11 +92,11 @@ func roundTrip(t *testing.T, f *bloom.Filter) *bloom.Filter {
 	return &g
 }
 
-// TestPeerBoomClassic: a tylertreat/BoomFilters classic filter, written by
+// TestBoomClassicDifferential: a tylertreat/BoomFilters classic filter, written by
 // WriteTo and by GobEncode, imports as a bloom filter that answers exactly
 // as Test for 10^6 present and 10^6 absent keys, and after more keys are
 // added to both.
-func TestPeerBoomClassic(t *testing.T) {
+func TestBoomClassicDifferential(t *testing.T) {
 	for _, sz := range peerSizes {
 		name := "boom-classic n=" + strconv.Itoa(sz.n)
 		p := boom.NewBloomFilter(uint(sz.n), sz.fpr)
@@ -126,9 +126,9 @@ func TestPeerBoomClassic(t *testing.T) {
 	}
 }
 
-// TestPeerBoomPartitioned is TestPeerBoomClassic for BoomFilters'
+// TestBoomPartitionedDifferential is TestBoomClassicDifferential for BoomFilters'
 // partitioned filter, imported as kind partitioned.
-func TestPeerBoomPartitioned(t *testing.T) {
+func TestBoomPartitionedDifferential(t *testing.T) {
 	for _, sz := range peerSizes {
 		name := "boom-partitioned n=" + strconv.Itoa(sz.n)
 		p := boom.NewPartitionedBloomFilter(uint(sz.n), sz.fpr)
@@ -154,11 +154,11 @@ func TestPeerBoomPartitioned(t *testing.T) {
 	}
 }
 
-// TestPeerBlobloom: a greatroar/blobloom filter fed cespare/xxhash's Sum64,
+// TestBlobloomDifferential: a greatroar/blobloom filter fed cespare/xxhash's Sum64,
 // dumped by Dump (and a SyncFilter by DumpSync), imports with hash
 // "xxhash64" as a bloom filter that answers exactly as Has; without a hash
 // the import refuses.
-func TestPeerBlobloom(t *testing.T) {
+func TestBlobloomDifferential(t *testing.T) {
 	for j, sz := range peerSizes {
 		name := "blobloom n=" + strconv.Itoa(sz.n)
 		cfg := blobloom.Config{Capacity: uint64(sz.n), FPRate: sz.fpr}

@@ -36,6 +36,11 @@
 // Union, Intersect, Clear, SetCapacity, ReadFrom and UnmarshalBinary must
 // not run concurrently with anything else on the same filter.
 //
+// Import: ReadBitsAndBlooms reads a filter that github.com/bits-and-blooms/bloom/v3
+// serialised (WriteTo, MarshalBinary, GobEncode or MarshalJSON) into a
+// filter of scheme hashing.BitsAndBlooms, which hashes keys as that library
+// does (MurmurHash3, no seed) and answers exactly as it did.
+//
 // The zero Filter is an empty filter with no room (docs/API.md): its read
 // methods answer as for an empty filter, WriteTo, MarshalBinary, Union and
 // Intersect return an error wrapping ErrParam, and Add*, AddAtomic* and
@@ -141,7 +146,16 @@ func newFilter(m uint64, k int, scheme hashing.Scheme, opts []Option) (*Filter, 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	ix, err := bitvec.NewIndexer("bloom", o.scheme, m, k, o.indexFunc)
+	var ix *hashing.Indexer
+	var err error
+	if o.scheme == hashing.BitsAndBlooms {
+		ix, err = newBBIndexer(m, k, o.seed)
+		if err != nil {
+			err = fmt.Errorf("bloom: %v: %w", err, ErrParam)
+		}
+	} else {
+		ix, err = bitvec.NewIndexer("bloom", o.scheme, m, k, o.indexFunc)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -199,16 +213,35 @@ func (f *Filter) Kind() string {
 	return "bloom"
 }
 
-// Digest hashes key with the filter's seed (for a filter imported from
-// another library, with that library's hash: hashing.ForeignSum): the
-// pre-hashed form accepted by AddHash and ContainsHash.
+// Digest hashes key with the filter's seed: the pre-hashed form accepted by
+// AddHash and ContainsHash. A filter of scheme hashing.BitsAndBlooms (one
+// imported from bits-and-blooms/bloom: ReadBitsAndBlooms) hashes keys,
+// not digests: its positions come from four 64-bit hashes of the key,
+// which a Digest cannot carry, so its AddHash, AddHashAtomic, ContainsHash
+// and ContainsHashBatch panic, changing nothing; its methods that take
+// keys work as for every filter. A filter imported from BoomFilters or
+// blobloom (ReadBoomFilters, ReadBoomPartitioned, ReadBlobloom) hashes
+// keys with that library's 64-bit hash (hashing.ForeignSum), which Digest
+// returns: its pre-hashed methods work on it.
 func (f *Filter) Digest(key []byte) hashing.Digest { return f.sum(key) }
 
 // Add inserts key.
-func (f *Filter) Add(key []byte) { f.AddHash(f.sum(key)) }
+func (f *Filter) Add(key []byte) {
+	if f.scheme == hashing.BitsAndBlooms {
+		f.addBB(key, false)
+		return
+	}
+	f.AddHash(f.sum(key))
+}
 
 // AddString inserts key.
-func (f *Filter) AddString(key string) { f.AddHash(f.sumString(key)) }
+func (f *Filter) AddString(key string) {
+	if f.scheme == hashing.BitsAndBlooms {
+		f.addBB([]byte(key), false)
+		return
+	}
+	f.AddHash(f.sumString(key))
+}
 
 // AddHash inserts the key whose digest (under this filter's seed) is d.
 func (f *Filter) AddHash(d hashing.Digest) {
@@ -240,16 +273,28 @@ func (f *Filter) AddHash(d hashing.Digest) {
 func (f *Filter) AddBatch(keys [][]byte) {
 	f.mustBeMade("AddBatch")
 	for _, key := range keys {
-		f.AddHash(f.sum(key))
+		f.Add(key)
 	}
 }
 
 // AddAtomic inserts key; safe to call concurrently with other AddAtomic
 // calls and with Contains.
-func (f *Filter) AddAtomic(key []byte) { f.AddHashAtomic(f.sum(key)) }
+func (f *Filter) AddAtomic(key []byte) {
+	if f.scheme == hashing.BitsAndBlooms {
+		f.addBB(key, true)
+		return
+	}
+	f.AddHashAtomic(f.sum(key))
+}
 
 // AddStringAtomic is AddAtomic for a string key.
-func (f *Filter) AddStringAtomic(key string) { f.AddHashAtomic(f.sumString(key)) }
+func (f *Filter) AddStringAtomic(key string) {
+	if f.scheme == hashing.BitsAndBlooms {
+		f.addBB([]byte(key), true)
+		return
+	}
+	f.AddHashAtomic(f.sumString(key))
+}
 
 // AddHashAtomic is AddAtomic for a pre-hashed key.
 func (f *Filter) AddHashAtomic(d hashing.Digest) {
@@ -260,10 +305,18 @@ func (f *Filter) AddHashAtomic(d hashing.Digest) {
 
 // Contains reports whether key may have been added: false means certainly
 // not added.
-func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(f.sum(key)) }
+func (f *Filter) Contains(key []byte) bool {
+	if f.scheme == hashing.BitsAndBlooms {
+		return f.hasBB(key)
+	}
+	return f.ContainsHash(f.sum(key))
+}
 
 // ContainsString is Contains for a string key.
 func (f *Filter) ContainsString(key string) bool {
+	if f.scheme == hashing.BitsAndBlooms {
+		return f.hasBB([]byte(key))
+	}
 	return f.ContainsHash(f.sumString(key))
 }
 
@@ -293,6 +346,12 @@ func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
 		out = make([]bool, len(keys))
 	}
 	out = out[:len(keys)]
+	if f.scheme == hashing.BitsAndBlooms {
+		for i, key := range keys {
+			out[i] = f.hasBB(key)
+		}
+		return out
+	}
 	var ds [batch]hashing.Digest
 	for start := 0; start < len(keys); start += batch {
 		group := keys[start:min(start+batch, len(keys))]
@@ -411,7 +470,7 @@ func (f *Filter) Equal(g *Filter) bool {
 // the foreign library's hash for a filter imported from it
 // (hashing.ForeignSum).
 func (f *Filter) sum(key []byte) hashing.Digest {
-	if f.scheme.Foreign() {
+	if f.scheme.Uses64BitHash() {
 		return hashing.ForeignSum(f.scheme, key)
 	}
 	return hashing.Sum(key, f.seed)
@@ -419,7 +478,7 @@ func (f *Filter) sum(key []byte) hashing.Digest {
 
 // sumString is sum for a string key.
 func (f *Filter) sumString(key string) hashing.Digest {
-	if f.scheme.Foreign() {
+	if f.scheme.Uses64BitHash() {
 		return hashing.ForeignSumString(f.scheme, key)
 	}
 	return hashing.SumString(key, f.seed)

@@ -126,7 +126,13 @@ func fromBits(m uint64, k int, scheme hashing.Scheme, seed uint64, words []uint6
 	if err := validate(m, k, scheme); err != nil {
 		return nil, err
 	}
-	ix, err := hashing.NewIndexer(scheme, m, k)
+	var ix *hashing.Indexer
+	var err error
+	if scheme == hashing.BitsAndBlooms {
+		ix, err = newBBIndexer(m, k, seed)
+	} else {
+		ix, err = hashing.NewIndexer(scheme, m, k)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +168,7 @@ func fromIndexer(ix *hashing.Indexer, seed uint64, words []uint64, n uint64) (*F
 // validate checks the parameters a filter read from outside must satisfy.
 func validate(m uint64, k int, scheme hashing.Scheme) error {
 	switch {
-	case !scheme.Valid() || scheme == hashing.Custom:
+	case (!scheme.Valid() || scheme == hashing.Custom) && scheme != hashing.BitsAndBlooms:
 		return fmt.Errorf("hash scheme %d cannot be rebuilt from bits", uint8(scheme))
 	case m < 1 || m > hashing.MaxM:
 		return fmt.Errorf("m = %d out of range [1, 2^48]", m)

@@ -266,6 +266,14 @@ func readFull(r io.Reader, b []byte, what string) error {
 	return nil
 }
 
+// peerError is the error of a refused BoomFilters or blobloom filter: it
+// wraps format.ErrFormat without ending in that error's text, which speaks
+// of bloomlab's own files.
+type peerError struct{ msg string }
+
+func (e *peerError) Error() string { return "bloom: " + e.msg }
+func (e *peerError) Unwrap() error { return format.ErrFormat }
+
 func peerErr(msg string, args ...any) error {
-	return fmt.Errorf("bloom: "+msg+": %w", append(args, format.ErrFormat)...)
+	return &peerError{fmt.Sprintf(msg, args...)}
 }

@@ -6,8 +6,9 @@ import "github.com/cespare/xxhash/v2"
 // so that a filter they serialised can be imported and keeps answering
 // (and accepting keys) exactly as it did there. Each names both the base
 // hash of the key and the index rule, so a structure using one hashes keys
-// with ForeignSum instead of Sum (the seed is not used) and the file's
-// scheme byte records the choice. They are not offered for new filters
+// with ForeignSum instead of Sum (the seed is not used: files record 0)
+// and the file's scheme byte records the choice. Like every value from 64
+// up, they name a foreign hash family. They are not offered for new filters
 // (ParseScheme does not accept them): they exist to import.
 const (
 	// BoomFilters is tylertreat/BoomFilters' classic BloomFilter with its
@@ -15,11 +16,11 @@ const (
 	// lower = h mod 2^32, upper = h >> 32, position i (0 ≤ i < k) =
 	// (lower + i·upper) mod m, computed in 64-bit arithmetic (exact for
 	// k ≤ 64: lower + i·upper < 2^39).
-	BoomFilters Scheme = 10
+	BoomFilters Scheme = 66
 	// BoomPartitioned is BoomFilters' PartitionedBloomFilter with its
 	// default hash: k partitions of s = m/k bits, position i in partition
 	// i at (lower + i·upper) mod s, lower and upper as for BoomFilters.
-	BoomPartitioned Scheme = 11
+	BoomPartitioned Scheme = 67
 	// BlobloomXXH64 is greatroar/blobloom's blocked filter fed with
 	// h = XXH64 of the key with seed 0 (cespare/xxhash/v2's Sum64): m is
 	// a multiple of 512 bits (blocks of 512, at most 2^32 blocks); with
@@ -28,7 +29,7 @@ const (
 	// the bits set per key) h1 += h2, h2 += i, the bit is h1 mod 512 of
 	// the block (word (h1/32) mod 16 of its sixteen little-endian 32-bit
 	// words, bit h1 mod 32).
-	BlobloomXXH64 Scheme = 12
+	BlobloomXXH64 Scheme = 68
 )
 
 // BlobloomBlockBits is the size of blobloom's blocks.
@@ -37,9 +38,12 @@ const BlobloomBlockBits = 512
 // blobloomMaxBlocks is blobloom's MaxBits / BlockBits.
 const blobloomMaxBlocks = 1 << 32
 
-// Foreign reports whether s is a scheme of another library's filter (its
-// keys hash with ForeignSum, not Sum).
-func (s Scheme) Foreign() bool {
+// Uses64BitHash reports whether s is the scheme of another library's
+// filter whose positions derive from one 64-bit hash of the key: its keys
+// hash with ForeignSum, not Sum (BoomFilters, BoomPartitioned,
+// BlobloomXXH64; not RedisBloom or BitsAndBlooms, which have their own
+// paths).
+func (s Scheme) Uses64BitHash() bool {
 	return s == BoomFilters || s == BoomPartitioned || s == BlobloomXXH64
 }
 

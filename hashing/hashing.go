@@ -130,8 +130,11 @@ func (s Scheme) String() string {
 	if n, ok := schemeNames[s]; ok {
 		return n
 	}
-	if s == RedisBloom {
+	switch s {
+	case RedisBloom:
 		return "redisbloom" // not an Indexer scheme: package scalable's links
+	case BitsAndBlooms:
+		return "bitsandblooms" // an Indexer of keys: NewBitsAndBloomsIndexer
 	}
 	return fmt.Sprintf("scheme(%d)", uint8(s))
 }
@@ -151,7 +154,7 @@ func (s Scheme) Partitioned() bool {
 // ParseScheme returns the scheme with the given name (see Scheme.String).
 func ParseScheme(name string) (Scheme, error) {
 	for s, n := range schemeNames {
-		if n == name && s != Custom && !s.Foreign() {
+		if n == name && s != Custom && !s.Uses64BitHash() {
 			return s, nil
 		}
 	}
@@ -204,7 +207,7 @@ func PartitionSize(s Scheme, m uint64, k int) uint64 {
 	if k < 1 || m == 0 || m > MaxM {
 		return m
 	}
-	if s.Foreign() {
+	if s.Uses64BitHash() {
 		return foreignSize(s, m, k)
 	}
 	kk := uint64(k)
@@ -368,6 +371,8 @@ func (ix *Indexer) Positions(d Digest, out []uint64) []uint64 {
 		}
 	case BoomFilters, BoomPartitioned, BlobloomXXH64:
 		ix.foreignPositions(d, out)
+	case BitsAndBlooms:
+		panic("hashing: scheme bitsandblooms takes keys, not digests (KeyPositions)")
 	case Custom:
 		for i := range out {
 			p := ix.custom(d, i)

@@ -17,7 +17,7 @@ import (
 //     uint64_t arithmetic does (Mod64 reduces it).
 //
 // The key is hashed without a seed of bloomlab's: a file using this scheme
-// records seed 0. Scheme values 1–8 use xxh3-128 with the file's seed;
+// records seed 0. Scheme values 1–63 use xxh3-128 with the file's seed;
 // values from 64 up name foreign hash families. RedisBloom is not a scheme
 // an Indexer implements (NewIndexer rejects it): the structures that use it
 // (package scalable) compute its positions themselves.

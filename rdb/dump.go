@@ -66,7 +66,7 @@ func ReadDump(payload []byte, lim Limits) (*Value, error) {
 		return nil, &FormatError{Msg: "empty DUMP payload value"}
 	}
 	lim = lim.withDefaults()
-	in := &input{br: bufio.NewReaderSize(bytes.NewReader(value[1:]), 4096), noCRC: true, maxStr: lim.MaxString, off: 1, size: int64(len(value))}
+	in := &input{br: bufio.NewReaderSize(bytes.NewReader(value[1:]), 4096), noCRC: true, maxStr: lim.MaxString, off: 1, size: int64(len(value)), room: lim.Room}
 	v := &Value{Version: version, Type: value[0], in: in}
 	switch v.Type {
 	case TypeString:

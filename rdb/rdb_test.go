@@ -423,8 +423,8 @@ func rawFile(body ...[]byte) []byte {
 // TestUnsupportedTypes: a set, a sorted set (v2), a hash, a quicklist and a
 // listpack value are named with their key and type, and skipped; the
 // module AUX, FUNCTION2, SLOT_INFO, IDLE and FREQ opcodes are passed
-// over; an unknown opcode is refused by its number; a stream
-// is named and cannot be skipped; Next without Skip fails.
+// over; an unknown opcode is refused by its number; a module
+// value of the v1 format is named and cannot be skipped; Next without Skip fails.
 func TestUnsupportedTypes(t *testing.T) {
 	var e enc
 	e.byte(opFunction2)
@@ -471,7 +471,7 @@ func TestUnsupportedTypes(t *testing.T) {
 	e.byte(TypeString)
 	e.string([]byte("s"))
 	e.string([]byte("v"))
-	e.byte(15) // stream
+	e.byte(6) // a v1 module value
 	e.string([]byte("astream"))
 	e.length(0)
 	file := rawFile(e.buf)
@@ -853,5 +853,135 @@ func BenchmarkReadString(b *testing.B) {
 		if err := readToEndLimits(buf.Bytes(), Limits{InputSize: int64(buf.Len())}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLimitsRoom: a string longer than Limits.Room allows, plain or
+// LZF-compressed (by its decompressed length), is ErrNoRoom before it is
+// allocated, in a DUMP payload and in a file, key or value; one that fits
+// reads.
+func TestLimitsRoom(t *testing.T) {
+	room := func() int64 { return 4096 }
+	for _, compress := range []bool{false, true} {
+		d := NewDumpWriter(compress)
+		d.String(bytes.Repeat([]byte{'x'}, 1<<20))
+		if _, err := ReadDump(d.Payload(10), Limits{Room: room}); !errors.Is(err, ErrNoRoom) {
+			t.Fatalf("compress %v: a 1 MiB string with room for 4 KiB: %v", compress, err)
+		}
+		d = NewDumpWriter(compress)
+		d.String(bytes.Repeat([]byte{'x'}, 4000))
+		if v, err := ReadDump(d.Payload(10), Limits{Room: room}); err != nil || len(v.String) != 4000 {
+			t.Fatalf("compress %v: a 4000-byte string with room for 4 KiB: %v", compress, err)
+		}
+		for _, key := range []bool{false, true} {
+			var b bytes.Buffer
+			w, _ := NewWriter(&b, 10, compress)
+			big := bytes.Repeat([]byte{'y'}, 1<<20)
+			if key {
+				w.String(big, []byte("v"))
+			} else {
+				w.String([]byte("k"), big)
+			}
+			w.Close()
+			r, err := NewReader(&b, Limits{Room: room})
+			if err == nil {
+				_, err = r.Next()
+			}
+			if !errors.Is(err, ErrNoRoom) {
+				t.Fatalf("compress %v, key %v: a 1 MiB string in a file with room for 4 KiB: %v", compress, key, err)
+			}
+		}
+	}
+}
+
+// TestSkipStrings: under Limits.SkipStrings, Next gives each string
+// value's length (int-encoded, plain, LZF-compressed) and no bytes, and
+// still verifies the file's checksum.
+func TestSkipStrings(t *testing.T) {
+	var b bytes.Buffer
+	w, _ := NewWriter(&b, 10, true)
+	w.SelectDB(0)
+	vals := [][]byte{[]byte("-12345"), []byte("plain"), bytes.Repeat([]byte{'q'}, 100000)}
+	for i, v := range vals {
+		w.String([]byte{'k', byte('0' + i)}, v)
+	}
+	w.Close()
+	r, err := NewReader(bytes.NewReader(b.Bytes()), Limits{SkipStrings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		e, err := r.Next()
+		if err != nil || e.String != nil || e.StringLen != int64(len(v)) {
+			t.Fatalf("key %d: %v, %d bytes held, length %d, want %d", i, err, len(e.String), e.StringLen, len(v))
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("the end: %v", err)
+	}
+}
+
+// TestSkipStreams: streams are passed over (CanSkip): the file Redis
+// 7.0.15 saved of two streams (one with two consumer groups, a pending
+// entry and consumers; one emptied by XDEL), a list and a string
+// (testdata/redis-7.0.15-streams.rdb) reads to its checksum with the
+// streams skipped, and so does a constructed stream of type 21 (v3: each
+// consumer's active time); a stream cut short is an error.
+func TestSkipStreams(t *testing.T) {
+	read := func(b []byte) ([]string, error) {
+		r, err := NewReader(bytes.NewReader(b), Limits{})
+		if err != nil {
+			return nil, err
+		}
+		var keys []string
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				return keys, nil
+			}
+			var ut *UnsupportedTypeError
+			if errors.As(err, &ut) {
+				err = r.Skip()
+			}
+			if err != nil {
+				return keys, err
+			}
+			keys = append(keys, string(e.Key))
+		}
+	}
+	b, err := os.ReadFile("testdata/redis-7.0.15-streams.rdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := read(b); err != nil || strings.Join(keys, " ") != "st l after empty" {
+		t.Fatalf("Redis's file: %q, %v", keys, err)
+	}
+	// Type 21: one listpack; length, last ID, first ID, max deleted ID,
+	// entries added; a group "g" (last ID, entries read) with one pending
+	// entry and one consumer "c" (seen and active times, one pending ID).
+	v := []byte{1, 16}
+	v = append(v, make([]byte, 16)...)
+	v = append(v, 3, 'l', 'p', '!')
+	v = append(v, 1, 2, 3, 4, 5, 6, 7, 8, 1, 1, 'g', 9, 9, 1, 1)
+	v = append(v, make([]byte, 24)...)
+	v = append(v, 1, 1, 1, 'c')
+	v = append(v, make([]byte, 16)...)
+	v = append(v, 1)
+	v = append(v, make([]byte, 16)...)
+	var f bytes.Buffer
+	w, _ := NewWriter(&f, 12, false)
+	w.SelectDB(0)
+	w.Close()
+	p := f.Bytes()[:f.Len()-9]
+	p = append(p, 21, 2, 's', 't')
+	p = append(p, v...)
+	p = append(p, 0, 1, 'z', 1, 'z', 0xff)
+	full := binary.LittleEndian.AppendUint64(p, CRC64(p))
+	if keys, err := read(full); err != nil || strings.Join(keys, " ") != "st z" {
+		t.Fatalf("a stream of type 21: %q, %v", keys, err)
+	}
+	short := append([]byte{}, p[:len(p)-20]...)
+	if _, err := read(short); err == nil {
+		t.Fatal("a stream cut short read")
 	}
 }

@@ -75,7 +75,24 @@ type Limits struct {
 	// 0) a string's memory grows as its bytes arrive, to at most twice
 	// what has arrived, and is copied as it grows.
 	InputSize int64
+	// Room, when set, is called before a string (a key, a string value,
+	// an AUX field, a module value's string field) is allocated, with no
+	// argument, and answers how many bytes the caller may still hold: a
+	// longer string, plain or as it decompresses, is an error wrapping
+	// ErrNoRoom, before anything is allocated for it (a server passes
+	// what -maxmemory leaves: an LZF-compressed string can announce 88
+	// times its bytes).
+	Room func() int64
+	// SkipStrings, when set, makes Reader.Next pass over string values
+	// without keeping them (Entry.String is nil; Entry.StringLen is their
+	// length): an LZF-compressed one is decoded through a bounded window,
+	// which checks it, and never held whole. For a listing, or a search
+	// for a module value.
+	SkipStrings bool
 }
+
+// ErrNoRoom is a string longer than Limits.Room allows.
+var ErrNoRoom = errors.New("rdb: a string is longer than the room the caller's limit leaves")
 
 // DefaultLimits are the limits used where a field of Limits is zero.
 var DefaultLimits = Limits{MaxString: 16 << 30, MaxFields: 1 << 32}
@@ -125,6 +142,7 @@ type input struct {
 	maxStr int64
 	size   int64 // the input's length, if known (Limits.InputSize)
 	lzf    int   // LZF-compressed strings read
+	room   func() int64
 	// lzfSeen, when set (by tests), is given each LZF-compressed string
 	// read whole: its compressed bytes and its decompressed ones.
 	lzfSeen func(compressed, out []byte)
@@ -260,6 +278,17 @@ func (in *input) readBytes(n int64) ([]byte, error) {
 	return p, nil
 }
 
+// fits checks a string of n bytes against Limits.Room.
+func (in *input) fits(n uint64) error {
+	if in.room == nil {
+		return nil
+	}
+	if room := in.room(); n > uint64(max(room, 0)) {
+		return fmt.Errorf("rdb: at byte %d: a string of %d bytes, with room for %d: %w", in.off, n, max(room, 0), ErrNoRoom)
+	}
+	return nil
+}
+
 // readString reads a string in any of its encodings.
 func (in *input) readString() ([]byte, error) {
 	n, enc, err := in.readLen()
@@ -269,6 +298,9 @@ func (in *input) readString() ([]byte, error) {
 	if !enc {
 		if n > uint64(in.maxStr) {
 			return nil, in.fail("string of %d bytes is over the limit (%d)", n, in.maxStr)
+		}
+		if err := in.fits(n); err != nil {
+			return nil, err
 		}
 		return in.readBytes(int64(n))
 	}
@@ -303,6 +335,9 @@ func (in *input) readString() ([]byte, error) {
 		}
 		if clen == 0 || ulen > clen*lzfMaxRatio {
 			return nil, in.fail("compressed string of %d bytes cannot expand to %d", clen, ulen)
+		}
+		if err := in.fits(clen + ulen); err != nil {
+			return nil, err
 		}
 		in.lzf++
 		c, err := in.readBytes(int64(clen))
@@ -356,11 +391,14 @@ type Entry struct {
 	DB       uint64
 	Key      []byte
 	Type     byte
-	ExpireMs int64 // absolute Unix time in milliseconds; -1: none
+	ExpireMs int64 // absolute Unix time in milliseconds; -1: none (as in Redis: any other negative time has passed)
 	Idle     int64 // LRU idle seconds; -1: none
 	Freq     int   // LFU frequency; -1: none
 	String   []byte
-	Module   *ModuleValue
+	// StringLen is a string value's length in bytes (also under
+	// Limits.SkipStrings, which leaves String nil).
+	StringLen int64
+	Module    *ModuleValue
 }
 
 // Reader reads an RDB file as a stream of entries.
@@ -382,7 +420,7 @@ type Reader struct {
 func NewReader(r io.Reader, lim Limits) (*Reader, error) {
 	lim = lim.withDefaults()
 	rd := &Reader{lim: lim}
-	rd.in = input{br: bufio.NewReaderSize(r, 64<<10), maxStr: lim.MaxString, size: lim.InputSize}
+	rd.in = input{br: bufio.NewReaderSize(r, 64<<10), maxStr: lim.MaxString, size: lim.InputSize, room: lim.Room}
 	var hdr [9]byte
 	if err := rd.in.readFull(hdr[:]); err != nil {
 		return nil, err
@@ -568,11 +606,17 @@ func (r *Reader) readEntry(typ byte, e *Entry) (*Entry, error) {
 func (r *Reader) readValue(e *Entry) error {
 	switch e.Type {
 	case TypeString:
+		if r.lim.SkipStrings {
+			return r.in.readStringTo(func(n int64) error {
+				e.StringLen = n
+				return nil
+			}, func([]byte) error { return nil })
+		}
 		s, err := r.in.readString()
 		if err != nil {
 			return err
 		}
-		e.String = s
+		e.String, e.StringLen = s, int64(len(s))
 		return nil
 	case TypeModule2:
 		id, err := r.in.readPlainLen()
@@ -591,10 +635,11 @@ func (r *Reader) readValue(e *Entry) error {
 // CanSkip reports whether Skip can pass over a value of type t: every
 // type whose encoding says where it ends (strings, lists, sets, sorted
 // sets, hashes and their compact encodings, hashes with field expiry,
-// module values of the v2 format), but not streams or v1 module values.
+// streams with their consumer groups, module values of the v2 format),
+// but not v1 module values or types newer than this reader.
 func CanSkip(t byte) bool {
 	switch t {
-	case 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 16, 17, 18, 20, 22, 23, 24, 25:
+	case 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25:
 		return true
 	}
 	return false
@@ -715,6 +760,8 @@ func (r *Reader) Skip() error {
 			return err
 		}
 		return in.skipString()
+	case 15, 19, 21: // stream (listpacks v1, v2, v3)
+		return r.skipStream(e, count)
 	case 7:
 		id, err := in.readPlainLen()
 		if err != nil {
@@ -724,6 +771,92 @@ func (r *Reader) Skip() error {
 		return m.Skip()
 	default: // one blob (ziplist, listpack, intset, zipmap, string)
 		return in.skipString()
+	}
+	return nil
+}
+
+// skipStream passes over a stream as Redis's rdbLoadObject reads it: its
+// listpacks (a node key and a listpack each), its length and IDs (v2 on:
+// first ID, max deleted ID, entries added), then its consumer groups:
+// name, last ID (v2 on: entries read), the pending entries (a raw 16-byte
+// ID, an 8-byte delivery time, a delivery count), the consumers (name,
+// 8-byte seen time, v3: 8-byte active time, pending IDs of 16 bytes).
+func (r *Reader) skipStream(e *Entry, count func(mult uint64) (uint64, error)) error {
+	in := &r.in
+	lens := func(n int) error {
+		for ; n > 0; n-- {
+			if _, err := in.readPlainLen(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	n, err := count(2)
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		if err := in.skipString(); err != nil {
+			return err
+		}
+	}
+	ids := 3 // length, last ID
+	if e.Type >= 19 {
+		ids += 5 // first ID, max deleted ID, entries added
+	}
+	if err := lens(ids); err != nil {
+		return err
+	}
+	groups, err := count(1)
+	if err != nil {
+		return err
+	}
+	for ; groups > 0; groups-- {
+		if err := in.skipString(); err != nil {
+			return err
+		}
+		ids := 2 // last ID
+		if e.Type >= 19 {
+			ids++ // entries read
+		}
+		if err := lens(ids); err != nil {
+			return err
+		}
+		pel, err := count(1)
+		if err != nil {
+			return err
+		}
+		for ; pel > 0; pel-- {
+			if err := in.discard(16 + 8); err != nil {
+				return err
+			}
+			if err := lens(1); err != nil {
+				return err
+			}
+		}
+		consumers, err := count(1)
+		if err != nil {
+			return err
+		}
+		for ; consumers > 0; consumers-- {
+			if err := in.skipString(); err != nil {
+				return err
+			}
+			times := int64(8)
+			if e.Type >= 21 {
+				times += 8
+			}
+			if err := in.discard(times); err != nil {
+				return err
+			}
+			pel, err := count(1)
+			if err != nil {
+				return err
+			}
+			if err := in.discard(int64(16 * pel)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"strconv"
@@ -13,7 +14,10 @@ import (
 // CRC-64), for Redis strings and RedisBloom's five types. DUMP writes
 // payloads of RDB version 10 (rdb.DumpVersion, Redis 7.0's), in every
 // dialect: Redis 7.0 to 8.x RESTORE them (Redis 8 writes 12, which Redis
-// 7.0 refuses). RESTORE reads versions 10 to 12. A key Redis cannot load
+// 7.0 refuses). RESTORE reads the versions the dialect's Redis reads: 10
+// under Dialect24 (Redis 7.0), 10 to 12 under Dialect8 (Redis 8); a newer
+// one gets Redis's "ERR DUMP payload version or checksum are wrong" (a
+// logged RESTORE replays whatever the dialect). A key Redis cannot load
 // (a bloomlab kind loaded with -load, a blocked-layout BF, a LOADCHUNK in
 // progress) answers an error naming what it holds. IDLETIME and FREQ are
 // checked as Redis checks them and have no effect: the server keeps no
@@ -140,7 +144,23 @@ func cmdRestore(c *client, args [][]byte) bool {
 		c.err("ERR Invalid TTL value, must be >= 0")
 		return false
 	}
-	dv, err := rdb.ReadDump(args[3], rdb.Limits{InputSize: int64(len(args[3]))})
+	room := func() int64 {
+		if c.replaying {
+			return math.MaxInt64
+		}
+		return s.room()
+	}
+	if p := args[3]; !c.replaying && len(p) >= 10 && int(binary.LittleEndian.Uint16(p[len(p)-10:])) > s.cfg.Dialect.rdbVersion() {
+		// The dialect's Redis refuses an RDB version newer than its own
+		// (Redis 7.0 a payload of Redis 8); the log replays any.
+		c.err(rdb.ErrDumpPayload.Error())
+		return false
+	}
+	dv, err := rdb.ReadDump(args[3], rdb.Limits{InputSize: int64(len(args[3])), Room: room})
+	if errors.Is(err, rdb.ErrNoRoom) {
+		c.err(errOOM)
+		return false
+	}
 	if err != nil {
 		c.err(restoreErr(err))
 		return false
@@ -165,7 +185,7 @@ func cmdRestore(c *client, args [][]byte) bool {
 	}
 	if err != nil {
 		s.mem.Add(-reserved)
-		if errors.Is(err, errReloadOOM) {
+		if errors.Is(err, errReloadOOM) || errors.Is(err, rdb.ErrNoRoom) {
 			c.err(errOOM)
 		} else {
 			c.err(restoreErr(err))

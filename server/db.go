@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -180,6 +181,15 @@ func (c *client) reserve(n int64) bool {
 		return true
 	}
 	return c.s.reserve(n)
+}
+
+// room is the bytes that MaxMemory leaves (math.MaxInt64 without a
+// limit): what a reader may allocate before it reserves.
+func (s *Server) room() int64 {
+	if s.maxMem <= 0 {
+		return math.MaxInt64
+	}
+	return s.maxMem - s.mem.Load()
 }
 
 // overLimit reports whether memory already exceeds MaxMemory (Redis

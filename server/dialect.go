@@ -55,6 +55,15 @@ func (d Dialect) redisVersion() string {
 	return "8.6.0"
 }
 
+// rdbVersion is the newest RDB version the dialect's Redis reads (and
+// writes): 10 for Redis 7.0, 12 for Redis 8.
+func (d Dialect) rdbVersion() int {
+	if d == Dialect24 {
+		return 10
+	}
+	return 12
+}
+
 // moduleVersion is the RedisBloom module version reported (HELLO, INFO).
 func (d Dialect) moduleVersion() int64 {
 	if d == Dialect24 {

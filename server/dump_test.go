@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -304,5 +306,103 @@ func TestRestoreChecksMemoryFirst(t *testing.T) {
 	}
 	if got := c2.do("BF.INFO", "big", "CAPACITY"); got != "*[:10000000]" {
 		t.Fatal(got)
+	}
+}
+
+// TestRestoreLZFStringChecksMemoryFirst: the payload of a 64 MiB string
+// of one byte repeated (LZF-compressed to under 1 MiB) RESTOREd under an
+// 8 MiB -maxmemory is refused with OOM before the string is decompressed
+// (the command allocates under 16 MiB), and holds nothing.
+func TestRestoreLZFStringChecksMemoryFirst(t *testing.T) {
+	d := rdb.NewDumpWriter(true)
+	d.String([]byte(strings.Repeat("x", 64<<20)))
+	p := string(d.Payload(10))
+	if len(p) > 1<<20 {
+		t.Fatalf("payload of %d bytes", len(p))
+	}
+	s := start(t, Config{MaxMemory: 8 << 20})
+	c := dial(t, s)
+	c.do("PING")
+	before := s.mem.Load()
+	var got string
+	alloc := allocatedBy(func() { got = c.do("RESTORE", "a", "0", p) })
+	if got != "-OOM command not allowed when used memory > 'maxmemory'." {
+		t.Fatalf("RESTORE over maxmemory: %s", got)
+	}
+	if alloc > 16<<20 {
+		t.Fatalf("a refused RESTORE allocated %d bytes", alloc)
+	}
+	if after := s.mem.Load(); after > before+(64<<10) || c.do("EXISTS", "a") != ":0" {
+		t.Fatalf("memory %d before, %d after the refused RESTORE", before, after)
+	}
+}
+
+// TestDumpTDigestOneValue: a digest of one value, whose buffer
+// RedisBloom's merge leaves as it is (a total weight of 1), DUMPs as
+// RedisBloom 8.6.2 on Redis 7.0.15 dumps it (the bytes below, recorded
+// after TDIGEST.CREATE td, TDIGEST.ADD td 7), RESTOREs, and is written by
+// WriteRDB; before, DUMP answered "a digest written with its buffer
+// unmerged" and WriteRDB refused the whole directory.
+func TestDumpTDigestOneValue(t *testing.T) {
+	const redis = "\a\x81L2\x12\xf96\x0f\x10\x00\x04\x00\x00\x00\x00\x00\x00Y@\x04\x00\x00\x00\x00\x00\x00\x1c@\x04\x00\x00\x00\x00\x00\x00\x1c@\x02Bb\x02\x00\x02\x01\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\xf0?\x00\n\x00ag\xd5N\xec\xba\x9b\x1c"
+	dir := t.TempDir()
+	s := start(t, Config{Dir: dir})
+	c := dial(t, s)
+	c.do("TDIGEST.CREATE", "td")
+	c.do("TDIGEST.ADD", "td", "7")
+	c.send("DUMP", "td")
+	v, _ := c.read()
+	if string(v.Str) != redis {
+		t.Fatalf("DUMP td: %s, want RedisBloom's %q", v.String(), redis)
+	}
+	if got := c.do("RESTORE", "td2", "0", redis); got != "+OK" {
+		t.Fatal(got)
+	}
+	if a, b := c.do("TDIGEST.INFO", "td"), c.do("TDIGEST.INFO", "td2"); a != b {
+		t.Fatalf("TDIGEST.INFO: %s, restored %s", a, b)
+	}
+	s.Close()
+	var out bytes.Buffer
+	if st, err := WriteRDB(dir, &out, RDBWriteOptions{}); err != nil || st.Keys != 2 {
+		t.Fatalf("WriteRDB: %+v, %v", st, err)
+	}
+}
+
+// TestRestoreVersionByDialect: RESTORE reads the RDB versions of the
+// dialect's Redis: up to 12 (Redis 8) under Dialect8, only 10 under
+// Dialect24, where Redis 7.0 answers a Redis 8 payload with its checksum
+// error (RedisBloom 2.4.23's flow tests test_overall's
+// test_load_error_handling and test_tdigest's test_rdb_load_oob_guard
+// expect it); a logged RESTORE of a newer payload replays under either.
+func TestRestoreVersionByDialect(t *testing.T) {
+	for _, tc := range []struct {
+		d    Dialect
+		want []string // replies for versions 10, 11, 12
+	}{
+		{Dialect8, []string{"+OK", "+OK", "+OK"}},
+		{Dialect24, []string{"+OK", "-ERR DUMP payload version or checksum are wrong", "-ERR DUMP payload version or checksum are wrong"}},
+	} {
+		dir := t.TempDir()
+		s := start(t, Config{Dir: dir, Dialect: tc.d})
+		c := dial(t, s)
+		for i, v := range []int{10, 11, 12} {
+			key := fmt.Sprint("k", v)
+			if got := c.do("RESTORE", key, "0", string(rdb.EncodeDump([]byte("\x00\x05hello"), v))); got != tc.want[i] {
+				t.Errorf("dialect %s, RESTORE of a version %d payload: %s, want %s", tc.d, v, got, tc.want[i])
+			}
+		}
+		s.Close()
+		if tc.d != Dialect8 {
+			continue
+		}
+		// The directory whose log holds a version 12 RESTORE, served
+		// under Dialect24: every key as it was.
+		s2 := start(t, Config{Dir: dir, Dialect: Dialect24})
+		c2 := dial(t, s2)
+		for _, v := range []int{10, 11, 12} {
+			if got := c2.do("GET", fmt.Sprint("k", v)); got != `$"hello"` {
+				t.Errorf("after a restart under 2.4, k%d: %s", v, got)
+			}
+		}
 	}
 }

@@ -231,7 +231,16 @@ func openReadOnly(dir string, d Dialect) (*Server, error) {
 func (s *Server) loadRDB() error {
 	path := s.cfg.LoadRDB
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("-load-rdb %s: %s", path, fmt.Sprintf(format, args...))
+		msg := fmt.Sprintf(format, args...)
+		for _, a := range args {
+			if err, ok := a.(error); ok && errors.Is(err, rdb.ErrNoRoom) {
+				msg += fmt.Sprintf(" (it does not fit under maxmemory, %d bytes, %d in use); nothing loaded", s.maxMem, s.mem.Load())
+			}
+		}
+		return fmt.Errorf("-load-rdb %s: %s", path, msg)
+	}
+	if s.cfg.LoadRDBDB < 0 {
+		return fail("database %d: want a database number (0 or more)", s.cfg.LoadRDBDB)
 	}
 	start := time.Now()
 	f, err := os.Open(path)
@@ -249,11 +258,11 @@ func (s *Server) loadRDB() error {
 		// strings and the framing: refused before anything is read.
 		return fail("the file (%d bytes) is larger than maxmemory allows (%d bytes, %d in use); nothing loaded", size, s.maxMem, s.mem.Load())
 	}
-	r, err := rdb.NewReader(f, rdb.Limits{InputSize: size})
+	r, err := rdb.NewReader(f, rdb.Limits{InputSize: size, Room: s.room})
 	if err != nil {
 		return fail("%v", err)
 	}
-	db := uint64(max(s.cfg.LoadRDBDB, 0))
+	db := uint64(s.cfg.LoadRDBDB)
 	skipOK := s.cfg.LoadRDBSkipUnsupported
 	var st RDBStats
 	s.db.mu.Lock()
@@ -315,7 +324,9 @@ func (s *Server) loadRDB() error {
 				continue
 			}
 		}
-		if ent.ExpireMs >= 0 && ent.ExpireMs <= now {
+		// -1 is no expiry, as in Redis; any other time before now,
+		// negative ones included, has passed.
+		if ent.ExpireMs != -1 && ent.ExpireMs <= now {
 			if err := skipValue(); err != nil {
 				return fail("%v", err)
 			}
@@ -348,7 +359,7 @@ func (s *Server) loadRDB() error {
 			}
 		}
 		e := s.add(key, v, reserved)
-		if ent.ExpireMs >= 0 {
+		if ent.ExpireMs != -1 {
 			s.setExpire(key, e, ent.ExpireMs)
 		}
 		st.Keys++

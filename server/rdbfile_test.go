@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -507,5 +508,88 @@ func TestLoadRDBMemory(t *testing.T) {
 		if r := internalCall(s, "BF.EXISTS", fmt.Sprint("bf", i), fmt.Sprint(i, "-", 19999)).String(); r != ":1" {
 			t.Fatalf("bf%d: %s", i, r)
 		}
+	}
+}
+
+// TestLoadRDBLZFStringChecksMemoryFirst: a file of under 1 MiB holding
+// one 64 MiB string (LZF-compressed) is refused under an 8 MiB
+// -maxmemory before the string is decompressed (the load allocates under
+// 16 MiB), naming the limit.
+func TestLoadRDBLZFStringChecksMemoryFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bomb.rdb")
+	writeRDBFile(t, file, func(w *rdb.Writer) {
+		w.SelectDB(0)
+		w.String([]byte("bomb"), bytes.Repeat([]byte{'z'}, 64<<20))
+	})
+	if st, _ := os.Stat(file); st.Size() > 1<<20 {
+		t.Fatalf("the file is %d bytes", st.Size())
+	}
+	var err error
+	alloc := allocatedBy(func() {
+		var s *Server
+		if s, err = New(Config{LoadRDB: file, MaxMemory: 8 << 20}); err == nil {
+			s.Close()
+		}
+	})
+	if alloc > 16<<20 {
+		t.Fatalf("a refused load allocated %d bytes (%v)", alloc, err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "does not fit under maxmemory") {
+		t.Fatalf("a 64 MiB string under an 8 MiB maxmemory: %v", err)
+	}
+}
+
+// TestLoadRDBNegativeExpiry: a key whose expiry is a negative time
+// (before 1970, other than -1, which Redis reads as none) is dropped as
+// expired, as Redis drops it; before, it was loaded without a TTL.
+func TestLoadRDBNegativeExpiry(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "neg.rdb")
+	writeRDBFile(t, file, func(w *rdb.Writer) {
+		w.SelectDB(0)
+		w.String([]byte("a"), []byte("1"))
+		w.Expire(-5)
+		w.String([]byte("neg"), []byte("1"))
+		w.Expire(math.MinInt64)
+		w.String([]byte("min"), []byte("1"))
+	})
+	lb := newLogBuffer()
+	c := dial(t, start(t, Config{LoadRDB: file, Logger: log.New(lb, "", 0)}))
+	if got := c.do("EXISTS", "a", "neg", "min"); got != ":1" {
+		t.Fatalf("EXISTS a neg min: %s (neg PTTL %s)", got, c.do("PTTL", "neg"))
+	}
+	if !strings.Contains(lb.String(), "1 keys loaded, 0 skipped (none), 2 expired") {
+		t.Fatalf("log: %s", lb.String())
+	}
+}
+
+// TestLoadRDBNegativeDB: Config.LoadRDBDB below 0 is refused, as
+// serve's -db is, instead of loading database 0.
+func TestLoadRDBNegativeDB(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "d.rdb")
+	writeRDBFile(t, file, func(w *rdb.Writer) {
+		w.SelectDB(0)
+		w.String([]byte("a"), []byte("1"))
+	})
+	s, err := New(Config{LoadRDB: file, LoadRDBDB: -1})
+	if err == nil {
+		s.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "database -1") {
+		t.Fatalf("LoadRDBDB -1: %v", err)
+	}
+}
+
+// TestLoadRDBSkipsStreams: -skip-unsupported leaves out the streams (and
+// the list) of the file Redis 7.0.15 saved (consumer groups, a pending
+// entry) and loads the string after them; before, a stream stopped the
+// load ("cannot be skipped").
+func TestLoadRDBSkipsStreams(t *testing.T) {
+	lb := newLogBuffer()
+	c := dial(t, start(t, Config{LoadRDB: "../rdb/testdata/redis-7.0.15-streams.rdb", LoadRDBSkipUnsupported: true, Logger: log.New(lb, "", 0)}))
+	if got := c.do("GET", "after"); got != `$"yes"` {
+		t.Fatalf("GET after: %s (%s)", got, lb.String())
+	}
+	if !strings.Contains(lb.String(), "1 keys loaded, 3 skipped (1 list (quicklist v2), 2 stream (listpacks v2))") {
+		t.Fatalf("log: %s", lb.String())
 	}
 }

@@ -182,7 +182,7 @@ func (e *errRDBUnsupported) Error() string {
 // writeRDBValue writes v to w as Redis with RedisBloom saves it. A
 // digest's buffer must be merged first (RedisBloom's save merges it: the
 // caller does, under the key's write lock, and logs it as the queries
-// do). A value Redis cannot load is an *errRDBUnsupported.
+// do), but for a buffer of total weight 1 that the merge keeps. A value Redis cannot load is an *errRDBUnsupported.
 func writeRDBValue(v value, w rdbSink) error {
 	if what := rdbUnsupported(v); what != "" {
 		return &errRDBUnsupported{what}
@@ -209,7 +209,10 @@ func writeRDBValue(v value, w rdbSink) error {
 	case *topkValue:
 		return mod(topk.RDBTypeName, topk.RDBEncVer, x.s.WriteRedisBloomRDB)
 	case *tdigestValue:
-		if x.d.UnmergedNodes() != 0 {
+		// RedisBloom's merge leaves a buffer whose total weight is at
+		// most 1 (one value, nothing merged) as it is, and so does its
+		// save: such a buffer is written as RedisBloom writes it.
+		if d := x.d; d.UnmergedNodes() != 0 && d.MergedWeight()+d.UnmergedWeight() > 1 {
 			return errors.New("server: a digest written with its buffer unmerged")
 		}
 		return mod(tdigest.RDBTypeName, tdigest.RDBEncVer, x.d.WriteRedisBloomRDB)

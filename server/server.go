@@ -129,7 +129,8 @@ type Config struct {
 	// other databases) instead of refusing the file.
 	LoadRDBSkipUnsupported bool
 	// LoadRDBDB is the database of LoadRDB's file that is loaded (default
-	// 0); a key of another database refuses the file (or is skipped).
+	// 0; a negative one is an error); a key of another database refuses
+	// the file (or is skipped).
 	LoadRDBDB int
 	// Dialect is the RedisBloom release whose replies the server gives
 	// (default Dialect8, RedisBloom 8.6.2 of Redis 8; Dialect24,

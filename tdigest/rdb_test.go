@@ -323,6 +323,7 @@ func TestRedisBloomRDBRoundTrip(t *testing.T) {
 func tdValue(name string, encver int, fields ...any) []byte {
 	w := rdb.NewDumpWriter(false)
 	m, _ := w.Module(name, encver)
+	var signed []int // the offsets of the signed fields' opcodes
 	for _, f := range fields {
 		switch x := f.(type) {
 		case float64:
@@ -334,12 +335,23 @@ func tdValue(name string, encver int, fields ...any) []byte {
 		case uint64:
 			m.Unsigned(x)
 		case string: // a signed field (opcode 1), which Redis never writes
+			// ModuleWriter.Signed writes an unsigned field, as Redis does:
+			// its opcode (2) is made 1 below.
 			n, _ := strconv.ParseInt(x, 10, 64)
-			m.Signed(n)
+			signed = append(signed, len(w.Payload(10))-10)
+			m.Unsigned(uint64(n))
 		}
 	}
 	m.End()
-	return w.Payload(10)
+	p := w.Payload(10)
+	if len(signed) == 0 {
+		return p
+	}
+	v := p[:len(p)-10]
+	for _, off := range signed {
+		v[off] = 1
+	}
+	return rdb.EncodeDump(v, 10)
 }
 
 // TestRedisBloomRDBRefuses: values RedisBloom's load would take into a

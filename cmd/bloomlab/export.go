@@ -27,8 +27,9 @@ func init() {
 			"over, not decoded, and the file's checksum is verified before FILE is written. TOPK and TDIGEST keys are not filters: " +
 			"bloomlab serve -load-rdb loads them. Keys of types bloomlab does not load (lists, hashes, sets, sorted sets, streams, other " +
 			"modules' types) met in the database before KEY stop the import unless -skip-unsupported passes over them (docs/RDB.md).",
-		usage: "bloomlab import -format F [-kind K] [-hash H] -o FILE IN | import -format rdb -key KEY [-db N] [-skip-unsupported] -o FILE DUMP.rdb",
-		run:   runImport,
+		usage: "bloomlab import -format F [-kind K] -o FILE IN | import -format rdb -key KEY [-db N] [-skip-unsupported] -o FILE DUMP.rdb | " +
+			"import -format bitsandblooms [-endian little] [-base64 std] -o FILE IN | import -format blobloom -hash xxhash64 -o FILE IN",
+		run: runImport,
 	})
 }
 
@@ -36,7 +37,9 @@ func init() {
 func formatsHelp(w io.Writer) {
 	fmt.Fprintln(w, "\nformats:")
 	fmt.Fprintln(w, "  -format rdb (import only): one BF, CF or CMS key of a Redis RDB file, as a scalable, cuckoo or countmin file")
-	peerFormatsHelp(w)
+	for _, p := range peerImports {
+		fmt.Fprintf(w, "  -kind %s -format %s: %s\n", p.kind, p.format, p.summary)
+	}
 	any := false
 	for _, s := range kind.All() {
 		for _, x := range s.Exports {
@@ -51,6 +54,9 @@ func formatsHelp(w io.Writer) {
 
 func formatNames() []string {
 	var names []string
+	for _, p := range peerImports {
+		names = append(names, p.kind+":"+p.format+" (import only)")
+	}
 	for _, s := range kind.All() {
 		for _, x := range s.Exports {
 			names = append(names, s.Name+":"+x.Name)
@@ -81,6 +87,9 @@ func runExport(e *env, args []string) error {
 	}
 	if err := e.checkNotInput(*out, pos); err != nil {
 		return err
+	}
+	if p := findPeer(*format); p != nil {
+		return usagef("-format %s is import only: bloomlab reads that library's filters but does not write them (a filter re-built from its keys in a native kind is faster and smaller: docs/API.md)", p.format)
 	}
 	f, err := loadFile(pos[0])
 	if err != nil {
@@ -118,7 +127,7 @@ func runImport(e *env, args []string) error {
 	kindName := fs.String("kind", "", "the kind to import as, when several kinds offer the format")
 	out := fs.String("o", "", "output file (\"-\": standard output)")
 	ro := rdbImportFlags(fs)
-	hash := fs.String("hash", "", "-format blobloom: the 64-bit hash the program passed to blobloom's Add (xxhash64)")
+	po := peerImportFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		if he, ok := err.(*helpRequest); ok {
@@ -135,6 +144,10 @@ func runImport(e *env, args []string) error {
 	if err := e.checkNotInput(*out, pos); err != nil {
 		return err
 	}
+	p := findPeer(*format)
+	if err := checkPeerFlags(fs, p); err != nil {
+		return err
+	}
 	if *format == "rdb" {
 		return importRDB(e, pos[0], *out, *kindName, ro)
 	}
@@ -143,11 +156,8 @@ func runImport(e *env, args []string) error {
 			return usagef("-%s goes with -format rdb", f)
 		}
 	}
-	if _, ok := peerImports[*format]; ok {
-		return importPeer(e, *format, pos[0], *out, *kindName, *hash)
-	}
-	if *hash != "" {
-		return usagef("-hash goes with -format blobloom")
+	if p != nil {
+		return importPeer(e, p, pos[0], *out, *kindName, po)
 	}
 	var found []*kind.Export
 	var kinds []string

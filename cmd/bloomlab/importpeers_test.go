@@ -88,7 +88,7 @@ func TestImportPeers(t *testing.T) {
 		{[]string{"import", "-format", "blobloom", "-o", filepath.Join(dir, "x.blf"), blob}, "needs -hash"},
 		{[]string{"import", "-format", "blobloom", "-hash", "fnv", "-o", filepath.Join(dir, "x.blf"), blob}, "not supported"},
 		{[]string{"import", "-format", "boom-classic", "-hash", "xxhash64", "-o", filepath.Join(dir, "x.blf"), classic}, "-hash goes with -format blobloom"},
-		{[]string{"import", "-format", "boom-classic", "-kind", "partitioned", "-o", filepath.Join(dir, "x.blf"), classic}, "imports as kind bloom"},
+		{[]string{"import", "-format", "boom-classic", "-kind", "partitioned", "-o", filepath.Join(dir, "x.blf"), classic}, "imports as -kind bloom"},
 		{[]string{"import", "-format", "boom-classic", "-o", filepath.Join(dir, "x.blf"), blob}, "boom-classic"},
 	} {
 		_, e, code := run(tc.args...)

@@ -151,7 +151,7 @@ func importEntry(ent *rdb.Entry, file, kindName string, alloc func(int64) error)
 	fail := func(msg string) error {
 		return &rdbFileError{file, fmt.Errorf("key %s (db %d) %s", k, ent.DB, msg)}
 	}
-	if ent.ExpireMs >= 0 && ent.ExpireMs <= now().UnixMilli() {
+	if ent.ExpireMs != -1 && ent.ExpireMs <= now().UnixMilli() {
 		return nil, fail(fmt.Sprintf("expired at %s: Redis drops it when it loads the file, so it is not imported", time.UnixMilli(ent.ExpireMs).UTC().Format(time.RFC3339Nano)))
 	}
 	if ent.Module == nil {

@@ -134,7 +134,7 @@ func TestImportRDBRefusals(t *testing.T) {
 	list := rawKey(18, "alist", 1, 2, 3, 'a', 'b', 'c')
 	late := rawKey(0, "late", 1, 'x')
 	must(t, os.WriteFile("mixed.rdb", rdbFile(t, 11, build, list, late), 0o644))
-	must(t, os.WriteFile("stream.rdb", rdbFile(t, 11, build, rawKey(21, "events", 0), late), 0o644))
+	must(t, os.WriteFile("stream.rdb", rdbFile(t, 11, build, rawKey(6, "events", 0), late), 0o644))
 	for _, c := range []struct {
 		name, file, key string
 		extra           []string
@@ -151,7 +151,7 @@ func TestImportRDBRefusals(t *testing.T) {
 		{"other module before", "mixed.rdb", "top", nil, 1, []string{"key json (db 0), before top, is a ReJSON-RL, which bloomlab does not load; -skip-unsupported"}},
 		{"skip", "mixed.rdb", "late", []string{"-skip-unsupported"}, 1, []string{"passed over 2 keys", "key late (db 0) is a string"}},
 		{"other db", "mixed.rdb", "elsewhere", []string{"-skip-unsupported"}, 1, []string{"passed over 2 keys", "no key elsewhere in db 0 (there is one in db 1: give -db 1)"}},
-		{"stream before", "stream.rdb", "late", []string{"-skip-unsupported"}, 1, []string{`key "events" (type stream (listpacks v3)) cannot be skipped`, "late was not reached"}},
+		{"stream before", "stream.rdb", "late", []string{"-skip-unsupported"}, 1, []string{`key "events" (type module (v1)) cannot be skipped`, "late was not reached"}},
 		{"no key", file, "", nil, 2, []string{"-format rdb needs -key KEY"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -199,7 +199,7 @@ func TestImportRDBChecksum(t *testing.T) {
 		}
 	}
 	build := func(w *rdb.Writer) { recordedValue(t, w, "small", "bf") }
-	must(t, os.WriteFile("stream.rdb", rdbFile(t, 10, build, rawKey(21, "events", 0)), 0o644))
+	must(t, os.WriteFile("stream.rdb", rdbFile(t, 10, build, rawKey(6, "events", 0)), 0o644))
 	e, code := importKey("stream.rdb", "bf", "out.blf")
 	if code != 0 || !strings.Contains(e, "checksum is not verified") {
 		t.Errorf("stream after the key: exit %d: %s", code, e)

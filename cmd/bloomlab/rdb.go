@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,7 +131,9 @@ func (e *rdbFileError) Unwrap() error { return e.err }
 func openRDB(e *env, path string) (*rdb.Reader, io.Closer, error) {
 	var in io.Reader = e.stdin
 	var c io.Closer = io.NopCloser(nil)
-	var lim rdb.Limits
+	// Neither rdb info nor import needs a string's bytes: a string of
+	// the file is passed over (its length kept), never held whole.
+	lim := rdb.Limits{SkipStrings: true}
 	if path != "-" {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return nil, nil, usagef("%s is a directory (want an RDB file)", path)
@@ -258,7 +261,7 @@ func runRDBInfo(e *env, args []string) error {
 		if !utf8.Valid(ent.Key) {
 			k.KeyHex = hex.EncodeToString(ent.Key)
 		}
-		if ent.ExpireMs >= 0 {
+		if ent.ExpireMs != -1 { // -1: none, as in Redis; a negative time has passed
 			s := time.UnixMilli(ent.ExpireMs).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 			ms := ent.ExpireMs
 			k.Expire, k.ExpireMs = &s, &ms
@@ -290,7 +293,7 @@ func runRDBInfo(e *env, args []string) error {
 			}
 			k.Size = r.Offset() - begin
 		default: // a string: its length
-			k.Size = int64(len(ent.String))
+			k.Size = ent.StringLen
 		}
 		if fault != nil {
 			break
@@ -423,10 +426,19 @@ func runRDBWrite(e *env, args []string) error {
 	if *version < rdb.MinVersion || *version > rdb.MaxVersion {
 		return usagef("-rdb-version %d: want 10, 11 or 12", *version)
 	}
-	if st, err := os.Stat(*dir); err != nil {
+	st, err := os.Stat(*dir)
+	if err != nil {
 		return err
 	} else if !st.IsDir() {
 		return usagef("-dir %s is not a directory", *dir)
+	}
+	if *out != "-" {
+		// The file, its temporary and its lock would go into the
+		// server's directory (-o DIR/bloomlab.snap would replace the
+		// snapshot with the RDB file).
+		if pst, err := os.Stat(filepath.Dir(*out)); err == nil && os.SameFile(pst, st) {
+			return usagef("-o %s is in -dir %s, which rdb write writes nothing into (its snapshot and log are the dataset): write the file elsewhere", *out, *dir)
+		}
 	}
 	opt := server.RDBWriteOptions{Version: *version, Dialect: dia, SkipUnsupported: *skip, NoCompress: *noCompress}
 	var stats server.RDBStats

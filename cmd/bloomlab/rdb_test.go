@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -352,8 +354,8 @@ func rawKey(typ byte, key string, value ...byte) []byte {
 // value of another module, a list and a stream: db 0 by default with the
 // other database counted, -db 1, -all-dbs; the key quoted, the expiry in
 // RFC 3339 UTC marked expired when past; the list's type named and its
-// size counted; the stream, which cannot be passed over, listed and then
-// a clear error.
+// size counted; a v1 module value, which cannot be passed over, listed
+// and then a clear error.
 func TestRDBInfoConstructed(t *testing.T) {
 	t.Chdir(t.TempDir())
 	now = func() time.Time { return time.UnixMilli(1_800_000_000_000) }
@@ -440,12 +442,12 @@ func TestRDBInfoConstructed(t *testing.T) {
 		t.Errorf("-all-dbs with -db: exit %d, %s", code, e)
 	}
 
-	// A stream cannot be passed over: the keys before it are listed, the
-	// stream too, then an error naming it.
-	stream := rawKey(21, "events", 0)
+	// A v1 module value cannot be passed over: the keys before it are
+	// listed, it too, then an error naming it.
+	stream := rawKey(6, "events", 0)
 	must(t, os.WriteFile("stream.rdb", rdbFile(t, 12, build, []byte{0xFE, 0}, stream, list), 0o644))
 	o, e, code = invoke([]string{"rdb", "info", "stream.rdb"}, "")
-	if code != 1 || !strings.Contains(e, `key "events" (type stream (listpacks v3)) cannot be skipped`) || !strings.Contains(e, "not listed") ||
+	if code != 1 || !strings.Contains(e, `key "events" (type module (v1)) cannot be skipped`) || !strings.Contains(e, "not listed") ||
 		!strings.Contains(o, "json") || !strings.Contains(o, "events") || strings.Contains(o, "alist") {
 		t.Errorf("stream: exit %d, stderr %q\n%s", code, e, o)
 	}
@@ -608,5 +610,83 @@ func TestRDBGarbageNeverPanics(t *testing.T) {
 				t.Fatalf("mutation %d: import %s: exit %d, stderr %q", i, key, code, e)
 			}
 		}
+	}
+}
+
+// TestRDBStringBombBounded: rdb info lists, and import -format rdb passes
+// over, a 256 MiB string LZF-compressed to 3 MiB without holding it
+// (each allocates under 64 MiB; before, each decompressed it whole), and
+// rdb info gives its length.
+func TestRDBStringBombBounded(t *testing.T) {
+	t.Chdir(t.TempDir())
+	must(t, os.WriteFile("bomb.rdb", rdbFile(t, 10, func(w *rdb.Writer) {
+		must(t, w.SelectDB(0))
+		must(t, w.String([]byte("bomb"), bytes.Repeat([]byte{'z'}, 256<<20)))
+	}), 0o644))
+	if st, err := os.Stat("bomb.rdb"); err != nil || st.Size() > 4<<20 {
+		t.Fatalf("the file: %v %v", st.Size(), err)
+	}
+	var r infoJSON
+	var code int
+	alloc := allocatedBy(func() { r, _, code = rdbInfoJSON(t, "bomb.rdb") })
+	if code != 0 || len(r.Keys) != 1 || r.Keys[0].Size != 256<<20 {
+		t.Fatalf("rdb info: exit %d, %+v", code, r.Keys)
+	}
+	if alloc > 64<<20 {
+		t.Fatalf("rdb info allocated %d bytes", alloc)
+	}
+	var e string
+	alloc = allocatedBy(func() {
+		_, e, code = invoke([]string{"import", "-format", "rdb", "-key", "x", "bomb.rdb", "-o", "x.blf"}, "")
+	})
+	if code == 0 || !strings.Contains(e, "no key x") {
+		t.Fatalf("import of a missing key: exit %d: %s", code, e)
+	}
+	if alloc > 64<<20 {
+		t.Fatalf("import allocated %d bytes", alloc)
+	}
+}
+
+// allocatedBy returns the bytes f allocates.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestRDBWriteNotIntoDir: rdb write refuses an output file in the
+// server's directory, which it promises not to write into (a usage
+// error, exit 2), and leaves the directory as it was; before, -o
+// DIR/bloomlab.snap replaced the snapshot with the RDB file, and the
+// dataset was gone (the server then refused to start).
+func TestRDBWriteNotIntoDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir := serverDir(t, [][]any{{"SET", "s", "v"}, {"BF.ADD", "bf", "x"}})
+	state := func() string {
+		var b strings.Builder
+		ents, err := os.ReadDir(dir)
+		must(t, err)
+		for _, d := range ents {
+			p, err := os.ReadFile(filepath.Join(dir, d.Name()))
+			must(t, err)
+			fmt.Fprintf(&b, "%s %x\n", d.Name(), sha256.Sum256(p))
+		}
+		return b.String()
+	}
+	before := state()
+	for _, out := range []string{filepath.Join(dir, "bloomlab.snap"), filepath.Join(dir, "dump.rdb"), filepath.Join(dir, ".", "sub", "..", "x.rdb")} {
+		_, e, code := invoke([]string{"rdb", "write", "-dir", dir, "-o", out}, "")
+		if code != 2 || !strings.Contains(e, "writes nothing into") {
+			t.Errorf("-o %s: exit %d: %s", out, code, e)
+		}
+		if after := state(); after != before {
+			t.Fatalf("-o %s changed the directory:\n%s\nwas\n%s", out, after, before)
+		}
+	}
+	if _, e, code := invoke([]string{"rdb", "write", "-dir", dir, "-o", "dump.rdb"}, ""); code != 0 {
+		t.Fatalf("-o dump.rdb elsewhere: exit %d: %s", code, e)
 	}
 }
