@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strconv"
 	"testing"
 
@@ -165,6 +166,7 @@ func TestBlobloomDifferential(t *testing.T) {
 		var w bytes.Buffer
 		var has func([]byte) bool
 		var add func([]byte)
+		var card float64
 		if j%2 == 0 {
 			p := blobloom.NewOptimized(cfg)
 			add = func(k []byte) { p.Add(xxhash.Sum64(k)) }
@@ -174,6 +176,7 @@ func TestBlobloomDifferential(t *testing.T) {
 				buf = peerKey(buf, 'p', i)
 				add(buf)
 			}
+			card = p.Cardinality()
 			if _, err := blobloom.Dump(&w, p, "bloomlab test"); err != nil {
 				t.Fatal(err)
 			}
@@ -186,6 +189,7 @@ func TestBlobloomDifferential(t *testing.T) {
 				buf = peerKey(buf, 'p', i)
 				add(buf)
 			}
+			card = p.Cardinality()
 			if _, err := blobloom.DumpSync(&w, p, ""); err != nil {
 				t.Fatal(err)
 			}
@@ -197,6 +201,9 @@ func TestBlobloomDifferential(t *testing.T) {
 		f, err := bloom.ReadBlobloom(bytes.NewReader(dump), "xxhash64")
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		if f.N() != uint64(math.Round(card)) {
+			t.Errorf("%s: N = %d, blobloom's Cardinality %v", name, f.N(), card)
 		}
 		comparePeer(t, name, sz.n, has, f.Contains)
 		f = roundTrip(t, f)

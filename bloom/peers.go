@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -197,7 +198,8 @@ var ErrHashUnknown = errors.New("bloom: unknown hash")
 //
 // The result has m = 512·blocks bits and k = hashes − 1 (blobloom's first
 // hash picks the block, the others set bits in it; a dump of fewer than 2
-// hashes loads as 2, as blobloom's Loader does).
+// hashes loads as 2, as blobloom's Loader does). Its N is blobloom's
+// Cardinality estimate of the dump (which records no count), rounded.
 func ReadBlobloom(r io.Reader, hash string) (*Filter, error) {
 	scheme, ok := blobloomHashes[hash]
 	if !ok {
@@ -240,7 +242,27 @@ func ReadBlobloom(r io.Reader, hash string) (*Filter, error) {
 	if err != nil {
 		return nil, peerErr("blobloom: %v", err)
 	}
+	f.n = blobloomCount(words, k)
 	return f, nil
+}
+
+// blobloomCount is blobloom's Cardinality of the blocks in words (the
+// dump does not record a count): Σ ln(1 − ones/512) / (k·ln(1 − 1/512))
+// over the blocks, rounded, and 0 when a block is full (+Inf there).
+func blobloomCount(words []uint64, k int) uint64 {
+	const wb = hashing.BlobloomBlockBits / 64
+	sum := 0.0
+	for b := 0; b+wb <= len(words); b += wb {
+		ones := 0
+		for _, w := range words[b : b+wb] {
+			ones += bits.OnesCount64(w)
+		}
+		if ones == hashing.BlobloomBlockBits {
+			return 0
+		}
+		sum += math.Log1p(-float64(ones) / hashing.BlobloomBlockBits)
+	}
+	return uint64(math.Round(sum / (float64(k) * math.Log1p(-1.0/hashing.BlobloomBlockBits))))
 }
 
 // checkBlobloomComment applies blobloom's rule: after the comment's first
