@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/bloomlab/bloomlab/blocked"
 	"github.com/bloomlab/bloomlab/bloom"
 	"github.com/cespare/xxhash/v2"
 	"github.com/greatroar/blobloom"
@@ -208,5 +209,67 @@ func TestBlobloomDifferential(t *testing.T) {
 		comparePeer(t, name, sz.n, has, f.Contains)
 		f = roundTrip(t, f)
 		addBoth(t, name, sz.n, f, add, has)
+	}
+}
+
+// BenchmarkBoomImported compares, at 10^6 keys and 1%, a query of the
+// peers (BoomFilters classic Test, blobloom Has of xxhash Sum64), of their
+// imports (Contains on the imported filter) and of native bloomlab filters
+// built from the same keys (bloom of the same m and k, blocked at 1%).
+func BenchmarkBoomImported(b *testing.B) {
+	const n = 1_000_000
+	keys := make([][]byte, 2*n)
+	for i := range n {
+		keys[i] = peerKey(nil, 'p', i)
+		keys[n+i] = peerKey(nil, 'a', i)
+	}
+	bc := boom.NewBloomFilter(n, 0.01)
+	bl := blobloom.NewOptimized(blobloom.Config{Capacity: n, FPRate: 0.01})
+	for _, k := range keys[:n] {
+		bc.Add(k)
+		bl.Add(xxhash.Sum64(k))
+	}
+	var w bytes.Buffer
+	bc.WriteTo(&w)
+	ic, err := bloom.ReadBoomFilters(&w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.Reset()
+	blobloom.Dump(&w, bl, "")
+	ib, err := bloom.ReadBlobloom(&w, "xxhash64")
+	if err != nil {
+		b.Fatal(err)
+	}
+	nc, _ := bloom.New(ic.M(), ic.K())
+	nb, _ := blocked.NewWithEstimates(n, 0.01)
+	for _, k := range keys[:n] {
+		nc.Add(k)
+		nb.Add(k)
+	}
+	for _, c := range []struct {
+		name string
+		has  func([]byte) bool
+	}{
+		{"boom-classic", bc.Test}, {"boom-classic-imported", ic.Contains}, {"bloom-native", nc.Contains},
+		{"blobloom", func(k []byte) bool { return bl.Has(xxhash.Sum64(k)) }}, {"blobloom-imported", ib.Contains}, {"blocked-native", nb.Contains},
+	} {
+		for _, set := range []string{"present", "absent"} {
+			ks := keys[:n]
+			if set == "absent" {
+				ks = keys[n:]
+			}
+			b.Run(c.name+"/"+set, func(b *testing.B) {
+				hits := 0
+				for i := 0; b.Loop(); i++ {
+					if c.has(ks[i%n]) {
+						hits++
+					}
+				}
+				if set == "present" && hits != b.N {
+					b.Fatalf("%d of %d present keys found", hits, b.N)
+				}
+			})
+		}
 	}
 }

@@ -131,3 +131,12 @@ func foreignSize(s Scheme, m uint64, k int) uint64 {
 	}
 	return m
 }
+
+// BlobloomBlocks returns the number of 512-bit blocks of a BlobloomXXH64
+// indexer (m/512), for structures that walk its probes inline.
+func (ix *Indexer) BlobloomBlocks() uint64 {
+	if ix.scheme != BlobloomXXH64 {
+		return 0
+	}
+	return ix.stepN
+}

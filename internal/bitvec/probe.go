@@ -238,6 +238,35 @@ func (v Vec) hasPositions(ix *hashing.Indexer, d hashing.Digest) bool {
 			base += sub
 		}
 		return true
+	case hashing.BoomFilters, hashing.BoomPartitioned:
+		// (lower + i·upper) mod m, or mod m/k in partition i
+		// (hashing.BoomFilters); lower + i·upper < 2^39.
+		lo, hi := d.H1&0xffffffff, d.H1>>32
+		sub, r := ix.SubarraySize(), ix.Recip()
+		step := uint64(0)
+		if ix.Scheme() == hashing.BoomPartitioned {
+			step = sub
+		}
+		for base := uint64(0); k > 0; k-- {
+			if v.bit(base+hashing.ModSmall(lo, sub, r))&1 == 0 {
+				return false
+			}
+			lo += hi
+			base += step
+		}
+		return true
+	case hashing.BlobloomXXH64:
+		const bb = hashing.BlobloomBlockBits
+		h1, h2 := uint32(d.H1>>32), uint32(d.H1)
+		base := (uint64(h2) * ix.BlobloomBlocks()) >> 32 * bb
+		for i := range k {
+			h1 += h2
+			h2 += uint32(i + 1)
+			if v.bit(base+uint64(h1&(bb-1)))&1 == 0 {
+				return false
+			}
+		}
+		return true
 	}
 	var buf [hashing.MaxK]uint64
 	for _, x := range ix.Positions(d, buf[:]) {
