@@ -76,6 +76,24 @@ func addBoth(t *testing.T, name string, n int, f *bloom.Filter, add func([]byte)
 	})
 }
 
+// sameBits serialises the peer again after both sides took the same keys,
+// imports it and checks that the bits equal the import's: Add sets the
+// bits the peer's Add sets.
+func sameBits(t *testing.T, name string, f *bloom.Filter, write func(*bytes.Buffer) error, read func(*bytes.Buffer) (*bloom.Filter, error)) {
+	t.Helper()
+	var w bytes.Buffer
+	if err := write(&w); err != nil {
+		t.Fatal(err)
+	}
+	g, err := read(&w)
+	if err != nil {
+		t.Fatalf("%s: re-import: %v", name, err)
+	}
+	if !g.Equal(f) {
+		t.Fatalf("%s: after the same Adds, the peer's bits differ from the import's", name)
+	}
+}
+
 // roundTrip writes f as a bloomlab file and reads it back: the scheme, and
 // with it the peer's hash, survives.
 func roundTrip(t *testing.T, f *bloom.Filter) *bloom.Filter {
@@ -125,6 +143,7 @@ func TestBoomClassicDifferential(t *testing.T) {
 		comparePeer(t, name, sz.n, p.Test, f.Contains)
 		f = roundTrip(t, f)
 		addBoth(t, name, sz.n, f, func(k []byte) { p.Add(k) }, p.Test)
+		sameBits(t, name, f, func(w *bytes.Buffer) error { _, err := p.WriteTo(w); return err }, func(r *bytes.Buffer) (*bloom.Filter, error) { return bloom.ReadBoomFilters(r) })
 	}
 }
 
@@ -153,6 +172,7 @@ func TestBoomPartitionedDifferential(t *testing.T) {
 		comparePeer(t, name, sz.n, p.Test, f.Contains)
 		f = roundTrip(t, f)
 		addBoth(t, name, sz.n, f, func(k []byte) { p.Add(k) }, p.Test)
+		sameBits(t, name, f, func(w *bytes.Buffer) error { _, err := p.WriteTo(w); return err }, func(r *bytes.Buffer) (*bloom.Filter, error) { return bloom.ReadBoomPartitioned(r) })
 	}
 }
 
@@ -168,6 +188,7 @@ func TestBlobloomDifferential(t *testing.T) {
 		var has func([]byte) bool
 		var add func([]byte)
 		var card float64
+		var dumpAgain func(w *bytes.Buffer) (int64, error)
 		if j%2 == 0 {
 			p := blobloom.NewOptimized(cfg)
 			add = func(k []byte) { p.Add(xxhash.Sum64(k)) }
@@ -178,6 +199,7 @@ func TestBlobloomDifferential(t *testing.T) {
 				add(buf)
 			}
 			card = p.Cardinality()
+			dumpAgain = func(w *bytes.Buffer) (int64, error) { return blobloom.Dump(w, p, "") }
 			if _, err := blobloom.Dump(&w, p, "bloomlab test"); err != nil {
 				t.Fatal(err)
 			}
@@ -191,6 +213,7 @@ func TestBlobloomDifferential(t *testing.T) {
 				add(buf)
 			}
 			card = p.Cardinality()
+			dumpAgain = func(w *bytes.Buffer) (int64, error) { return blobloom.DumpSync(w, p, "") }
 			if _, err := blobloom.DumpSync(&w, p, ""); err != nil {
 				t.Fatal(err)
 			}
@@ -209,6 +232,7 @@ func TestBlobloomDifferential(t *testing.T) {
 		comparePeer(t, name, sz.n, has, f.Contains)
 		f = roundTrip(t, f)
 		addBoth(t, name, sz.n, f, add, has)
+		sameBits(t, name, f, func(w *bytes.Buffer) error { _, err := dumpAgain(w); return err }, func(r *bytes.Buffer) (*bloom.Filter, error) { return bloom.ReadBlobloom(r, "xxhash64") })
 	}
 }
 
