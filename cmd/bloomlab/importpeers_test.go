@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -98,5 +99,59 @@ func TestImportPeers(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.blf")); err == nil {
 		t.Error("a refused import wrote its output")
+	}
+}
+
+// TestServePeerImports: serve -load serves BoomFilters and blobloom
+// imports: BF.EXISTS answers from their bits, BF.ADD takes new keys.
+func TestServePeerImports(t *testing.T) {
+	dir := t.TempDir()
+	p := binary.BigEndian.AppendUint64(nil, 10)
+	for _, v := range []uint64{2, 5, 0, 2} {
+		p = binary.BigEndian.AppendUint64(p, v)
+	}
+	for range 2 {
+		p = append(p, 1, 1)
+		p = binary.BigEndian.AppendUint64(p, 5)
+		p = binary.BigEndian.AppendUint64(p, 1)
+		p = append(p, 0)
+	}
+	b := make([]byte, 64+128)
+	copy(b, "blobloom")
+	binary.LittleEndian.PutUint32(b[12:], 1)
+	binary.LittleEndian.PutUint32(b[16:], 5)
+	var loads []string
+	for _, in := range []struct {
+		name, format string
+		data         []byte
+		extra        []string
+	}{
+		{"part", "boom-partitioned", p, nil},
+		{"blob", "blobloom", b, []string{"-hash", "xxhash64"}},
+	} {
+		src := filepath.Join(dir, in.name+".in")
+		if err := os.WriteFile(src, in.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, in.name+".blf")
+		if _, e, code := invoke(append(append([]string{"import", "-format", in.format, "-o", out}, in.extra...), src), ""); code != 0 {
+			t.Fatal(e)
+		}
+		loads = append(loads, "-load", in.name+"="+out)
+	}
+	s := startServe(t, dir, append([]string{"-save", "0"}, loads...)...)
+	c := client(s.addr)
+	defer c.Close()
+	ctx := context.Background()
+	for _, key := range []string{"part", "blob"} {
+		if ok, err := c.BFExists(ctx, key, "k1").Result(); err != nil || ok {
+			t.Fatalf("BF.EXISTS %s k1 on the empty import: %v %v", key, ok, err)
+		}
+		if ok, err := c.BFAdd(ctx, key, "k1").Result(); err != nil || !ok {
+			t.Fatalf("BF.ADD %s: %v %v", key, ok, err)
+		}
+		if ok, err := c.BFExists(ctx, key, "k1").Result(); err != nil || !ok {
+			t.Fatalf("BF.EXISTS %s k1 after BF.ADD: %v %v", key, ok, err)
+		}
 	}
 }
