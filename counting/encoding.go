@@ -77,6 +77,9 @@ func decode(d *format.Decoder) (*Filter, error) {
 	if !scheme.Valid() || scheme == hashing.Custom {
 		return nil, bad("unknown hash scheme %d", d.Header.Scheme)
 	}
+	if scheme.Uses64BitHash() {
+		return nil, bad("hash scheme %v is an imported Bloom filter's (kind bloom only)", scheme)
+	}
 	if m < 1 || m > hashing.MaxM {
 		return nil, bad("m = %d out of range [1, 2^48]", m)
 	}

@@ -262,6 +262,7 @@ func TestInvalidContent(t *testing.T) {
 		{"n=4", "counters sum to 9", func(b []byte) { binary.LittleEndian.PutUint64(b[P+13:], 4) }},
 		{"counter+1", "counters sum to 10", func(b []byte) { b[W+5]++ }},
 		{"partition m", "not a valid size", func(b []byte) { b[7] = byte(hashing.Partition) }},
+		{"import scheme", "imported Bloom filter's", func(b []byte) { b[7] = byte(hashing.BoomFilters) }},
 		{"kind", "not a counting", func(b []byte) { b[6] = byte(format.KindBloom) }},
 	}
 	v, before := victim(t)
