@@ -3,6 +3,7 @@ package sbbf
 import (
 	"flag"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -22,6 +23,19 @@ func init() {
 		Options:   options,
 		Describe:  describe,
 		Combine:   kind.Union[*Filter](),
+		Exports: []kind.Export{{
+			Name:    "parquet",
+			Summary: "the filter as a Parquet file stores it at a column chunk's bloom_filter_offset: the Thrift BloomFilterHeader and the bitset (sbbf.WriteParquet, sbbf.ReadParquet)",
+			Write:   func(f kind.Filter, w io.Writer) error { return f.(*Filter).WriteParquet(w) },
+			Read: func(r io.Reader) (kind.Filter, error) {
+				f, err := ReadParquet(r)
+				if err != nil {
+					return nil, err
+				}
+				return f, nil
+			},
+			Detect: func(p []byte) bool { return len(p) > 0 && p[0] == 0x15 },
+		}},
 	})
 }
 
@@ -102,7 +116,11 @@ func describe(g kind.Filter) []kind.Field {
 		{Name: "k", Value: theory.SplitBlockWords, Note: "one bit per word"},
 		{Name: "hash", Value: "xxh64", Note: "seed 0, as Parquet"},
 		{Name: "fill ratio", Value: f.FillRatio()},
-		{Name: "fpr at keys added", Value: rate(f.N()), Note: "formula (theory.FPSplitBlock), n = keys added"},
+	}
+	if f.N() > 0 || f.Ones() == 0 {
+		fields = append(fields, kind.Field{Name: "fpr at keys added", Value: rate(f.N()), Note: "formula (theory.FPSplitBlock), n = keys added"})
+	} else {
+		fields = append(fields, kind.Field{Name: "keys added", Value: "unknown", Note: "an imported bitset: its rate is the state's"})
 	}
 	if f.capacity > 0 {
 		fields = append(fields, kind.Field{Name: "fpr at capacity", Value: rate(f.capacity), Note: "formula (theory.FPSplitBlock)"})
