@@ -83,6 +83,30 @@ func (f *Filter) WriteParquet(w io.Writer) error {
 // bytes read, not with what the header claims. Its N and Capacity are 0.
 func ReadParquet(r io.Reader) (*Filter, error) {
 	br := bufio.NewReader(r)
+	f, err := readParquet(br)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		if err == nil {
+			return nil, fmt.Errorf("sbbf: parquet filter: bytes after the %d-byte bitset: %w", f.blocks*BlockBytes, format.ErrFormat)
+		}
+		return nil, fmt.Errorf("sbbf: parquet filter: %w", err)
+	}
+	return f, nil
+}
+
+// ReadParquetPrefix is ReadParquet for a stream that goes on after the
+// filter (a Parquet file read from a column chunk's bloom_filter_offset):
+// it reads the header and the bitset, and what r has buffered beyond them
+// is the rest of the stream.
+func ReadParquetPrefix(r *bufio.Reader) (*Filter, error) { return readParquet(r) }
+
+// readParquet reads a header and its bitset from r.
+func readParquet(br interface {
+	io.ByteReader
+	io.Reader
+}) (*Filter, error) {
 	numBytes, err := readParquetHeader(br)
 	if err != nil {
 		return nil, err
@@ -95,12 +119,6 @@ func ReadParquet(r io.Reader) (*Filter, error) {
 			return nil, fmt.Errorf("sbbf: parquet bitset: %d of %d bytes: %w (%w)", 8*len(words), numBytes, format.ErrFormat, io.ErrUnexpectedEOF)
 		}
 		words = append(words, binary.LittleEndian.Uint64(b[:]))
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
-		if err == nil {
-			return nil, fmt.Errorf("sbbf: parquet filter: bytes after the %d-byte bitset: %w", numBytes, format.ErrFormat)
-		}
-		return nil, fmt.Errorf("sbbf: parquet filter: %w", err)
 	}
 	blocks := numBytes / BlockBytes
 	return &Filter{bits: words[:len(words):len(words)], blocks: blocks}, nil
