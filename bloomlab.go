@@ -28,6 +28,8 @@
 //   - bloom: standard and partitioned Bloom filters (003, 004 §5, 001)
 //   - counting: the counting Bloom filter (000 §2.1, 004 §9)
 //   - blocked: the cache-line-blocked Bloom filter (004 §8)
+//   - sbbf: Parquet's split-block Bloom filter, byte for byte (the format's
+//     bitset, XXH64 seed 0); its rate is theory.FPSplitBlock
 //   - choices: the Bloom filter with c choices, online and offline (000 §3)
 //   - dleft: the d-left Bloom filter with dynamic bit reassignment (002 §II)
 //   - dlcbf: the d-left counting Bloom filter and its dynamic variants (002 §III)

@@ -11,5 +11,6 @@ import (
 	_ "github.com/bloomlab/bloomlab/cuckoo"
 	_ "github.com/bloomlab/bloomlab/dlcbf"
 	_ "github.com/bloomlab/bloomlab/dleft"
+	_ "github.com/bloomlab/bloomlab/sbbf"
 	_ "github.com/bloomlab/bloomlab/scalable"
 )

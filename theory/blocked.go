@@ -42,10 +42,19 @@ func fpBlocked(n, blocks float64, s, k int, terms *int) float64 {
 	if !nonNeg(n) || !finite(blocks) || blocks < 1 || s < 1 || k < 1 {
 		return math.NaN()
 	}
+	// log((1 − 1/s)^k): the chance that one key leaves a given bit of its
+	// block clear.
+	return fpLoads(n, blocks, float64(k)*math.Log1p(-1/float64(s)), k, terms)
+}
+
+// fpLoads returns Σ_j P(J = j)·(1 − q^j)^k for J ~ Bin(n, 1/blocks), with
+// logq = log q: the rate of a blocked layout where each key in the query's
+// block leaves each of the query's k bits clear with probability q,
+// independently. n ≥ 0 and blocks ≥ 1 are the caller's to check.
+func fpLoads(n, blocks, logq float64, k int, terms *int) float64 {
 	if n == 0 {
 		return 0
 	}
-	logq := float64(k) * math.Log1p(-1/float64(s)) // log((1 − 1/s)^k)
 	if blocks == 1 {
 		return math.Pow(-math.Expm1(n*logq), float64(k))
 	}

@@ -31,6 +31,7 @@ func TestEveryKind(t *testing.T) {
 		{"partitioned", []string{"-bits-per-key", "10"}, false},
 		{"counting", []string{"-fpr", "0.01"}, true},
 		{"blocked", []string{"-fpr", "0.01"}, false},
+		{"sbbf", []string{"-fpr", "0.01"}, false},
 		{"choices", []string{"-fpr", "0.01", "-c", "2"}, false},
 		{"dlcbf", []string{"-fpr", "0.01", "-n", "4000"}, true},
 		{"dleft", []string{"-bits-per-key", "16", "-n", "4000"}, false},

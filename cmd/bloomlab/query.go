@@ -3,14 +3,16 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"strconv"
 )
 
 func init() {
 	register(&command{
-		name:    "query",
-		summary: "Like grep: print the keys (one per line) that may be in the filter; -v prints the absent ones instead; -c prints only how many would be printed. Exit status 0 if any key was selected, 1 if none, 2 on error. FILE may be a URL target (redis://…?key=NAME, see build), queried in pipelined batches of 1000 keys; a key whose query fails is an error (exit 2), never an absent key.",
-		usage:   "bloomlab query [-v] [-c] FILE|TARGET [KEYFILE…]",
-		run:     runQuery,
+		name: "query",
+		summary: "Like grep: print the keys (one per line) that may be in the filter; -v prints the absent ones instead; -c prints only how many would be printed. Exit status 0 if any key was selected, 1 if none, 2 on error. FILE may be a URL target (redis://…?key=NAME, see build), queried in pipelined batches of 1000 keys; a key whose query fails is an error (exit 2), never an absent key. " +
+			"It may be parquet://FILE.parquet?column=NAME: the split-block Bloom filters of one column of a Parquet file (read-only), a key selected when any row group may hold it (or has no filter); each key line is converted by the column's physical type (INT32, INT64, FLOAT, DOUBLE from decimal text; BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY the raw line; a nested column by its dotted path), and -row-groups prints which row groups.",
+		usage: "bloomlab query [-v] [-c] [-row-groups] FILE|TARGET [KEYFILE…]",
+		run:   runQuery,
 	})
 }
 
@@ -32,6 +34,7 @@ func query(e *env, args []string) error {
 	fs := flagSet("query")
 	invert := fs.Bool("v", false, "select the keys that are certainly absent")
 	count := fs.Bool("c", false, "print only the number of selected keys")
+	rowGroups := fs.Bool("row-groups", false, "parquet:// targets: after each key, a tab and the row groups that may hold it (comma-separated)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -49,17 +52,43 @@ func query(e *env, args []string) error {
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	var selected uint64
-	err = t.query(e, files, func(key []byte, present bool) error {
-		if present == *invert {
-			return nil
+	if *rowGroups {
+		pt, ok := t.(*parquetTarget)
+		if !ok {
+			return usagef("-row-groups goes with a parquet:// target")
 		}
-		selected++
-		if !*count {
+		err = pt.groups(e, files, func(key []byte, groups []int) error {
+			if (len(groups) > 0) == *invert {
+				return nil
+			}
+			selected++
+			if *count {
+				return nil
+			}
 			w.Write(key)
+			for i, g := range groups {
+				sep := byte(',')
+				if i == 0 {
+					sep = '\t'
+				}
+				w.WriteByte(sep)
+				w.WriteString(strconv.Itoa(g))
+			}
 			return w.WriteByte('\n')
-		}
-		return nil
-	})
+		})
+	} else {
+		err = t.query(e, files, func(key []byte, present bool) error {
+			if present == *invert {
+				return nil
+			}
+			selected++
+			if !*count {
+				w.Write(key)
+				return w.WriteByte('\n')
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		w.Flush()
 		return err

@@ -40,21 +40,22 @@ type Kind uint8
 
 // Kinds. Values not listed are reserved.
 const (
-	KindBloom    Kind = 1 // bloom.Filter (standard and partitioned)
-	KindCounting Kind = 2 // counting.Filter
-	KindBlocked  Kind = 3 // blocked.Filter
-	KindChoices  Kind = 4 // choices.Filter
-	KindDleft    Kind = 5 // dleft.Filter
-	KindDlcbf    Kind = 6 // dlcbf.Filter
-	KindCountMin Kind = 7 // countmin.Sketch
-	KindScalable Kind = 8 // scalable.Filter (growing chain; bloomlab or RedisBloom profile)
-	KindCuckoo   Kind = 9 // cuckoo.Filter (bloomlab or RedisBloom profile)
+	KindBloom    Kind = 1  // bloom.Filter (standard and partitioned)
+	KindCounting Kind = 2  // counting.Filter
+	KindBlocked  Kind = 3  // blocked.Filter
+	KindChoices  Kind = 4  // choices.Filter
+	KindDleft    Kind = 5  // dleft.Filter
+	KindDlcbf    Kind = 6  // dlcbf.Filter
+	KindCountMin Kind = 7  // countmin.Sketch
+	KindScalable Kind = 8  // scalable.Filter (growing chain; bloomlab or RedisBloom profile)
+	KindCuckoo   Kind = 9  // cuckoo.Filter (bloomlab or RedisBloom profile)
+	KindSBBF     Kind = 10 // sbbf.Filter (Parquet's split-block Bloom filter)
 )
 
 var kindNames = map[Kind]string{
 	KindBloom: "bloom", KindCounting: "counting", KindBlocked: "blocked",
 	KindChoices: "choices", KindDleft: "dleft", KindDlcbf: "dlcbf", KindCountMin: "countmin",
-	KindScalable: "scalable", KindCuckoo: "cuckoo",
+	KindScalable: "scalable", KindCuckoo: "cuckoo", KindSBBF: "sbbf",
 }
 
 func (k Kind) String() string {
