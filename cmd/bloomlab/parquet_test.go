@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -249,6 +251,47 @@ func TestParquetImportInterop(t *testing.T) {
 		again, _ := os.ReadFile("again.bloom")
 		if !bytes.Equal(again, data[off:off+n]) {
 			t.Errorf("row group %d: export -format parquet wrote %d bytes differing from parquet-go's %d", g, len(again), n)
+		}
+	}
+}
+
+// TestParquetFooterBounded: a crafted Parquet file of a few bytes whose
+// footer claims more than it holds (a footer length of 4 GiB, a schema
+// list of 2^28 elements, a string of 2^40 bytes, nesting a thousand deep)
+// is refused with an error, exit 2 (query is grep-like), having allocated little: parquet-go's
+// decoder allocates what the bytes claim (the list alone: a fatal "out of
+// memory" that no recover catches).
+func TestParquetFooterBounded(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("keys.txt", []byte("5\n"), 0o644)
+	file := func(meta []byte, claim int) []byte {
+		b := append([]byte("PAR1"), meta...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(claim))
+		return append(b, "PAR1"...)
+	}
+	deep := bytes.Repeat([]byte{0x1c}, 1000) // field +1, a struct, nested
+	for _, c := range []struct {
+		name string
+		data []byte
+		msg  string
+	}{
+		{"footer length", file([]byte{0x15, 0x02, 0}, 1<<32-1), "footer of 4294967295 bytes"},
+		{"schema list", file(append([]byte{0x15, 0x02, 0x19, 0xfc}, binary.AppendUvarint(nil, 1<<28)...), 9), "a list of 268435456"},
+		{"string", file(append([]byte{0x15, 0x02, 0x58}, binary.AppendUvarint(nil, 1<<40)...), 9), "a string of"},
+		{"nesting", file(deep, len(deep)), "nested more than"},
+		{"encrypted", append(file([]byte{0}, 1)[:9], "PARE"...), "encrypted"},
+		{"short", []byte("PAR1PAR1"), "not a Parquet file"},
+	} {
+		os.WriteFile("c.parquet", c.data, 0o644)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		_, e, code := invoke([]string{"query", "parquet://c.parquet?column=id", "keys.txt"}, "")
+		runtime.ReadMemStats(&m1)
+		if code != 2 || !strings.Contains(e, c.msg) {
+			t.Errorf("%s: exit %d, %q; want 2 and %q", c.name, code, e, c.msg)
+		}
+		if a := m1.TotalAlloc - m0.TotalAlloc; a > 16<<20 {
+			t.Errorf("%s: %d bytes allocated for a file of %d", c.name, a, len(c.data))
 		}
 	}
 }
