@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 
 	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/sbbf"
@@ -293,5 +294,57 @@ func TestParquetFooterBounded(t *testing.T) {
 		if a := m1.TotalAlloc - m0.TotalAlloc; a > 16<<20 {
 			t.Errorf("%s: %d bytes allocated for a file of %d", c.name, a, len(c.data))
 		}
+	}
+}
+
+// TestParquetFiltersBounded: a file whose footer points 1000 row groups
+// at one filter of 160 KiB is refused (the filters of a Parquet file are
+// disjoint: together they fit in it), having allocated about the file's
+// size, not the 160 MB the row groups would read.
+func TestParquetFiltersBounded(t *testing.T) {
+	t.Chdir(t.TempDir())
+	type row struct {
+		ID int64 `parquet:"id"`
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.BloomFilters(parquet.SplitBlockFilter(10, "id")))
+	rows := make([]row, 1<<17)
+	for i := range rows {
+		rows[i].ID = int64(i)
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := *f.Metadata()
+	for len(md.RowGroups) < 1000 {
+		md.RowGroups = append(md.RowGroups, md.RowGroups[0])
+	}
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	crafted := append(append([]byte(nil), data[:len(data)-8-n]...), footer...)
+	crafted = binary.LittleEndian.AppendUint32(crafted, uint32(len(footer)))
+	crafted = append(crafted, "PAR1"...)
+	os.WriteFile("c.parquet", crafted, 0o644)
+	os.WriteFile("keys.txt", []byte("5\n"), 0o644)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, e, code := invoke([]string{"query", "parquet://c.parquet?column=id", "keys.txt"}, "")
+	runtime.ReadMemStats(&m1)
+	if code != 2 || !strings.Contains(e, "overlap") {
+		t.Errorf("exit %d, %q; want 2 and the filters overlap", code, e)
+	}
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > 8*uint64(len(crafted)) {
+		t.Errorf("%d bytes allocated for a file of %d", a, len(crafted))
 	}
 }

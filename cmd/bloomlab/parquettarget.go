@@ -31,7 +31,9 @@ import (
 //
 // parquet-go reads the file's metadata (the schema and every column
 // chunk's bloom_filter_offset); the filters themselves are read with
-// sbbf.ReadParquetPrefix, which validates them before it allocates.
+// sbbf.ReadParquetPrefix, which validates them before it allocates; the
+// row groups' filters together must fit in the file (they are disjoint), so
+// a footer pointing many row groups at one filter cannot multiply it.
 func init() { registerTarget(openParquetTarget, "parquet") }
 
 type parquetTarget struct {
@@ -108,6 +110,7 @@ func (t *parquetTarget) load() (*parquetColumn, error) {
 		return nil, fmt.Errorf("%s: column %s: %w", t.path, t.column, err)
 	}
 	md := f.Metadata()
+	var total int64 // bytes of the filters read: disjoint in a valid file
 	for i, rg := range md.RowGroups {
 		if leaf.ColumnIndex >= len(rg.Columns) {
 			return nil, fmt.Errorf("%s: row group %d has %d columns, not column %d", t.path, i, len(rg.Columns), leaf.ColumnIndex)
@@ -128,6 +131,9 @@ func (t *parquetTarget) load() (*parquetColumn, error) {
 		sf, err := sbbf.ReadParquetPrefix(r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: row group %d: %w", t.path, i, err)
+		}
+		if total += int64(sf.Blocks()) * sbbf.BlockBytes; total > size {
+			return nil, fmt.Errorf("%s: row group %d: the column's filters overlap (%d bytes of filters in a file of %d): a corrupt file", t.path, i, total, size)
 		}
 		c.filters = append(c.filters, sf)
 	}
