@@ -348,3 +348,51 @@ func TestParquetFiltersBounded(t *testing.T) {
 		t.Errorf("%d bytes allocated for a file of %d", a, len(crafted))
 	}
 }
+
+// FuzzParquetFooter: whatever its footer, a Parquet file is read by the
+// parquet:// target (checkParquetFooter, parquet-go, the filters) without
+// a panic, and allocates a bounded multiple of the file's size.
+func FuzzParquetFooter(f *testing.F) {
+	dir := f.TempDir()
+	path := dir + "/seed.parquet"
+	fh, err := os.Create(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	type row struct {
+		ID   int64  `parquet:"id"`
+		Name string `parquet:"name"`
+	}
+	w := parquet.NewGenericWriter[row](fh, parquet.MaxRowsPerRowGroup(50), parquet.BloomFilters(parquet.SplitBlockFilter(10, "id")))
+	for i := range 100 {
+		w.Write([]row{{int64(i), strconv.Itoa(i)}})
+	}
+	w.Close()
+	fh.Close()
+	data, _ := os.ReadFile(path)
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	body := data[:len(data)-8-n]
+	f.Add(data[len(data)-8-n : len(data)-8])
+	f.Add([]byte{0x15, 0x02, 0x19, 0xfc, 0x80, 0x80, 0x80, 0x80, 0x01})
+	f.Fuzz(func(t *testing.T, footer []byte) {
+		b := append(append([]byte(nil), body...), footer...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(footer)))
+		b = append(b, "PAR1"...)
+		p := dir + "/f.parquet"
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, col := range []string{"id", "name"} {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			c, err := (&parquetTarget{path: p, column: col}).load()
+			runtime.ReadMemStats(&m1)
+			if a := m1.TotalAlloc - m0.TotalAlloc; a > 64<<20 && a > 64*uint64(len(b)) {
+				t.Fatalf("%d bytes allocated for a file of %d", a, len(b))
+			}
+			if err == nil && c == nil {
+				t.Fatal("no column and no error")
+			}
+		}
+	})
+}
