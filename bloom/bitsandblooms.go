@@ -18,6 +18,7 @@ import (
 	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/sysmem"
+	"github.com/bloomlab/bloomlab/theory"
 )
 
 // BitsAndBloomsOptions says how the program that wrote a
@@ -46,7 +47,8 @@ type BitsAndBloomsOptions struct {
 // original's Test for every key, whose Add sets exactly the bits the
 // original's Add sets, and which combines with filters of the same scheme, m
 // and k. Its N starts at the distinct keys its fill suggests (the original
-// does not count its keys); its capacity is unknown (0).
+// does not count its keys; for a filter whose bits are all set, the count
+// with half a bit unset, at least m/k); its capacity is unknown (0).
 //
 // It validates m (1 … 2^48), k (1 … 64), the bitset's length and its number
 // of words before it allocates, and allocates no more than the bytes it
@@ -208,7 +210,12 @@ func readBBBitset(r io.Reader, m uint64, k int, o BitsAndBloomsOptions) (*Filter
 	if err != nil {
 		return nil, bbErr("%v", err)
 	}
-	if c := f.ApproxCount(); c < 1<<63 {
+	c := f.ApproxCount()
+	if math.IsInf(c, 1) { // every bit set: the count with half a bit unset
+		fm := float64(m)
+		c = max(math.Ceil(fm/float64(k)), theory.CountFromFill(fm, k, (fm-0.5)/fm))
+	}
+	if c < 1<<63 {
 		f.n = uint64(math.Round(c))
 	}
 	return f, nil

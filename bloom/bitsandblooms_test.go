@@ -366,3 +366,26 @@ func TestBitsAndBloomsAtomic(t *testing.T) {
 		t.Errorf("N = %d, want 2000", f.N())
 	}
 }
+
+// TestReadBitsAndBloomsSaturated: a filter whose bits are all set held at
+// least m/k keys; its N is the count the fill suggests with half a bit
+// unset, not 0 (which made info say "keys added: 0" and "fpr at keys
+// added: 0" of a filter that answers every key present).
+func TestReadBitsAndBloomsSaturated(t *testing.T) {
+	for _, c := range []struct{ m, k uint64 }{{64, 3}, {1000, 7}, {1, 1}, {77, 64}} {
+		words := make([]uint64, (c.m+63)/64)
+		for i := range words {
+			words[i] = ^uint64(0)
+		}
+		f, err := ReadBitsAndBlooms(bytes.NewReader(bbBinary(c.m, c.k, c.m, binary.BigEndian, words...)), BitsAndBloomsOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if min := (c.m + c.k - 1) / c.k; f.N() < min {
+			t.Errorf("m = %d, k = %d, all bits set: N = %d, want at least %d", c.m, c.k, f.N(), min)
+		}
+		if !f.Contains([]byte("anything")) {
+			t.Errorf("m = %d: a saturated filter answers absent", c.m)
+		}
+	}
+}

@@ -49,7 +49,8 @@ func options(fs *flag.FlagSet) kind.Planner {
 // bits per key the whole blocks within the budget (at least one), or with
 // parquetSizing parquet-go's sizing (BlocksFor); an explicit m rounded up
 // to whole 256-bit blocks (k must be 8: the layout sets one bit per word).
-// A seed is ignored with a notice: the format hashes with seed 0.
+// A seed is ignored with a notice: the format hashes with seed 0; so is
+// parquetSizing beside a rate or an explicit m.
 func plan(t kind.Target, parquetSizing bool) (kind.Plan, error) {
 	if err := sizing.Check("sbbf", t); err != nil {
 		return kind.Plan{}, err
@@ -78,6 +79,9 @@ func plan(t kind.Target, parquetSizing bool) (kind.Plan, error) {
 	}
 	if blocks < 1 || blocks > MaxBlocks {
 		return kind.Plan{}, fmt.Errorf("sbbf: the target needs more than 2^31 − 1 blocks of 256 bits (the format's limit): %w", kind.ErrParam)
+	}
+	if parquetSizing && (t.Explicit() || t.FPR > 0) {
+		notices = append(notices, "-parquet-sizing ignored: it sizes -bits-per-key as parquet-go does, and the size here comes from -fpr or -m")
 	}
 	if t.Seed != 0 {
 		notices = append(notices, fmt.Sprintf("seed %d ignored: the Parquet format hashes with XXH64 seed 0", t.Seed))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/filtertest"
@@ -41,6 +42,14 @@ func TestPlanner(t *testing.T) {
 	q, err := filtertest.Plan(t, "sbbf", []string{"-parquet-sizing"}, kind.Target{N: 1025, BitsPerKey: 10})
 	if err != nil || q.M != 41*256 {
 		t.Errorf("-parquet-sizing: m = %d, %v; want %d", q.M, err, 41*256)
+	}
+	// With -fpr or -m and -k, -parquet-sizing sizes nothing: a notice
+	// says so (the user asked for parquet-go's sizing and does not get it).
+	for _, tg := range []kind.Target{{N: 1025, FPR: 0.01}, {M: 1024, K: 8}} {
+		q, err := filtertest.Plan(t, "sbbf", []string{"-parquet-sizing"}, tg)
+		if err != nil || len(q.Notices) != 1 || !strings.Contains(q.Notices[0], "-parquet-sizing ignored") {
+			t.Errorf("-parquet-sizing with %+v: notices %q, %v; want one saying it is ignored", tg, q.Notices, err)
+		}
 	}
 	d, err := filtertest.Plan(t, "sbbf", nil, kind.Target{N: 1025, BitsPerKey: 10})
 	if err != nil || d.M != 40*256 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
@@ -136,7 +137,19 @@ func importPeer(e *env, p *peerImport, in, out, kindName string, o peerOptions) 
 		defer fh.Close()
 		r = fh
 	}
-	f, err := p.read(r, o)
+	// IN holds one filter: what follows it (a second filter, a gob
+	// stream's framing, another format) is refused. The readers buffer
+	// through bufio.NewReader, which takes this reader as it is, so what
+	// they leave unread is still here.
+	br := bufio.NewReaderSize(r, 64<<10)
+	f, err := p.read(br, o)
+	if err == nil {
+		if _, perr := br.Peek(1); perr == nil {
+			err = fmt.Errorf("bytes after the filter: IN must hold one %s filter and nothing else (a stream of encoding/gob frames the bytes: decode it first)", p.format)
+		} else if perr != io.EOF {
+			err = perr
+		}
+	}
 	if err != nil {
 		if _, ok := err.(*usageError); ok {
 			return err

@@ -93,6 +93,11 @@ func TestImportBitsAndBlooms(t *testing.T) {
 	if _, e, code := invoke([]string{"merge", "-o", "x.blf", "g.blf", "f.blf"}, ""); code == 0 {
 		t.Errorf("merge of m = 77 and m = 300 accepted: %s", e)
 	}
+	// A file holding more than the filter (a byte more; two filters
+	// concatenated) is not taken for the first filter.
+	one, _ := os.ReadFile(bbFixture("m77k12.bin"))
+	os.WriteFile("trailing.bin", append(append([]byte(nil), one...), '\n'), 0o644)
+	os.WriteFile("twice.bin", append(append([]byte(nil), one...), one...), 0o644)
 	for _, c := range []struct {
 		args []string
 		code int
@@ -105,6 +110,8 @@ func TestImportBitsAndBlooms(t *testing.T) {
 		{[]string{"import", "-format", "bitsandblooms", "-o", "x.blf", bbFixture("m1000k7-le.bin")}, 1, "try -endian little"},
 		{[]string{"import", "-format", "bitsandblooms", "-o", "x.blf", bbFixture("m1000k7-std.json")}, 1, "give -base64 std"},
 		{[]string{"export", "-format", "bitsandblooms", "-o", "x", "g.blf"}, 2, "import only"},
+		{[]string{"import", "-format", "bitsandblooms", "-o", "x.blf", "trailing.bin"}, 1, "bytes after the filter"},
+		{[]string{"import", "-format", "bitsandblooms", "-o", "x.blf", "twice.bin"}, 1, "bytes after the filter"},
 	} {
 		_, e, code := invoke(c.args, "")
 		if code != c.code || !strings.Contains(e, c.want) {

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 
 	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/sbbf"
@@ -251,4 +254,145 @@ func TestParquetImportInterop(t *testing.T) {
 			t.Errorf("row group %d: export -format parquet wrote %d bytes differing from parquet-go's %d", g, len(again), n)
 		}
 	}
+}
+
+// TestParquetFooterBounded: a crafted Parquet file of a few bytes whose
+// footer claims more than it holds (a footer length of 4 GiB, a schema
+// list of 2^28 elements, a string of 2^40 bytes, nesting a thousand deep)
+// is refused with an error, exit 2 (query is grep-like), having allocated little: parquet-go's
+// decoder allocates what the bytes claim (the list alone: a fatal "out of
+// memory" that no recover catches).
+func TestParquetFooterBounded(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("keys.txt", []byte("5\n"), 0o644)
+	file := func(meta []byte, claim int) []byte {
+		b := append([]byte("PAR1"), meta...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(claim))
+		return append(b, "PAR1"...)
+	}
+	deep := bytes.Repeat([]byte{0x1c}, 1000) // field +1, a struct, nested
+	for _, c := range []struct {
+		name string
+		data []byte
+		msg  string
+	}{
+		{"footer length", file([]byte{0x15, 0x02, 0}, 1<<32-1), "footer of 4294967295 bytes"},
+		{"schema list", file(append([]byte{0x15, 0x02, 0x19, 0xfc}, binary.AppendUvarint(nil, 1<<28)...), 9), "a list of 268435456"},
+		{"string", file(append([]byte{0x15, 0x02, 0x58}, binary.AppendUvarint(nil, 1<<40)...), 9), "a string of"},
+		{"nesting", file(deep, len(deep)), "nested more than"},
+		{"encrypted", append(file([]byte{0}, 1)[:9], "PARE"...), "encrypted"},
+		{"short", []byte("PAR1PAR1"), "not a Parquet file"},
+	} {
+		os.WriteFile("c.parquet", c.data, 0o644)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		_, e, code := invoke([]string{"query", "parquet://c.parquet?column=id", "keys.txt"}, "")
+		runtime.ReadMemStats(&m1)
+		if code != 2 || !strings.Contains(e, c.msg) {
+			t.Errorf("%s: exit %d, %q; want 2 and %q", c.name, code, e, c.msg)
+		}
+		if a := m1.TotalAlloc - m0.TotalAlloc; a > 16<<20 {
+			t.Errorf("%s: %d bytes allocated for a file of %d", c.name, a, len(c.data))
+		}
+	}
+}
+
+// TestParquetFiltersBounded: a file whose footer points 1000 row groups
+// at one filter of 160 KiB is refused (the filters of a Parquet file are
+// disjoint: together they fit in it), having allocated about the file's
+// size, not the 160 MB the row groups would read.
+func TestParquetFiltersBounded(t *testing.T) {
+	t.Chdir(t.TempDir())
+	type row struct {
+		ID int64 `parquet:"id"`
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.BloomFilters(parquet.SplitBlockFilter(10, "id")))
+	rows := make([]row, 1<<17)
+	for i := range rows {
+		rows[i].ID = int64(i)
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := *f.Metadata()
+	for len(md.RowGroups) < 1000 {
+		md.RowGroups = append(md.RowGroups, md.RowGroups[0])
+	}
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	crafted := append(append([]byte(nil), data[:len(data)-8-n]...), footer...)
+	crafted = binary.LittleEndian.AppendUint32(crafted, uint32(len(footer)))
+	crafted = append(crafted, "PAR1"...)
+	os.WriteFile("c.parquet", crafted, 0o644)
+	os.WriteFile("keys.txt", []byte("5\n"), 0o644)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, e, code := invoke([]string{"query", "parquet://c.parquet?column=id", "keys.txt"}, "")
+	runtime.ReadMemStats(&m1)
+	if code != 2 || !strings.Contains(e, "overlap") {
+		t.Errorf("exit %d, %q; want 2 and the filters overlap", code, e)
+	}
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > 8*uint64(len(crafted)) {
+		t.Errorf("%d bytes allocated for a file of %d", a, len(crafted))
+	}
+}
+
+// FuzzParquetFooter: whatever its footer, a Parquet file is read by the
+// parquet:// target (checkParquetFooter, parquet-go, the filters) without
+// a panic, and allocates a bounded multiple of the file's size.
+func FuzzParquetFooter(f *testing.F) {
+	dir := f.TempDir()
+	path := dir + "/seed.parquet"
+	fh, err := os.Create(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	type row struct {
+		ID   int64  `parquet:"id"`
+		Name string `parquet:"name"`
+	}
+	w := parquet.NewGenericWriter[row](fh, parquet.MaxRowsPerRowGroup(50), parquet.BloomFilters(parquet.SplitBlockFilter(10, "id")))
+	for i := range 100 {
+		w.Write([]row{{int64(i), strconv.Itoa(i)}})
+	}
+	w.Close()
+	fh.Close()
+	data, _ := os.ReadFile(path)
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	body := data[:len(data)-8-n]
+	f.Add(data[len(data)-8-n : len(data)-8])
+	f.Add([]byte{0x15, 0x02, 0x19, 0xfc, 0x80, 0x80, 0x80, 0x80, 0x01})
+	f.Fuzz(func(t *testing.T, footer []byte) {
+		b := append(append([]byte(nil), body...), footer...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(footer)))
+		b = append(b, "PAR1"...)
+		p := dir + "/f.parquet"
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, col := range []string{"id", "name"} {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			c, err := (&parquetTarget{path: p, column: col}).load()
+			runtime.ReadMemStats(&m1)
+			if a := m1.TotalAlloc - m0.TotalAlloc; a > 64<<20 && a > 64*uint64(len(b)) {
+				t.Fatalf("%d bytes allocated for a file of %d", a, len(b))
+			}
+			if err == nil && c == nil {
+				t.Fatal("no column and no error")
+			}
+		}
+	})
 }

@@ -31,7 +31,9 @@ import (
 //
 // parquet-go reads the file's metadata (the schema and every column
 // chunk's bloom_filter_offset); the filters themselves are read with
-// sbbf.ReadParquetPrefix, which validates them before it allocates.
+// sbbf.ReadParquetPrefix, which validates them before it allocates; the
+// row groups' filters together must fit in the file (they are disjoint), so
+// a footer pointing many row groups at one filter cannot multiply it.
 func init() { registerTarget(openParquetTarget, "parquet") }
 
 type parquetTarget struct {
@@ -92,7 +94,10 @@ func (t *parquetTarget) load() (*parquetColumn, error) {
 		return nil, fmt.Errorf("%s: not a regular file", t.path)
 	}
 	size := st.Size()
-	f, err := parquet.OpenFile(fh, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err := checkParquetFooter(fh, size); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.path, err)
+	}
+	f, err := openParquet(fh, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.path, err)
 	}
@@ -105,6 +110,7 @@ func (t *parquetTarget) load() (*parquetColumn, error) {
 		return nil, fmt.Errorf("%s: column %s: %w", t.path, t.column, err)
 	}
 	md := f.Metadata()
+	var total int64 // bytes of the filters read: disjoint in a valid file
 	for i, rg := range md.RowGroups {
 		if leaf.ColumnIndex >= len(rg.Columns) {
 			return nil, fmt.Errorf("%s: row group %d has %d columns, not column %d", t.path, i, len(rg.Columns), leaf.ColumnIndex)
@@ -126,9 +132,199 @@ func (t *parquetTarget) load() (*parquetColumn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: row group %d: %w", t.path, i, err)
 		}
+		if total += int64(sf.Blocks()) * sbbf.BlockBytes; total > size {
+			return nil, fmt.Errorf("%s: row group %d: the column's filters overlap (%d bytes of filters in a file of %d): a corrupt file", t.path, i, total, size)
+		}
 		c.filters = append(c.filters, sf)
 	}
 	return c, nil
+}
+
+// openParquet opens the file's metadata with parquet-go, a panic in its
+// parser recovered into an error.
+func openParquet(fh *os.File, size int64) (f *parquet.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, err = nil, fmt.Errorf("not a readable Parquet file (the parser failed: %v)", p)
+		}
+	}()
+	return parquet.OpenFile(fh, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+}
+
+// checkParquetFooter validates the file's footer before parquet-go reads
+// it, whose decoder allocates what the bytes claim: the footer's length
+// (at most the file less its two magic numbers, where parquet-go would
+// allocate up to 4 GiB first) and, in the FileMetaData's Thrift, every
+// string's length and every list's, set's and map's count against the
+// bytes left (each element takes at least one), with nesting at most
+// parquetMaxDepth deep. What parquet-go then allocates is a bounded
+// multiple of the footer's bytes. An encrypted footer (PARE) is refused.
+func checkParquetFooter(r io.ReaderAt, size int64) error {
+	var tail [8]byte
+	if size < 12 {
+		return fmt.Errorf("not a Parquet file (%d bytes, fewer than its two magic numbers and footer length)", size)
+	}
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	switch string(tail[4:]) {
+	case "PAR1":
+	case "PARE":
+		return fmt.Errorf("an encrypted footer (PARE): bloomlab reads only plaintext Parquet files")
+	default:
+		return fmt.Errorf("not a Parquet file (it does not end in PAR1)")
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n == 0 || n > size-12 {
+		return fmt.Errorf("not a Parquet file: a footer of %d bytes in a file of %d", n, size)
+	}
+	footer := make([]byte, n)
+	if _, err := r.ReadAt(footer, size-8-n); err != nil {
+		return err
+	}
+	p := &thriftScan{b: footer}
+	if err := p.skip(12, 0); err != nil { // FileMetaData is a struct
+		return fmt.Errorf("corrupt Parquet footer at byte %d of %d: %w", p.i, n, err)
+	}
+	return nil
+}
+
+// parquetMaxDepth bounds the nesting of a footer's Thrift values (a valid
+// FileMetaData nests about eight deep).
+const parquetMaxDepth = 64
+
+// thriftScan walks Thrift compact-protocol values in b without
+// allocating.
+type thriftScan struct {
+	b []byte
+	i int
+}
+
+func (p *thriftScan) byte() (byte, error) {
+	if p.i >= len(p.b) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	p.i++
+	return p.b[p.i-1], nil
+}
+
+func (p *thriftScan) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(p.b[p.i:])
+	if n <= 0 {
+		return 0, fmt.Errorf("bad varint")
+	}
+	p.i += n
+	return v, nil
+}
+
+// count reads a length or count and checks it against the bytes left.
+func (p *thriftScan) count(v uint64, what string) (int, error) {
+	if v > uint64(len(p.b)-p.i) {
+		return 0, fmt.Errorf("%s of %d with %d bytes left", what, v, len(p.b)-p.i)
+	}
+	return int(v), nil
+}
+
+// skip passes over one value of compact type typ.
+func (p *thriftScan) skip(typ byte, depth int) error {
+	if depth > parquetMaxDepth {
+		return fmt.Errorf("nested more than %d deep", parquetMaxDepth)
+	}
+	switch typ {
+	case 1, 2: // bool in a field header
+		return nil
+	case 3:
+		_, err := p.byte()
+		return err
+	case 4, 5, 6:
+		_, err := p.uvarint()
+		return err
+	case 7:
+		if len(p.b)-p.i < 8 {
+			return io.ErrUnexpectedEOF
+		}
+		p.i += 8
+		return nil
+	case 8:
+		v, err := p.uvarint()
+		if err != nil {
+			return err
+		}
+		n, err := p.count(v, "a string")
+		p.i += n
+		return err
+	case 9, 10:
+		h, err := p.byte()
+		if err != nil {
+			return err
+		}
+		v, et := uint64(h>>4), h&0x0f
+		if v == 15 {
+			if v, err = p.uvarint(); err != nil {
+				return err
+			}
+		}
+		n, err := p.count(v, "a list")
+		if err != nil {
+			return err
+		}
+		for range n {
+			if err := p.elem(et, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case 11:
+		v, err := p.uvarint()
+		if err != nil || v == 0 {
+			return err
+		}
+		n, err := p.count(v, "a map")
+		if err != nil {
+			return err
+		}
+		kv, err := p.byte()
+		if err != nil {
+			return err
+		}
+		for range n {
+			if err := p.elem(kv>>4, depth+1); err != nil {
+				return err
+			}
+			if err := p.elem(kv&0x0f, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case 12:
+		for {
+			h, err := p.byte()
+			if err != nil {
+				return err
+			}
+			if h == 0 {
+				return nil
+			}
+			if h>>4 == 0 { // an explicit field id
+				if _, err := p.uvarint(); err != nil {
+					return err
+				}
+			}
+			if err := p.skip(h&0x0f, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("unknown Thrift type %d", typ)
+}
+
+// elem passes over a collection element: a boolean there takes a byte.
+func (p *thriftScan) elem(typ byte, depth int) error {
+	if typ == 1 || typ == 2 {
+		_, err := p.byte()
+		return err
+	}
+	return p.skip(typ, depth)
 }
 
 func columnNames(f *parquet.File) string {
