@@ -11,6 +11,8 @@ import (
 	_ "github.com/bloomlab/bloomlab/cuckoo"
 	_ "github.com/bloomlab/bloomlab/dlcbf"
 	_ "github.com/bloomlab/bloomlab/dleft"
+	_ "github.com/bloomlab/bloomlab/fuse"
+	_ "github.com/bloomlab/bloomlab/ribbon"
 	_ "github.com/bloomlab/bloomlab/sbbf"
 	_ "github.com/bloomlab/bloomlab/scalable"
 )

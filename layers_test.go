@@ -23,7 +23,7 @@ var layers = []struct {
 	{"hashing", []string{"hashing"}},
 	{"theory", []string{"theory"}},
 	{"internal helpers and formats", []string{"internal/*", "server/internal/*", "rdb"}},
-	{"kinds", []string{"blocked", "bloom", "choices", "counting", "countmin", "cuckoo", "dlcbf", "dleft", "sbbf", "scalable", "tdigest", "topk"}},
+	{"kinds", []string{"blocked", "bloom", "choices", "counting", "countmin", "cuckoo", "dlcbf", "dleft", "fuse", "ribbon", "sbbf", "scalable", "tdigest", "topk"}},
 	{"ReadFrom, every kind", []string{"."}},
 	{"server, redisblocked", []string{"server", "redisblocked"}},
 	{"command", []string{"cmd/*"}},

@@ -50,12 +50,15 @@ const (
 	KindScalable Kind = 8  // scalable.Filter (growing chain; bloomlab or RedisBloom profile)
 	KindCuckoo   Kind = 9  // cuckoo.Filter (bloomlab or RedisBloom profile)
 	KindSBBF     Kind = 10 // sbbf.Filter (Parquet's split-block Bloom filter)
+	KindFuse     Kind = 11 // fuse.Filter (binary fuse filter; static)
+	KindRibbon   Kind = 12 // ribbon.Filter (standard Ribbon filter; static)
 )
 
 var kindNames = map[Kind]string{
 	KindBloom: "bloom", KindCounting: "counting", KindBlocked: "blocked",
 	KindChoices: "choices", KindDleft: "dleft", KindDlcbf: "dlcbf", KindCountMin: "countmin",
 	KindScalable: "scalable", KindCuckoo: "cuckoo", KindSBBF: "sbbf",
+	KindFuse: "fuse", KindRibbon: "ribbon",
 }
 
 func (k Kind) String() string {

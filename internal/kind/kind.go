@@ -85,6 +85,8 @@ var (
 	// ErrNotPresent: Remove was given a key the structure proves absent;
 	// nothing was changed. Each kind's ErrNotPresent wraps it.
 	ErrNotPresent = errors.New("key not present")
+	// ErrStatic: an add, remove or merge on a static filter (Spec.Static).
+	ErrStatic = errors.New("the filter is static")
 	// ErrNeedN: the kind must be sized for a number of keys and none was
 	// given.
 	ErrNeedN = fmt.Errorf("a number of keys (n) is needed to size this kind: %w", ErrParam)
@@ -202,6 +204,11 @@ type Spec struct {
 	FPRMethod string
 	// Growing reports that the kind can be built without knowing N.
 	Growing bool
+	// Static reports a kind built once from its whole key set (fuse,
+	// ribbon): its Builder holds the keys' hashes and constructs the
+	// filter in Finish; the filter takes no adds, removes or merges
+	// (StaticError says so and how to rebuild).
+	Static bool
 	// Describe lists the kind-specific facts of f for info: its
 	// structure, its rate by formula, its warnings. The command adds the
 	// common ones (kind, seed, memory, keys, capacity, rate of the state).
@@ -296,6 +303,13 @@ func Decode(d *format.Decoder) (Filter, error) {
 		return nil, fmt.Errorf("file holds kind %v, which this build cannot read: %w", k, format.ErrFormat)
 	}
 	return dec(d)
+}
+
+// StaticError is the error of op ("add keys to", "remove keys from",
+// "merge") on a filter of static kind name: it says why and how to
+// rebuild, and wraps ErrStatic.
+func StaticError(name, op string) error {
+	return fmt.Errorf("cannot %s a %s filter: %w: it is built once from its whole key set and answers for exactly those keys; rebuild it from all the keys (bloomlab build -kind %s -o FILE KEYFILE…)", op, name, ErrStatic, name)
 }
 
 // PlanStep records one evaluation of a planner's search. Every search a
