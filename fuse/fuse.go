@@ -3,28 +3,59 @@
 // built once from a whole key set, 3- or 4-wise, with 8-, 16- or 32-bit
 // fingerprints.
 //
-// STUB (issue 27): the exported API below is the contract the command, the
-// server and the lab build on; the construction is a placeholder (an exact
-// set of 64-bit hashes) until the real filter lands.
+// A filter is an array of cells of f-bit fingerprints cut into segments of
+// a power-of-two length (§3); a key maps to arity consecutive segments and
+// one cell in each, and construction (§3, Algorithm 3: peeling the
+// hypergraph of keys, then assigning cells in reverse peeling order) makes
+// the xor of a key's cells its fingerprint. A query hashes the key, reads
+// arity cells and compares: no false negative, and an absent key answers
+// yes with probability 2^-f. Array sizes are the paper's (§4, Table 3;
+// theory.FuseLayout): about 1.125·n cells 3-wise and 1.075·n 4-wise for
+// large n, so 9.0 and 8.6 bits per key at f = 8.
+//
+// Keys are hashed once with hashing.Sum64 (seeded 64-bit xxh3); a Builder
+// holds those hashes (8 bytes per key) and each construction attempt
+// re-mixes them with an attempt seed recorded in the filter, so a failed
+// attempt retries without the keys. Construction fails (an error, never a
+// filter missing a key) after MaxAttempts attempts, which at any size is
+// far less likely than a hardware fault. Duplicate keys are tolerated:
+// after a failed attempt the hashes are sorted and deduplicated.
+//
+// A Filter is immutable: every method is safe for concurrent use, and it
+// has no Add, Remove or Union (a static kind: rebuild it from the keys).
 package fuse
 
 import (
-	"errors"
 	"fmt"
-	"slices"
+	"math"
+	"math/bits"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/theory"
 )
 
 // ErrParam wraps every parameter error.
 var ErrParam = kind.ErrParam
 
+// MaxKeys is the largest number of keys a filter holds (theory.MaxFuseKeys:
+// cell indexes are 32-bit).
+const MaxKeys = theory.MaxFuseKeys
+
+// MaxAttempts bounds the construction attempts of Finish and New.
+const MaxAttempts = 64
+
+var zero = bitvec.Zero{Pkg: "fuse", Type: "Filter", Ctors: "New or NewBuilder and Finish"}
+
 // Config selects a binary fuse filter.
 type Config struct {
-	// Arity is the number of cells a key maps to: 3 or 4 (0: 3).
+	// Arity is the number of cells a key maps to: 3 or 4 (0: 3). 4-wise
+	// filters are about 4.5% smaller (1.075 cells per key against 1.125)
+	// and read one more cell per query.
 	Arity int
-	// FingerprintBits is 8, 16 or 32 (0: 8).
+	// FingerprintBits is 8, 16 or 32 (0: 8): the false-positive rate is
+	// 2^-FingerprintBits.
 	FingerprintBits int
 	// Seed seeds the key hash (hashing.Sum64).
 	Seed uint64
@@ -48,97 +79,251 @@ func (c Config) norm() (Config, error) {
 	return c, nil
 }
 
+// layout is a filter's geometry and attempt seed: what a query needs
+// besides the cells.
+type layout struct {
+	seed      uint64 // the successful attempt's seed, mixed into the key hash
+	segLen    uint32 // cells per segment, a power of two
+	segMask   uint32 // segLen − 1
+	segCount  uint32 // segments a key's first cell can be in
+	segCells  uint32 // segCount·segLen: the range of the first cell
+	cells     uint32 // (segCount + arity − 1)·segLen
+	arity     uint32
+	fingerBit uint32
+}
+
+// shape selects the query's code path: arity and fingerprint width, one
+// switch per query (never per probe).
+type shape uint8
+
+const (
+	shapeZero shape = iota
+	shape3x8
+	shape3x16
+	shape3x32
+	shape4x8
+	shape4x16
+	shape4x32
+)
+
 // Filter is a binary fuse filter. It is immutable: every method is safe
-// for concurrent use.
+// for concurrent use. The zero Filter answers as an empty filter and
+// refuses to be written (an error wrapping ErrParam).
 type Filter struct {
 	cfg      Config
-	hashes   []uint64 // STUB
+	lay      layout
+	shape    shape
+	words    []uint64 // the cells, packed little-endian: the file's payload
+	fp8      []uint8  // views of words (one of them set)
+	fp16     []uint16
+	fp32     []uint32
 	n        uint64
 	capacity uint64
+	attempts int // construction attempts (not in files; for tests)
 }
 
-// Builder holds the 64-bit hashes of the keys (8 bytes per key) until
-// Finish builds the filter from them.
-type Builder struct {
-	cfg     Config
-	hashes  []uint64
-	maxBits uint64
+// mix is the attempt's re-mix of a key's 64-bit hash (xorfilter's
+// mixsplit: the murmur3 finalizer of h + seed).
+func mix(h, seed uint64) uint64 {
+	h += seed
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }
 
-// NewBuilder returns an empty Builder.
-func NewBuilder(c Config) (*Builder, error) {
-	c, err := c.norm()
-	if err != nil {
-		return nil, err
-	}
-	return &Builder{cfg: c}, nil
+// fourth is the in-segment offset source of a 4-wise key's last cell: the
+// high half of hh times an odd constant, which depends on all of hh's bits
+// (the first cell uses hh's high bits, the second and third its bits 0–35).
+func fourth(hh uint64) uint32 { return uint32((hh * 0x9E3779B97F4A7C15) >> 40) }
+
+// positions3 returns a 3-wise key's cells (§3: the first cell's segment is
+// ⌊hh·segCells / 2^64⌋'s, a multiply-high; the others are in the next
+// segments, at offsets xored from hh's low bits).
+func (l *layout) positions3(hh uint64) (uint32, uint32, uint32) {
+	hi, _ := bits.Mul64(hh, uint64(l.segCells))
+	h0 := uint32(hi)
+	h1 := (h0 + l.segLen) ^ (uint32(hh>>18) & l.segMask)
+	h2 := (h0 + 2*l.segLen) ^ (uint32(hh) & l.segMask)
+	return h0, h1, h2
 }
 
-// Add adds key (hashing.Sum64 with the seed).
-func (b *Builder) Add(key []byte) error { return b.AddHash64(hashing.Sum64(key, b.cfg.Seed)) }
-
-// AddHash64 adds a key by its 64-bit hash (hashing.Sum64 with the
-// Config's seed, or any 64-bit hash when the filter is queried with
-// ContainsHash64 only).
-func (b *Builder) AddHash64(h uint64) error {
-	if b.maxBits > 0 && uint64(len(b.hashes)+1)*64 > b.maxBits { // STUB rule
-		return fmt.Errorf("fuse: memory budget of %d bits reached", b.maxBits)
-	}
-	b.hashes = append(b.hashes, h)
-	return nil
+// positions4 returns a 4-wise key's cells.
+func (l *layout) positions4(hh uint64) (uint32, uint32, uint32, uint32) {
+	hi, _ := bits.Mul64(hh, uint64(l.segCells))
+	h0 := uint32(hi)
+	h1 := (h0 + l.segLen) ^ (uint32(hh>>18) & l.segMask)
+	h2 := (h0 + 2*l.segLen) ^ (uint32(hh) & l.segMask)
+	h3 := (h0 + 3*l.segLen) ^ (fourth(hh) & l.segMask)
+	return h0, h1, h2, h3
 }
 
-// Len is the number of keys added so far (duplicates counted).
-func (b *Builder) Len() int { return len(b.hashes) }
+type finger interface{ ~uint8 | ~uint16 | ~uint32 }
 
-// SetMaxBits refuses adds past a memory budget (kind.MemoryBudgeter).
-func (b *Builder) SetMaxBits(bits uint64) { b.maxBits = bits }
-
-// Finish builds the filter. The Builder must not be used after it.
-func (b *Builder) Finish() (*Filter, error) {
-	h := slices.Clone(b.hashes)
-	slices.Sort(h)
-	h = slices.Compact(h)
-	return &Filter{cfg: b.cfg, hashes: h, n: uint64(len(h))}, nil
+func contains3[T finger](fp []T, l *layout, h uint64) bool {
+	hh := mix(h, l.seed)
+	h0, h1, h2 := l.positions3(hh)
+	return T(hh^hh>>32) == fp[h0]^fp[h1]^fp[h2]
 }
 
-// New builds a filter of keys.
-func New(keys [][]byte, c Config) (*Filter, error) {
-	b, err := NewBuilder(c)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range keys {
-		if err := b.Add(k); err != nil {
-			return nil, err
-		}
-	}
-	return b.Finish()
+func contains4[T finger](fp []T, l *layout, h uint64) bool {
+	hh := mix(h, l.seed)
+	h0, h1, h2, h3 := l.positions4(hh)
+	return T(hh^hh>>32) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
 }
 
-// Contains reports whether key may be in the set: false means certainly not.
-func (f *Filter) Contains(key []byte) bool { return f.ContainsHash64(hashing.Sum64(key, f.cfg.Seed)) }
+// Contains reports whether key may be in the set: false means certainly
+// not; true for a key not in the set with probability 2^-FingerprintBits.
+func (f *Filter) Contains(key []byte) bool {
+	return f.ContainsHash64(hashing.Sum64(key, f.cfg.Seed))
+}
 
-// ContainsHash64 is Contains for a key's 64-bit hash.
+// ContainsString is Contains for a string key, without copying it.
+func (f *Filter) ContainsString(key string) bool {
+	return f.ContainsHash64(hashing.Sum64String(key, f.cfg.Seed))
+}
+
+// ContainsHash64 is Contains for a key's 64-bit hash (hashing.Sum64 with
+// the filter's seed, or the hash the Builder's AddHash64 was given).
 func (f *Filter) ContainsHash64(h uint64) bool {
-	_, ok := slices.BinarySearch(f.hashes, h)
-	return ok
+	switch f.shape {
+	case shape3x8:
+		return contains3(f.fp8, &f.lay, h)
+	case shape3x16:
+		return contains3(f.fp16, &f.lay, h)
+	case shape3x32:
+		return contains3(f.fp32, &f.lay, h)
+	case shape4x8:
+		return contains4(f.fp8, &f.lay, h)
+	case shape4x16:
+		return contains4(f.fp16, &f.lay, h)
+	case shape4x32:
+		return contains4(f.fp32, &f.lay, h)
+	}
+	return false
 }
 
-// ContainsBatch sets out[i] to Contains(keys[i]); len(out) ≥ len(keys).
-func (f *Filter) ContainsBatch(keys [][]byte, out []bool) {
-	for i, k := range keys {
-		out[i] = f.Contains(k)
+// batchChunk is the number of keys ContainsBatch hashes before it reads
+// their cells.
+const batchChunk = 32
+
+// ContainsBatch sets out[i] to Contains(keys[i]) for every key and returns
+// out[:len(keys)] (a new slice if out is too short). It hashes a chunk of
+// keys, then reads the chunk's cells, so that the CPU overlaps their cache
+// misses; it allocates nothing when len(out) ≥ len(keys).
+func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
+	if len(out) < len(keys) {
+		out = make([]bool, len(keys))
+	}
+	out = out[:len(keys)]
+	switch f.shape {
+	case shape3x8:
+		batch3(f.fp8, &f.lay, f.cfg.Seed, keys, out)
+	case shape3x16:
+		batch3(f.fp16, &f.lay, f.cfg.Seed, keys, out)
+	case shape3x32:
+		batch3(f.fp32, &f.lay, f.cfg.Seed, keys, out)
+	case shape4x8:
+		batch4(f.fp8, &f.lay, f.cfg.Seed, keys, out)
+	case shape4x16:
+		batch4(f.fp16, &f.lay, f.cfg.Seed, keys, out)
+	case shape4x32:
+		batch4(f.fp32, &f.lay, f.cfg.Seed, keys, out)
+	default:
+		clear(out)
+	}
+	return out
+}
+
+func batch3[T finger](fp []T, l *layout, seed uint64, keys [][]byte, out []bool) {
+	var hs [batchChunk]uint64
+	for len(keys) > 0 {
+		c := min(len(keys), batchChunk)
+		for i, k := range keys[:c] {
+			hs[i] = mix(hashing.Sum64(k, seed), l.seed)
+		}
+		for i, hh := range hs[:c] {
+			h0, h1, h2 := l.positions3(hh)
+			out[i] = T(hh^hh>>32) == fp[h0]^fp[h1]^fp[h2]
+		}
+		keys, out = keys[c:], out[c:]
 	}
 }
 
-func (f *Filter) Kind() string          { return "fuse" }
-func (f *Filter) Capacity() uint64      { return f.capacity }
-func (f *Filter) Bits() uint64          { return uint64(len(f.hashes)) * 64 }
-func (f *Filter) N() uint64             { return f.n }
-func (f *Filter) Seed() uint64          { return f.cfg.Seed }
-func (f *Filter) Arity() int            { return f.cfg.Arity }
-func (f *Filter) FingerprintBits() int  { return f.cfg.FingerprintBits }
-func (f *Filter) EstimatedFPR() float64 { return 0 }
+func batch4[T finger](fp []T, l *layout, seed uint64, keys [][]byte, out []bool) {
+	var hs [batchChunk]uint64
+	for len(keys) > 0 {
+		c := min(len(keys), batchChunk)
+		for i, k := range keys[:c] {
+			hs[i] = mix(hashing.Sum64(k, seed), l.seed)
+		}
+		for i, hh := range hs[:c] {
+			h0, h1, h2, h3 := l.positions4(hh)
+			out[i] = T(hh^hh>>32) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
+		}
+		keys, out = keys[c:], out[c:]
+	}
+}
 
-var errStub = errors.New("fuse: STUB: no file format yet")
+// Kind returns "fuse".
+func (f *Filter) Kind() string { return "fuse" }
+
+// Capacity is the number of keys the filter was planned for (New and
+// Finish: the keys it holds; a plan's builder: the plan's).
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// Bits is the filter's memory in bits: its cells, in whole 64-bit words.
+func (f *Filter) Bits() uint64 { return uint64(len(f.words)) * 64 }
+
+// N is the number of distinct keys (distinct 64-bit hashes) the filter
+// holds.
+func (f *Filter) N() uint64 { return f.n }
+
+// Seed is the seed of the key hash.
+func (f *Filter) Seed() uint64 { return f.cfg.Seed }
+
+// Arity is the number of cells a key maps to (0 for the zero Filter).
+func (f *Filter) Arity() int { return int(f.lay.arity) }
+
+// FingerprintBits is the fingerprint width (0 for the zero Filter).
+func (f *Filter) FingerprintBits() int { return int(f.lay.fingerBit) }
+
+// Cells is the length of the array in cells, SegmentLength the length of
+// a segment.
+func (f *Filter) Cells() uint64         { return uint64(f.lay.cells) }
+func (f *Filter) SegmentLength() uint64 { return uint64(f.lay.segLen) }
+
+// AttemptSeed is the seed of the construction attempt that succeeded.
+func (f *Filter) AttemptSeed() uint64 { return f.lay.seed }
+
+// EstimatedFPR is the rate at which the filter answers yes to a key not
+// in it: 2^-FingerprintBits (theory.FPFuse), whatever the number of keys
+// (0 for the zero Filter).
+func (f *Filter) EstimatedFPR() float64 {
+	if f.shape == shapeZero {
+		return 0
+	}
+	return theory.FPFuse(int(f.lay.fingerBit))
+}
+
+// FillRatio is 0 for the zero Filter and 1 otherwise: every cell of a
+// built filter is part of its state.
+func (f *Filter) FillRatio() float64 {
+	if f.shape == shapeZero {
+		return 0
+	}
+	return 1
+}
+
+// ApproxCount is N.
+func (f *Filter) ApproxCount() float64 { return float64(f.n) }
+
+// BitsPerKey is Bits / N (NaN for N = 0).
+func (f *Filter) BitsPerKey() float64 {
+	if f.n == 0 {
+		return math.NaN()
+	}
+	return float64(f.Bits()) / float64(f.n)
+}

@@ -2,11 +2,13 @@ package fuse
 
 import (
 	"flag"
-	"io"
+	"fmt"
+	"math"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/internal/sizing"
+	"github.com/bloomlab/bloomlab/theory"
 )
 
 var _ kind.Filter = (*Filter)(nil)
@@ -19,32 +21,90 @@ func init() {
 		FPRMethod: "2^-f, the fingerprint's",
 		Static:    true,
 		Options:   options,
-		Describe:  func(kind.Filter) []kind.Field { return []kind.Field{{Name: "stub", Value: true}} },
+		Describe:  describe,
 	})
 }
 
 func options(fs *flag.FlagSet) kind.Planner {
-	arity := fs.Int("arity", 3, "cells per key: 3 or 4")
-	return func(t kind.Target) (kind.Plan, error) {
-		if err := sizing.Check("fuse", t); err != nil {
-			return kind.Plan{}, err
-		}
-		c, err := Config{Arity: *arity, Seed: t.Seed}.norm()
-		if err != nil {
-			return kind.Plan{}, err
-		}
-		return kind.Plan{Kind: "fuse", Scheme: "-", M: t.N, MUnit: "cells", K: c.Arity, Bits: t.N * 9, Capacity: t.N, FPR: 1.0 / 256,
-			Hashes: 1, Accesses: c.Arity, Note: "binary fuse filter (static)",
-			New: func() (kind.Builder, error) {
-				b, err := NewBuilder(c)
-				if err != nil {
-					return nil, err
-				}
-				return builder{b}, nil
-			}}, nil
-	}
+	arity := fs.Int("arity", 3, "cells per key: 3 or 4 (4: about 4.5% smaller, one more memory access per query)")
+	return func(t kind.Target) (kind.Plan, error) { return plan(t, *arity) }
 }
 
+// fingerprintFor returns the fingerprint width for a rate: the narrowest
+// of 8, 16 and 32 bits whose rate 2^-f meets it (0 if none does: below
+// 2^-32).
+func fingerprintFor(fpr float64) int {
+	for _, f := range []int{8, 16, 32} {
+		if theory.FPFuse(f) <= fpr {
+			return f
+		}
+	}
+	return 0
+}
+
+// plan sizes a binary fuse filter for t.N keys: the fingerprint width is
+// the narrowest meeting -fpr, or the widest whose filter fits
+// -bits-per-key (8 bits, with a notice, when even that one does not
+// fit); the array is the paper's (theory.FuseLayout). An explicit -m and
+// -k is refused: the size follows from the keys.
+func plan(t kind.Target, arity int) (kind.Plan, error) {
+	if t.Explicit() || t.K != 0 {
+		return kind.Plan{}, fmt.Errorf("fuse: -m and -k do not apply: a binary fuse filter's size follows from its keys (give -n with -fpr or -bits-per-key, and -arity 3 or 4): %w", kind.ErrParam)
+	}
+	if err := sizing.Check("fuse", t); err != nil {
+		return kind.Plan{}, err
+	}
+	if arity != 3 && arity != 4 {
+		return kind.Plan{}, fmt.Errorf("fuse: -arity %d: want 3 or 4: %w", arity, kind.ErrParam)
+	}
+	if t.N > MaxKeys {
+		return kind.Plan{}, fmt.Errorf("fuse: %d keys: a binary fuse filter holds at most %d (32-bit cell indexes): %w", t.N, uint64(MaxKeys), kind.ErrParam)
+	}
+	var notices []string
+	fbits := 0
+	if t.FPR > 0 {
+		if fbits = fingerprintFor(t.FPR); fbits == 0 {
+			return kind.Plan{}, fmt.Errorf("fuse: -fpr %g: the widest fingerprints (32 bits) give 2^-32 ≈ 2.3e-10: %w", t.FPR, kind.ErrParam)
+		}
+	} else {
+		budget := math.Ceil(t.BitsPerKey * float64(t.N))
+		for _, f := range []int{32, 16, 8} {
+			if float64(theory.FuseBits(arity, f, t.N)) <= budget {
+				fbits = f
+				break
+			}
+		}
+		if fbits == 0 {
+			fbits = 8
+			notices = append(notices, fmt.Sprintf("-bits-per-key %g is below the smallest binary fuse filter (8-bit fingerprints: %.3g bits per key for %d keys): planned that one",
+				t.BitsPerKey, theory.FuseBitsPerKey(arity, 8, t.N), t.N))
+		}
+	}
+	c := Config{Arity: arity, FingerprintBits: fbits, Seed: t.Seed}
+	cells, segLen, _ := theory.FuseLayout(arity, t.N)
+	bits := theory.FuseBits(arity, fbits, t.N)
+	n := t.N
+	return kind.Plan{
+		Kind: "fuse", Scheme: "-", M: cells, MUnit: "cells", K: arity, Bits: bits, Capacity: t.N,
+		FPR: theory.FPFuse(fbits), Hashes: 1, Accesses: arity, Notices: notices,
+		Note: fmt.Sprintf("binary fuse filter (static: built once from all its keys; holds 8 bytes per key while building): %d-wise, %d-bit fingerprints", arity, fbits),
+		Extra: []kind.Field{
+			{Name: "fingerprint bits", Value: fbits},
+			{Name: "segment length", Value: segLen, Note: "cells"},
+			{Name: "build memory", Value: fmt.Sprintf("%d bytes", 8*n), Note: "the keys' 64-bit hashes, held until the filter is built"},
+		},
+		New: func() (kind.Builder, error) {
+			b, err := NewBuilder(c)
+			if err != nil {
+				return nil, err
+			}
+			b.capacity = n
+			return builder{b}, nil
+		},
+	}, nil
+}
+
+// builder is a Builder as a kind.Builder (and kind.MemoryBudgeter).
 type builder struct{ *Builder }
 
 func (b builder) Finish() (kind.Filter, error) {
@@ -55,6 +115,22 @@ func (b builder) Finish() (kind.Filter, error) {
 	return f, nil
 }
 
-func (f *Filter) WriteTo(w io.Writer) (int64, error) { return 0, errStub }
-
-func decode(d *format.Decoder) (*Filter, error) { return nil, errStub }
+func describe(g kind.Filter) []kind.Field {
+	f := g.(*Filter)
+	bpk := f.BitsPerKey()
+	fields := []kind.Field{
+		{Name: "arity", Value: f.Arity(), Note: "cells read per query"},
+		{Name: "fingerprint bits", Value: f.FingerprintBits()},
+		{Name: "cells", Value: f.Cells()},
+		{Name: "segment length", Value: f.SegmentLength(), Note: "cells"},
+		{Name: "attempt seed", Value: f.AttemptSeed(), Note: "the construction attempt's re-mix of the key hash"},
+		{Name: "fpr", Value: f.EstimatedFPR(), Note: "2^-f for every key not in the set"},
+		{Name: "static", Value: true, Note: "no add or remove: rebuild from the keys"},
+	}
+	if !math.IsNaN(bpk) && f.FingerprintBits() > 0 {
+		fields = append(fields,
+			kind.Field{Name: "bits per key", Value: bpk},
+			kind.Field{Name: "bits per key / log2(1/fpr)", Value: bpk / float64(f.FingerprintBits()), Note: "1 is the lower bound"})
+	}
+	return fields
+}

@@ -1,0 +1,360 @@
+package fuse
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/theory"
+)
+
+// ErrConstruction: MaxAttempts construction attempts failed. At any size
+// the paper's sizes make an attempt fail with probability well below
+// 1/2, so this does not happen in practice; the Builder is unchanged and
+// Finish may be called again.
+var ErrConstruction = errors.New("fuse: construction failed")
+
+// Builder holds the 64-bit hashes of the keys (8 bytes per key) until
+// Finish builds the filter from them.
+type Builder struct {
+	cfg      Config
+	hashes   []uint64
+	maxBits  uint64
+	fits     int // the number of keys known to fit maxBits
+	capacity uint64
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder(c Config) (*Builder, error) {
+	c, err := c.norm()
+	if err != nil {
+		return nil, err
+	}
+	return &Builder{cfg: c}, nil
+}
+
+// Add adds key (hashing.Sum64 with the Config's seed).
+func (b *Builder) Add(key []byte) error { return b.AddHash64(hashing.Sum64(key, b.cfg.Seed)) }
+
+// need is the memory, in bits, of a Builder holding n hashes and of the
+// filter it would build from them.
+func (b *Builder) need(n uint64) uint64 {
+	return 64*n + theory.FuseBits(b.cfg.Arity, b.cfg.FingerprintBits, n)
+}
+
+// AddHash64 adds a key by its 64-bit hash (hashing.Sum64 with the
+// Config's seed, or any 64-bit hash when the filter is queried with
+// ContainsHash64 only). It fails, holding nothing more, past MaxKeys
+// keys or when the held hashes and the filter to be would exceed the
+// memory budget (SetMaxBits).
+func (b *Builder) AddHash64(h uint64) error {
+	n := len(b.hashes) + 1
+	if uint64(n) > MaxKeys {
+		return fmt.Errorf("fuse: more than %d keys: %w", uint64(MaxKeys), ErrParam)
+	}
+	if b.maxBits > 0 && n > b.fits {
+		// theory.FuseBits grows with n (TestFuseBitsMonotone), so a
+		// count that fits vouches for every smaller one: check twice
+		// the count, then the count itself.
+		switch {
+		case b.need(2*uint64(n)) <= b.maxBits:
+			b.fits = 2 * n
+		case b.need(uint64(n)) <= b.maxBits:
+			b.fits = n
+		default:
+			return fmt.Errorf("fuse: memory budget of %d bits reached: %d keys take %d bits (8 bytes of hash per key while building, and the filter)",
+				b.maxBits, n, b.need(uint64(n)))
+		}
+	}
+	b.hashes = append(b.hashes, h)
+	return nil
+}
+
+// Len is the number of keys added so far (duplicates counted).
+func (b *Builder) Len() int { return len(b.hashes) }
+
+// SetMaxBits bounds the memory of the held hashes (64 bits per key) and
+// the filter Finish would build: an Add past it fails and holds nothing
+// more (kind.MemoryBudgeter). 0 removes the bound.
+func (b *Builder) SetMaxBits(bits uint64) { b.maxBits, b.fits = bits, 0 }
+
+// Finish builds the filter of the keys added. It fails only after
+// MaxAttempts attempts (ErrConstruction); the Builder keeps its keys (its
+// hashes may be reordered and deduplicated) and may be finished again.
+func (b *Builder) Finish() (*Filter, error) {
+	f, hashes, err := build(b.cfg, b.hashes)
+	b.hashes = hashes
+	if err != nil {
+		return nil, err
+	}
+	f.capacity = f.n
+	if b.capacity > 0 {
+		f.capacity = b.capacity
+	}
+	return f, nil
+}
+
+// New builds a filter of keys.
+func New(keys [][]byte, c Config) (*Filter, error) {
+	b, err := NewBuilder(c)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(keys)) > MaxKeys {
+		return nil, fmt.Errorf("fuse: %d keys, more than %d: %w", len(keys), uint64(MaxKeys), ErrParam)
+	}
+	b.hashes = make([]uint64, len(keys))
+	for i, k := range keys {
+		b.hashes[i] = hashing.Sum64(k, c.Seed)
+	}
+	return b.Finish()
+}
+
+// NewFromHashes builds a filter of the keys whose 64-bit hashes are
+// hashes (see Builder.AddHash64). It may reorder hashes.
+func NewFromHashes(hashes []uint64, c Config) (*Filter, error) {
+	c, err := c.norm()
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(hashes)) > MaxKeys {
+		return nil, fmt.Errorf("fuse: %d keys, more than %d: %w", len(hashes), uint64(MaxKeys), ErrParam)
+	}
+	f, _, err := build(c, hashes)
+	if err != nil {
+		return nil, err
+	}
+	f.capacity = f.n
+	return f, nil
+}
+
+// splitmix64 steps *s and returns the next attempt seed.
+func splitmix64(s *uint64) uint64 {
+	*s += 0x9E3779B97F4A7C15
+	z := *s
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// newLayout returns the paper's layout for n keys (theory.FuseLayout).
+func newLayout(c Config, n uint64) layout {
+	cells, segLen, _ := theory.FuseLayout(c.Arity, n)
+	l := layout{segLen: uint32(segLen), segMask: uint32(segLen - 1), cells: uint32(cells),
+		arity: uint32(c.Arity), fingerBit: uint32(c.FingerprintBits)}
+	l.segCount = l.cells/l.segLen - (l.arity - 1)
+	l.segCells = l.segCount * l.segLen
+	return l
+}
+
+// halved is l with segments half as long, over the same cells.
+func (l layout) halved() layout {
+	l.segLen /= 2
+	l.segMask = l.segLen - 1
+	l.segCount = l.cells/l.segLen - (l.arity - 1)
+	l.segCells = l.segCount * l.segLen
+	return l
+}
+
+// pos returns a key's arity cells.
+func (l *layout) pos(hh uint64) (p [4]uint32) {
+	if l.arity == 4 {
+		p[0], p[1], p[2], p[3] = l.positions4(hh)
+	} else {
+		p[0], p[1], p[2] = l.positions3(hh)
+	}
+	return p
+}
+
+// build builds the filter of hashes, with up to MaxAttempts attempts:
+// each mixes the hashes with a new seed, sorts them by their first
+// segment (so that the cells a pass touches are close together, §5), and
+// peels (Algorithm 3). After a failed attempt the hashes are sorted and
+// deduplicated (identical hashes never peel), and the layout is the one
+// of the distinct keys. As the authors' code does, every fourth attempt
+// below 10^6 keys uses segments half as long, over the same cells: the
+// empirical segment length is too long for a few sizes. It returns the
+// hashes, perhaps reordered and deduplicated.
+func build(c Config, hashes []uint64) (*Filter, []uint64, error) {
+	n := uint64(len(hashes))
+	base := newLayoutHook(c, n)
+	cells := base.cells
+	var (
+		sorted  = make([]uint64, n)
+		found   = make([]uint8, n)
+		t2count = make([]uint8, cells)
+		t2hash  = make([]uint64, cells)
+		alone   = make([]uint32, cells)
+		counts  []uint32
+	)
+	rng := c.Seed ^ 0x5DEECE66D2545F49
+	deduped := false
+	for attempt := 1; attempt <= MaxAttempts; attempt++ {
+		l := base
+		if attempt%4 == 2 && n > 4 && n < 1_000_000 && l.segLen >= 8 {
+			l = l.halved()
+		}
+		l.seed = splitmix64(&rng)
+		blockBits := uint(1)
+		for 1<<blockBits < l.segCount {
+			blockBits++
+		}
+		if len(counts) < 1<<blockBits {
+			counts = make([]uint32, 1<<blockBits)
+		}
+		if peel(&l, hashes, sorted, found, t2count, t2hash, alone, counts[:1<<blockBits], blockBits) {
+			f := &Filter{cfg: c, lay: l, n: n, attempts: attempt}
+			words := make([]uint64, (uint64(l.cells)*uint64(c.FingerprintBits)+63)/64)
+			f.attach(words)
+			switch c.FingerprintBits {
+			case 8:
+				assign(f.fp8, &l, sorted, found)
+			case 16:
+				assign(f.fp16, &l, sorted, found)
+			default:
+				assign(f.fp32, &l, sorted, found)
+			}
+			return f, hashes, nil
+		}
+		clear(t2count)
+		clear(t2hash)
+		if !deduped {
+			deduped = true
+			slices.Sort(hashes)
+			hashes = slices.Compact(hashes)
+			if uint64(len(hashes)) != n {
+				n = uint64(len(hashes))
+				base = newLayoutHook(c, n)
+				sorted, found = sorted[:n], found[:n]
+				t2count, t2hash, alone = t2count[:base.cells], t2hash[:base.cells], alone[:base.cells]
+			}
+		}
+	}
+	return nil, hashes, fmt.Errorf("%w: %d attempts for %d keys", ErrConstruction, MaxAttempts, n)
+}
+
+// peel is one construction attempt with layout l: it leaves in sorted
+// (as a stack) the mixed hashes in peeling order and in found the index
+// of the cell each one owns, and reports whether every key was peeled.
+// t2count and t2hash must be zero; counts has 2^blockBits entries.
+func peel(l *layout, hashes, sorted []uint64, found, t2count []uint8, t2hash []uint64, alone, counts []uint32, blockBits uint) bool {
+	n := len(hashes)
+	shift := 64 - blockBits
+	// Counting sort by the high bits of the mixed hash (the first
+	// segment is a monotone function of them).
+	clear(counts)
+	for _, h := range hashes {
+		counts[mix(h, l.seed)>>shift]++
+	}
+	sum := uint32(0)
+	for i, c := range counts {
+		counts[i] = sum
+		sum += c
+	}
+	for _, h := range hashes {
+		hh := mix(h, l.seed)
+		b := hh >> shift
+		sorted[counts[b]] = hh
+		counts[b]++
+	}
+	// Each cell: the number of its keys (times 4), the xor of their
+	// indexes in their key (low 2 bits), the xor of their hashes.
+	arity := int(l.arity)
+	overflow := false
+	for _, hh := range sorted {
+		p := l.pos(hh)
+		for j := range arity {
+			c := t2count[p[j]] + 4
+			overflow = overflow || c < 4 // 64 keys in a cell: duplicates
+			t2count[p[j]] = c ^ uint8(j)
+			t2hash[p[j]] ^= hh
+		}
+	}
+	if overflow {
+		return false
+	}
+	q := 0
+	for i, c := range t2count {
+		if c>>2 == 1 {
+			alone[q] = uint32(i)
+			q++
+		}
+	}
+	stack := 0
+	for q > 0 {
+		q--
+		idx := alone[q]
+		if t2count[idx]>>2 != 1 {
+			continue
+		}
+		hh := t2hash[idx]
+		fnd := t2count[idx] & 3
+		sorted[stack] = hh
+		found[stack] = fnd
+		stack++
+		p := l.pos(hh)
+		for j := range arity {
+			if uint8(j) == fnd {
+				continue
+			}
+			o := p[j]
+			if t2count[o]>>2 == 2 {
+				alone[q] = o
+				q++
+			}
+			t2count[o] = (t2count[o] - 4) ^ uint8(j)
+			t2hash[o] ^= hh
+		}
+		t2count[idx] = 0
+	}
+	return stack == n
+}
+
+// assign sets the cells in reverse peeling order: each key's own cell
+// makes the xor of its cells its fingerprint.
+func assign[T finger](fp []T, l *layout, sorted []uint64, found []uint8) {
+	arity := int(l.arity)
+	for i := len(sorted) - 1; i >= 0; i-- {
+		hh := sorted[i]
+		p := l.pos(hh)
+		x := T(hh ^ hh>>32)
+		for j := range arity {
+			x ^= fp[p[j]]
+		}
+		fp[p[found[i]]] ^= x
+	}
+}
+
+// attach makes words the filter's cells, viewed at its fingerprint width.
+// The cells are the words' bytes in little-endian order (the file's):
+// on a big-endian machine the decoder and WriteTo swap each word's bytes.
+func (f *Filter) attach(words []uint64) {
+	f.words = words
+	f.fp8, f.fp16, f.fp32 = nil, nil, nil
+	cells := int(f.lay.cells)
+	p := unsafe.Pointer(unsafe.SliceData(words))
+	a4 := f.lay.arity == 4
+	switch f.lay.fingerBit {
+	case 8:
+		f.fp8 = unsafe.Slice((*uint8)(p), cells)
+		f.shape = pick(a4, shape4x8, shape3x8)
+	case 16:
+		f.fp16 = unsafe.Slice((*uint16)(p), cells)
+		f.shape = pick(a4, shape4x16, shape3x16)
+	case 32:
+		f.fp32 = unsafe.Slice((*uint32)(p), cells)
+		f.shape = pick(a4, shape4x32, shape3x32)
+	}
+}
+
+func pick(c bool, a, b shape) shape {
+	if c {
+		return a
+	}
+	return b
+}
+
+// newLayoutHook is newLayout, replaceable by tests.
+var newLayoutHook = newLayout
