@@ -37,6 +37,10 @@
 //     Filter its Contains means "estimated count > 0"
 //   - cuckoo: the cuckoo filter (CF), which deletes, counts and grows; its
 //     RedisBloom profile is bit for bit RedisBloom's CF.* filter
+//   - fuse: the binary fuse filter (Graf and Lemire, "Binary Fuse
+//     Filters: Fast and Smaller Than Xor Filters", 2022), static: built
+//     once from a whole key set, 3- or 4-wise, 8-, 16- or 32-bit
+//     fingerprints; its sizes are theory.FuseLayout
 //   - scalable: a growing chain of Bloom filters whose compound rate stays
 //     below its target however far it grows (Almeida et al.); its
 //     RedisBloom profile is byte-compatible with the Bloom filter of Redis

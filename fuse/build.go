@@ -17,7 +17,8 @@ import (
 var ErrConstruction = errors.New("fuse: construction failed")
 
 // Builder holds the 64-bit hashes of the keys (8 bytes per key) until
-// Finish builds the filter from them.
+// Finish builds the filter from them. The zero Builder is
+// NewBuilder(Config{})'s.
 type Builder struct {
 	cfg      Config
 	hashes   []uint64
@@ -35,6 +36,13 @@ func NewBuilder(c Config) (*Builder, error) {
 	return &Builder{cfg: c}, nil
 }
 
+// init makes the zero Builder the one of NewBuilder(Config{}).
+func (b *Builder) init() {
+	if b.cfg.Arity == 0 {
+		b.cfg, _ = Config{Seed: b.cfg.Seed}.norm()
+	}
+}
+
 // Add adds key (hashing.Sum64 with the Config's seed).
 func (b *Builder) Add(key []byte) error { return b.AddHash64(hashing.Sum64(key, b.cfg.Seed)) }
 
@@ -50,6 +58,7 @@ func (b *Builder) need(n uint64) uint64 {
 // keys or when the held hashes and the filter to be would exceed the
 // memory budget (SetMaxBits).
 func (b *Builder) AddHash64(h uint64) error {
+	b.init()
 	n := len(b.hashes) + 1
 	if uint64(n) > MaxKeys {
 		return fmt.Errorf("fuse: more than %d keys: %w", uint64(MaxKeys), ErrParam)
@@ -84,6 +93,7 @@ func (b *Builder) SetMaxBits(bits uint64) { b.maxBits, b.fits = bits, 0 }
 // MaxAttempts attempts (ErrConstruction); the Builder keeps its keys (its
 // hashes may be reordered and deduplicated) and may be finished again.
 func (b *Builder) Finish() (*Filter, error) {
+	b.init()
 	f, hashes, err := build(b.cfg, b.hashes)
 	b.hashes = hashes
 	if err != nil {
