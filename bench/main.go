@@ -106,6 +106,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	growingN := fs.String("growing-n", "1000000,10000000", "comma-separated numbers of keys for the growing run")
 	growingQueries := fs.Uint64("growing-queries", 1000000, "present and absent queries per filter in the growing run (fewer for a chain too slow to finish in -growing-max-query)")
 	growingMaxQuery := fs.Duration("growing-max-query", 30*time.Second, "wall time after which the growing run stops querying a filter")
+	static := fs.Bool("static", false, "instead: the static-filter run (bloomlab's fuse and ribbon filters beside xorfilter's binary fuse filters at each of -static-keys: bits per key, measured FPR, build, single and batched queries; see README)")
+	staticKeys := fs.String("static-keys", "1e6,1e8", "comma-separated numbers of keys for the static run")
+	staticRounds := fs.Int("static-rounds", 3, "interleaved rounds per size in the static run (each row's fastest kept)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,6 +124,29 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fprs, err := parseFPRs(*fprList)
 	if err != nil {
 		return err
+	}
+	if *static {
+		var ns []uint64
+		for _, v := range strings.Split(*staticKeys, ",") {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || n < 1 || n != math.Trunc(n) || n > 1<<31 {
+				return fmt.Errorf("-static-keys: bad count %q", v)
+			}
+			ns = append(ns, uint64(n))
+		}
+		if *staticRounds < 1 {
+			return fmt.Errorf("-static-rounds %d: must be at least 1", *staticRounds)
+		}
+		w := stdout
+		if *outFile != "" {
+			f, err := os.Create(*outFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = io.MultiWriter(stdout, f)
+		}
+		return runStatic(w, stderr, ns, *staticRounds)
 	}
 	if *tdRun {
 		w := stdout

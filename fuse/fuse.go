@@ -34,6 +34,7 @@ import (
 	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/theory"
+	"github.com/zeebo/xxh3"
 )
 
 // ErrParam wraps every parameter error.
@@ -162,22 +163,49 @@ func (l *layout) positions4(hh uint64) (uint32, uint32, uint32, uint32) {
 
 type finger interface{ ~uint8 | ~uint16 | ~uint32 }
 
-func contains3[T finger](fp []T, l *layout, h uint64) bool {
-	hh := mix(h, l.seed)
-	h0, h1, h2 := l.positions3(hh)
-	return T(hh^hh>>32) == fp[h0]^fp[h1]^fp[h2]
-}
-
-func contains4[T finger](fp []T, l *layout, h uint64) bool {
-	hh := mix(h, l.seed)
-	h0, h1, h2, h3 := l.positions4(hh)
-	return T(hh^hh>>32) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
-}
-
 // Contains reports whether key may be in the set: false means certainly
 // not; true for a key not in the set with probability 2^-FingerprintBits.
+//
+// Its body is ContainsHash64's, repeated: a call less per query (the
+// single-query goal is xorfilter's time, hashing included).
 func (f *Filter) Contains(key []byte) bool {
-	return f.ContainsHash64(hashing.Sum64(key, f.cfg.Seed))
+	var h uint64
+	if f.cfg.Seed == 0 {
+		h = xxh3.Hash(key) // hashing.Sum64(key, 0), a call less
+	} else {
+		h = hashing.Sum64(key, f.cfg.Seed)
+	}
+	l := &f.lay
+	hh := mix(h, l.seed)
+	hi, _ := bits.Mul64(hh, uint64(l.segCells))
+	h0 := uint32(hi)
+	h1 := (h0 + l.segLen) ^ (uint32(hh>>18) & l.segMask)
+	h2 := (h0 + 2*l.segLen) ^ (uint32(hh) & l.segMask)
+	x := hh ^ hh>>32
+	switch f.shape {
+	case shape3x8:
+		fp := f.fp8
+		return uint8(x) == fp[h0]^fp[h1]^fp[h2]
+	case shape3x16:
+		fp := f.fp16
+		return uint16(x) == fp[h0]^fp[h1]^fp[h2]
+	case shape3x32:
+		fp := f.fp32
+		return uint32(x) == fp[h0]^fp[h1]^fp[h2]
+	case shape4x8:
+		fp := f.fp8
+		h3 := (h0 + 3*l.segLen) ^ (fourth(hh) & l.segMask)
+		return uint8(x) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
+	case shape4x16:
+		fp := f.fp16
+		h3 := (h0 + 3*l.segLen) ^ (fourth(hh) & l.segMask)
+		return uint16(x) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
+	case shape4x32:
+		fp := f.fp32
+		h3 := (h0 + 3*l.segLen) ^ (fourth(hh) & l.segMask)
+		return uint32(x) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
+	}
+	return false
 }
 
 // ContainsString is Contains for a string key, without copying it.
@@ -186,21 +214,40 @@ func (f *Filter) ContainsString(key string) bool {
 }
 
 // ContainsHash64 is Contains for a key's 64-bit hash (hashing.Sum64 with
-// the filter's seed, or the hash the Builder's AddHash64 was given).
+// the filter's seed, or the hash the Builder's AddHash64 was given). The
+// cells' indexes are computed once; one switch on the shape (arity and
+// width) picks the loads. The zero Filter's indexes are 0 and its shape
+// answers false.
 func (f *Filter) ContainsHash64(h uint64) bool {
+	l := &f.lay
+	hh := mix(h, l.seed)
+	hi, _ := bits.Mul64(hh, uint64(l.segCells))
+	h0 := uint32(hi)
+	h1 := (h0 + l.segLen) ^ (uint32(hh>>18) & l.segMask)
+	h2 := (h0 + 2*l.segLen) ^ (uint32(hh) & l.segMask)
+	x := hh ^ hh>>32
 	switch f.shape {
 	case shape3x8:
-		return contains3(f.fp8, &f.lay, h)
+		fp := f.fp8
+		return uint8(x) == fp[h0]^fp[h1]^fp[h2]
 	case shape3x16:
-		return contains3(f.fp16, &f.lay, h)
+		fp := f.fp16
+		return uint16(x) == fp[h0]^fp[h1]^fp[h2]
 	case shape3x32:
-		return contains3(f.fp32, &f.lay, h)
+		fp := f.fp32
+		return uint32(x) == fp[h0]^fp[h1]^fp[h2]
 	case shape4x8:
-		return contains4(f.fp8, &f.lay, h)
+		fp := f.fp8
+		h3 := (h0 + 3*l.segLen) ^ (fourth(hh) & l.segMask)
+		return uint8(x) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
 	case shape4x16:
-		return contains4(f.fp16, &f.lay, h)
+		fp := f.fp16
+		h3 := (h0 + 3*l.segLen) ^ (fourth(hh) & l.segMask)
+		return uint16(x) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
 	case shape4x32:
-		return contains4(f.fp32, &f.lay, h)
+		fp := f.fp32
+		h3 := (h0 + 3*l.segLen) ^ (fourth(hh) & l.segMask)
+		return uint32(x) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
 	}
 	return false
 }
