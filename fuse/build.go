@@ -168,16 +168,6 @@ func (l layout) halved() layout {
 	return l
 }
 
-// pos returns a key's arity cells.
-func (l *layout) pos(hh uint64) (p [4]uint32) {
-	if l.arity == 4 {
-		p[0], p[1], p[2], p[3] = l.positions4(hh)
-	} else {
-		p[0], p[1], p[2] = l.positions3(hh)
-	}
-	return p
-}
-
 // build builds the filter of hashes, with up to MaxAttempts attempts:
 // each mixes the hashes with a new seed, sorts them by their first
 // segment (so that the cells a pass touches are close together, §5), and
@@ -271,27 +261,45 @@ func peel(l *layout, hashes, sorted []uint64, found, t2count []uint8, t2hash []u
 	}
 	// Each cell: the number of its keys (times 4), the xor of their
 	// indexes in their key (low 2 bits), the xor of their hashes.
-	arity := int(l.arity)
-	overflow := false
-	for _, hh := range sorted {
-		p := l.pos(hh)
-		for j := range arity {
-			c := t2count[p[j]] + 4
-			overflow = overflow || c < 4 // 64 keys in a cell: duplicates
-			t2count[p[j]] = c ^ uint8(j)
-			t2hash[p[j]] ^= hh
+	overflow := false // 64 keys in a cell wrap its count: duplicates
+	if l.arity == 3 {
+		for _, hh := range sorted {
+			h0, h1, h2 := l.positions3(hh)
+			c0, c1, c2 := t2count[h0]+4, t2count[h1]+4, t2count[h2]+4
+			overflow = overflow || c0 < 4 || c1 < 4 || c2 < 4
+			t2count[h0] = c0
+			t2hash[h0] ^= hh
+			t2count[h1] = c1 ^ 1
+			t2hash[h1] ^= hh
+			t2count[h2] = c2 ^ 2
+			t2hash[h2] ^= hh
+		}
+	} else {
+		for _, hh := range sorted {
+			h0, h1, h2, h3 := l.positions4(hh)
+			c0, c1, c2, c3 := t2count[h0]+4, t2count[h1]+4, t2count[h2]+4, t2count[h3]+4
+			overflow = overflow || c0 < 4 || c1 < 4 || c2 < 4 || c3 < 4
+			t2count[h0] = c0
+			t2hash[h0] ^= hh
+			t2count[h1] = c1 ^ 1
+			t2hash[h1] ^= hh
+			t2count[h2] = c2 ^ 2
+			t2hash[h2] ^= hh
+			t2count[h3] = c3 ^ 3
+			t2hash[h3] ^= hh
 		}
 	}
 	if overflow {
 		return false
 	}
+	// The queue of cells holding one key, without a branch per cell.
 	q := 0
 	for i, c := range t2count {
-		if c>>2 == 1 {
-			alone[q] = uint32(i)
-			q++
-		}
+		alone[q] = uint32(i)
+		q += is(c>>2, 1)
 	}
+	// Peel: a cell holding one key gives the key; removing it from all
+	// its cells (its own becomes empty) queues those left with one.
 	stack := 0
 	for q > 0 {
 		q--
@@ -300,40 +308,68 @@ func peel(l *layout, hashes, sorted []uint64, found, t2count []uint8, t2hash []u
 			continue
 		}
 		hh := t2hash[idx]
-		fnd := t2count[idx] & 3
 		sorted[stack] = hh
-		found[stack] = fnd
+		found[stack] = t2count[idx] & 3
 		stack++
-		p := l.pos(hh)
-		for j := range arity {
-			if uint8(j) == fnd {
-				continue
-			}
-			o := p[j]
-			if t2count[o]>>2 == 2 {
-				alone[q] = o
-				q++
-			}
-			t2count[o] = (t2count[o] - 4) ^ uint8(j)
-			t2hash[o] ^= hh
+		if l.arity == 3 {
+			h0, h1, h2 := l.positions3(hh)
+			alone[q] = h0
+			q += is(t2count[h0]>>2, 2)
+			t2count[h0] -= 4
+			t2hash[h0] ^= hh
+			alone[q] = h1
+			q += is(t2count[h1]>>2, 2)
+			t2count[h1] = (t2count[h1] - 4) ^ 1
+			t2hash[h1] ^= hh
+			alone[q] = h2
+			q += is(t2count[h2]>>2, 2)
+			t2count[h2] = (t2count[h2] - 4) ^ 2
+			t2hash[h2] ^= hh
+		} else {
+			h0, h1, h2, h3 := l.positions4(hh)
+			alone[q] = h0
+			q += is(t2count[h0]>>2, 2)
+			t2count[h0] -= 4
+			t2hash[h0] ^= hh
+			alone[q] = h1
+			q += is(t2count[h1]>>2, 2)
+			t2count[h1] = (t2count[h1] - 4) ^ 1
+			t2hash[h1] ^= hh
+			alone[q] = h2
+			q += is(t2count[h2]>>2, 2)
+			t2count[h2] = (t2count[h2] - 4) ^ 2
+			t2hash[h2] ^= hh
+			alone[q] = h3
+			q += is(t2count[h3]>>2, 2)
+			t2count[h3] = (t2count[h3] - 4) ^ 3
+			t2hash[h3] ^= hh
 		}
-		t2count[idx] = 0
 	}
 	return stack == n
 }
 
+// is returns 1 if a == b and 0 otherwise, without a branch (a, b < 64).
+func is(a, b uint8) int { return int((uint64(a^b) - 1) >> 63) }
+
 // assign sets the cells in reverse peeling order: each key's own cell
 // makes the xor of its cells its fingerprint.
 func assign[T finger](fp []T, l *layout, sorted []uint64, found []uint8) {
-	arity := int(l.arity)
+	if l.arity == 3 {
+		for i := len(sorted) - 1; i >= 0; i-- {
+			hh := sorted[i]
+			var p [4]uint32
+			p[0], p[1], p[2] = l.positions3(hh)
+			x := T(hh^hh>>32) ^ fp[p[0]] ^ fp[p[1]] ^ fp[p[2]]
+			fp[p[found[i]&3]] ^= x
+		}
+		return
+	}
 	for i := len(sorted) - 1; i >= 0; i-- {
 		hh := sorted[i]
-		p := l.pos(hh)
-		x := T(hh ^ hh>>32)
-		for j := range arity {
-			x ^= fp[p[j]]
-		}
-		fp[p[found[i]]] ^= x
+		var p [4]uint32
+		p[0], p[1], p[2], p[3] = l.positions4(hh)
+		x := T(hh^hh>>32) ^ fp[p[0]] ^ fp[p[1]] ^ fp[p[2]] ^ fp[p[3]]
+		fp[p[found[i]&3]] ^= x
 	}
 }
 
