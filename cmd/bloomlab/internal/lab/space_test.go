@@ -1,8 +1,11 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/stats"
@@ -42,6 +45,7 @@ func TestFiltersSpace(t *testing.T) {
 	if len(res.Plots) != 1 || len(res.Plots[0].series) != 2+len(spaceStructures) {
 		t.Fatalf("plots: %+v", res.Plots)
 	}
+	checkLegend(t, res.Plots[0])
 	type key struct {
 		s string
 		r int
@@ -178,6 +182,35 @@ func TestFiltersSpace(t *testing.T) {
 			if a, b := over("ribbon", r), over("bloom", r); !(a < b) {
 				t.Errorf("r = %d: ribbon %.4f ≥ bloom %.4f", r, a, b)
 			}
+		}
+	}
+}
+
+// checkLegend: p's SVG is well-formed, gives each series its own colour
+// and keeps every text (the legend's rows of three included) on the
+// canvas.
+func checkLegend(t *testing.T, p Plot) {
+	t.Helper()
+	if len(p.series) > len(palette) {
+		t.Errorf("%s: %d series, %d colours", p.Name, len(p.series), len(palette))
+	}
+	var b bytes.Buffer
+	if err := WriteSVG(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	checkXML(t, b.Bytes())
+	m := regexp.MustCompile(`^<svg[^>]* height="([0-9.]+)"`).FindSubmatch(b.Bytes())
+	if m == nil {
+		t.Fatalf("%s: no height", p.Name)
+	}
+	h, _ := strconv.ParseFloat(string(m[1]), 64)
+	texts := regexp.MustCompile(`<text x="[0-9.]+" y="([0-9.]+)"`).FindAllSubmatch(b.Bytes(), -1)
+	if len(texts) < len(p.series) {
+		t.Fatalf("%s: %d texts", p.Name, len(texts))
+	}
+	for _, y := range texts {
+		if v, _ := strconv.ParseFloat(string(y[1]), 64); v > h-6 {
+			t.Errorf("%s: text at y = %v on a canvas %v high", p.Name, v, h)
 		}
 	}
 }
