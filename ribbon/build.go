@@ -226,7 +226,7 @@ func (bd *band) run(keys []uint64, slots, seed uint64, r uint32) bool {
 	bd.slots = slots
 	c0s, c1s, rs := bd.c0, bd.c1, bd.res
 	for _, h := range keys {
-		hh := mix(h, seed)
+		hh := remix(h, seed)
 		i, _ := bits.Mul64(hh, slots-127)
 		c0, c1, res := row(hh, r)
 		for {

@@ -266,5 +266,5 @@ func TestConfig(t *testing.T) {
 
 // TestInlining: the hash helpers cost no call.
 func TestInlining(t *testing.T) {
-	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/ribbon", "mix", "row", "attemptSeed")
+	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/ribbon", "mix", "remix", "row", "attemptSeed")
 }
