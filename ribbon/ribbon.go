@@ -169,17 +169,15 @@ func (f *Filter) ContainsHash64(h uint64) bool {
 // 64, the last three otherwise; both cases are one loop over three word
 // streams with three masks, chosen without a branch.
 func (f *Filter) match(b uint64, off uint, c0, c1 uint64, want uint32) bool {
-	k := 128 - off
-	l0 := c0 << off
-	l1 := c1<<off | c0>>(64-off) | c0<<(off-64)
-	r0 := c0>>k | c1<<(64-k) | c1>>(k-64)
-	r1 := c1 >> k
+	// The row shifted left by off covers, as three words, the column
+	// words at 128-bit position off>>6 … off>>6 + 2 of blocks b and b+1,
+	// shifted by o = off mod 64 within them (shifts below 64: no masking).
+	o := off & 63
+	m0 := c0 << o
+	m1 := c1<<o | c0>>1>>(63-o)
+	m2 := c1 >> 1 >> (63 - o)
 	n := 2 * uint64(f.r)
 	hi := uint64(off >> 6) // 1: the row's bits start in the block's second word
-	sel := -hi             // all ones when hi = 1
-	m0 := l0&^sel | l1&sel // mask of word 2j (+1 when hi)
-	m1 := l1&^sel | r0&sel // of word 2j+1 (the next block's 2j when hi)
-	m2 := r0&^sel | r1&sel // of the next block's word 2j (+1 when hi)
 	p := b * n
 	d := f.data[p : p+2*n : p+2*n]
 	s0 := d[hi : hi+n-1]
