@@ -26,7 +26,8 @@ func writeStaticKeys(t *testing.T, name, prefix string, n int) string {
 
 // TestStaticBuildPipe: a static kind builds from standard input without
 // -n (its size is set by the keys it gets), with every key present and
-// no warning about its capacity; the other kinds still need -n there.
+// no warning about its capacity (build's or info's), info -json marking
+// it static; the other kinds still need -n there.
 func TestStaticBuildPipe(t *testing.T) {
 	t.Chdir(t.TempDir())
 	keys := writeStaticKeys(t, "keys.txt", "k", 3000)
@@ -40,6 +41,9 @@ func TestStaticBuildPipe(t *testing.T) {
 		}
 		if out, e, code := invoke([]string{"info", k + ".blf"}, ""); code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "keys added:") {
 			t.Fatalf("%s: info exit %d: %s %s", k, code, out, e)
+		}
+		if out, e, code := invoke([]string{"info", "-json", k + ".blf"}, ""); code != 0 || !strings.Contains(out, `"static": true`) || strings.Contains(out, `"warnings"`) {
+			t.Fatalf("%s: info -json exit %d: %s %s", k, code, out, e)
 		}
 	}
 	if _, e, code := invoke([]string{"build", "-kind", "bloom", "-fpr", "0.01", "-o", "b.blf"}, keys); code != 2 || !strings.Contains(e, "need -n") {
