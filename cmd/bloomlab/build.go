@@ -296,8 +296,8 @@ func checkStaticMemory(name string, n, bits uint64) error {
 	held := float64(n) * staticHashBytes
 	need := held + float64(bits)/8
 	if have := memoryLimit(); have > 0 && need > float64(have) {
-		return fmt.Errorf("build: a %s filter of %d keys needs %s while it is built (8 bytes of hash per key held until the filter is built: %s; the filter: %s), more than the %s this process may use",
-			name, n, humanBytes(need), humanBytes(held), humanBytes(float64(bits)/8), humanBytes(float64(have)))
+		return fmt.Errorf("build: a %s filter of %d keys needs, while it is built, 8 bytes of hash per key (%s) and the filter (%s): %s of memory, more than the %s this process may use",
+			name, n, humanBytes(held), humanBytes(float64(bits)/8), humanBytes(need), humanBytes(float64(have)))
 	}
 	return nil
 }
