@@ -8,7 +8,9 @@ import (
 	"github.com/bloomlab/bloomlab/choices"
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/dleft"
+	"github.com/bloomlab/bloomlab/fuse"
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/ribbon"
 )
 
 // TestMeasureFPRStatic: measureFPRStatic stores exactly what measureFPR
@@ -21,6 +23,8 @@ func TestMeasureFPRStatic(t *testing.T) {
 	bk, _ := blocked.New(4096, 3)
 	ch, _ := choices.New(choices.Config{M: 4000, K: 3})
 	const n = 700
+	fb, _ := fuse.NewBuilder(fuse.Config{FingerprintBits: 8})
+	rb, _ := ribbon.NewBuilder(ribbon.Config{ResultBits: 6})
 	for j := range n {
 		d := keyDigest(7, j)
 		bl.AddHash(d)
@@ -32,8 +36,22 @@ func TestMeasureFPRStatic(t *testing.T) {
 		}
 		bk.AddHash(d)
 		ch.AddHash(d)
+		if err := fb.AddHash64(d.H1); err != nil {
+			t.Fatal(err)
+		}
+		if err := rb.AddHash64(d.H1); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, f := range []fprFilter{bl, dl, ck, bk, ch} {
+	fu, err := fb.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri, err := rb.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []fprFilter{bl, dl, ck, bk, ch, fuseLab{fu}, ribbonLab{ri}} {
 		for _, q := range []int{0, 1, 5000} {
 			var got, want [2]float64
 			measureFPR(f, 7, n, q, want[:])
