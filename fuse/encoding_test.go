@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/filtertest"
@@ -107,4 +108,29 @@ func FuzzDecode(f *testing.F) {
 		g.Contains(data)
 		g.ContainsBatch([][]byte{data, nil}, nil)
 	})
+}
+
+// TestLoadAllocatedOnce: reading a filter of S bytes from a reader that
+// knows its length allocates about S bytes (the cells are the payload
+// words, read in place), the root TestLoadMemory's 1.1 × S + 2 MiB.
+func TestLoadAllocatedOnce(t *testing.T) {
+	f := must(NewFromHashes(func() []uint64 {
+		h := make([]uint64, 1<<20)
+		for i := range h {
+			h[i] = uint64(i) * 0x9E3779B97F4A7C15
+		}
+		return h
+	}(), Config{FingerprintBits: 32}))
+	data := must(f.MarshalBinary())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var g Filter
+	_, err := g.ReadFrom(bytes.NewReader(data))
+	runtime.ReadMemStats(&after)
+	if err != nil || !g.Equal(f) {
+		t.Fatal(err)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > uint64(1.1*float64(len(data)))+2<<20 {
+		t.Errorf("a file of %d bytes allocated %d", len(data), a)
+	}
 }
