@@ -109,6 +109,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	static := fs.Bool("static", false, "instead: the static-filter run (bloomlab's fuse and ribbon filters beside xorfilter's binary fuse filters at each of -static-keys: bits per key, measured FPR, build, single and batched queries; see README)")
 	staticKeys := fs.String("static-keys", "1e6,1e8", "comma-separated numbers of keys for the static run")
 	staticRounds := fs.Int("static-rounds", 3, "interleaved rounds per size in the static run (each row's fastest kept)")
+	staticOnly := fs.String("static-only", "", "regular expression: run only the static rows whose names match (the reference rows of their groups are always run)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -146,7 +147,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			defer f.Close()
 			w = io.MultiWriter(stdout, f)
 		}
-		return runStatic(w, stderr, ns, *staticRounds)
+		only, err := regexp.Compile(*staticOnly)
+		if err != nil {
+			return fmt.Errorf("-static-only: %w", err)
+		}
+		return runStatic(w, stderr, ns, *staticRounds, only)
 	}
 	if *tdRun {
 		w := stdout

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"runtime"
 	"time"
 )
@@ -97,7 +98,27 @@ func cpuClock() func() float64 {
 // staticLibs (interleaved: round 1 of every row, then round 2 …), each
 // building the filter of n present keys and querying min(n, 10^7)
 // present and as many absent keys, single and batched; then the table.
-func runStatic(w, progress io.Writer, ns []uint64, rounds int) error {
+// Only the rows whose names match only run, and the reference rows of
+// their groups.
+func runStatic(w, progress io.Writer, ns []uint64, rounds int, only *regexp.Regexp) error {
+	libs := staticLibs
+	if only != nil && only.String() != "" {
+		groups := map[string]bool{}
+		for _, l := range staticLibs {
+			if only.MatchString(l.name) {
+				groups[l.group] = true
+			}
+		}
+		libs = nil
+		for _, l := range staticLibs {
+			if only.MatchString(l.name) || (l.ref && groups[l.group]) {
+				libs = append(libs, l)
+			}
+		}
+		if len(libs) == 0 {
+			return fmt.Errorf("-static-only %q matches no row", only)
+		}
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	fmt.Fprintf(w, "goos: %s\ngoarch: %s\n", runtime.GOOS, runtime.GOARCH)
@@ -105,6 +126,9 @@ func runStatic(w, progress io.Writer, ns []uint64, rounds int) error {
 		fmt.Fprintf(w, "cpu: %s\n", cpu)
 	}
 	fmt.Fprintf(w, "go: %s\nrun: -static, keylen %d, %d rounds per size (each row's fastest kept)\n", runtime.Version(), KeyLen, rounds)
+	if only != nil && only.String() != "" {
+		fmt.Fprintf(w, "rows: -static-only %q and the reference rows of their groups\n", only)
+	}
 	start := time.Now()
 	for _, n := range ns {
 		if n < 1 || n > 1<<31 {
@@ -114,9 +138,9 @@ func runStatic(w, progress io.Writer, ns []uint64, rounds int) error {
 		q := int(min(n, 10_000_000))
 		absent := makeKeys(q, 2)
 		out := make([]bool, staticChunk)
-		rows := make([]staticRow, len(staticLibs))
+		rows := make([]staticRow, len(libs))
 		for i := range rows {
-			rows[i].lib = staticLibs[i]
+			rows[i].lib = libs[i]
 		}
 		for round := 1; round <= rounds; round++ {
 			for i := range rows {

@@ -48,8 +48,25 @@ func (b *Builder) Add(key []byte) error { return b.AddHash64(hashing.Sum64(key, 
 
 // need is the memory, in bits, of a Builder holding n hashes and of the
 // filter it would build from them.
-func (b *Builder) need(n uint64) uint64 {
-	return 64*n + theory.FuseBits(b.cfg.Arity, b.cfg.FingerprintBits, n)
+func (b *Builder) need(n uint64) uint64 { return 8 * BuildBytes(b.cfg, n) }
+
+// BuildBytes bounds the memory, in bytes, that building a filter of c
+// from n keys takes at its peak: the hashes a Builder holds (8 bytes per
+// key, 10 with the headroom of a growing slice; 18 while the slice is
+// copied to its next array, less than what follows), Finish's working arrays
+// (a copy of the hashes in segment order and each key's peeling slot: 9
+// bytes per key; per cell a count, a xor of hashes and a queue entry: 13
+// bytes) and the filter (theory.FuseBits). About 36 bytes per key for
+// 3-wise 8-bit filters. c's zero fields take their defaults; a Config
+// out of range gives the widest (3-wise, 32-bit) bound.
+func BuildBytes(c Config, n uint64) uint64 {
+	if d, err := c.norm(); err == nil {
+		c = d
+	} else {
+		c = Config{Arity: 3, FingerprintBits: 32}
+	}
+	cells, _, _ := theory.FuseLayout(c.Arity, n)
+	return 19*n + 13*cells + (theory.FuseBits(c.Arity, c.FingerprintBits, n)+7)/8 + 64<<10
 }
 
 // AddHash64 adds a key by its 64-bit hash (hashing.Sum64 with the
@@ -73,7 +90,7 @@ func (b *Builder) AddHash64(h uint64) error {
 		case b.need(uint64(n)) <= b.maxBits:
 			b.fits = n
 		default:
-			return fmt.Errorf("fuse: memory budget of %d bits reached: %d keys take %d bits (8 bytes of hash per key while building, and the filter)",
+			return fmt.Errorf("fuse: memory budget of %d bits reached: building from %d keys takes %d bits (BuildBytes: the held hashes, the construction's arrays and the filter)",
 				b.maxBits, n, b.need(uint64(n)))
 		}
 	}

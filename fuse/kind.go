@@ -51,7 +51,14 @@ func plan(t kind.Target, arity int) (kind.Plan, error) {
 	if t.Explicit() || t.K != 0 {
 		return kind.Plan{}, fmt.Errorf("fuse: -m and -k do not apply: a binary fuse filter's size follows from its keys (give -n with -fpr or -bits-per-key, and -arity 3 or 4): %w", kind.ErrParam)
 	}
-	if err := sizing.Check("fuse", t); err != nil {
+	// A rate sizes a static filter without n: its array follows the
+	// keys Finish is given (a pipe of unknown length); Bits, M and
+	// BuildBytes are then 0 (unknown) and the capacity is the keys'.
+	tn := t
+	if t.N == 0 && t.FPR > 0 {
+		tn.N = 1
+	}
+	if err := sizing.Check("fuse", tn); err != nil {
 		return kind.Plan{}, err
 	}
 	if arity != 3 && arity != 4 {
@@ -84,14 +91,18 @@ func plan(t kind.Target, arity int) (kind.Plan, error) {
 	cells, segLen, _ := theory.FuseLayout(arity, t.N)
 	bits := theory.FuseBits(arity, fbits, t.N)
 	n := t.N
+	build := BuildBytes(c, n)
+	if n == 0 {
+		cells, segLen, bits, build = 0, 0, 0, 0
+	}
 	return kind.Plan{
-		Kind: "fuse", Scheme: "-", M: cells, MUnit: "cells", K: arity, Bits: bits, Capacity: t.N,
+		Kind: "fuse", Scheme: "-", M: cells, MUnit: "cells", K: arity, Bits: bits, Capacity: t.N, BuildBytes: build,
 		FPR: theory.FPFuse(fbits), Hashes: 1, Accesses: arity, Notices: notices,
 		Note: fmt.Sprintf("binary fuse filter (static: built once from all its keys; holds 8 bytes per key while building): %d-wise, %d-bit fingerprints", arity, fbits),
 		Extra: []kind.Field{
 			{Name: "fingerprint bits", Value: fbits},
 			{Name: "segment length", Value: segLen, Note: "cells"},
-			{Name: "build memory", Value: fmt.Sprintf("%d bytes", 8*n), Note: "the keys' 64-bit hashes, held until the filter is built"},
+			buildMemory(BuildBytes(c, n), n),
 		},
 		New: func() (kind.Builder, error) {
 			b, err := NewBuilder(c)
@@ -133,4 +144,14 @@ func describe(g kind.Filter) []kind.Field {
 			kind.Field{Name: "bits per key / log2(1/fpr)", Value: bpk / float64(f.FingerprintBits()), Note: "1 is the lower bound"})
 	}
 	return fields
+}
+
+// buildMemory is the plan's field for the memory a build of n keys takes
+// (BuildBytes; n = 0: unknown, bounded as the keys come).
+func buildMemory(bytes, n uint64) kind.Field {
+	const note = "at the peak of the build: the keys' 64-bit hashes held until Finish, its working arrays and the filter"
+	if n == 0 {
+		return kind.Field{Name: "build memory", Value: "about 36 bytes per key", Note: note}
+	}
+	return kind.Field{Name: "build memory", Value: fmt.Sprintf("%d bytes", bytes), Note: note}
 }

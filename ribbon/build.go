@@ -49,8 +49,23 @@ func (b *Builder) Add(key []byte) error { return b.AddHash64(hashing.Sum64(key, 
 // need bounds the memory, in bits, of a Builder holding n hashes and of
 // the filter it would build from them (theory.RibbonMaxBits, which grows
 // with n).
-func (b *Builder) need(n uint64) uint64 {
-	return 64*n + theory.RibbonMaxBits(n, b.cfg.ResultBits)
+func (b *Builder) need(n uint64) uint64 { return 8 * BuildBytes(b.cfg, n) }
+
+// BuildBytes bounds the memory, in bytes, that building a filter of c
+// from n keys takes at its peak: the hashes a Builder holds (8 bytes per
+// key; 18 while the growing slice is copied to its next, 1.25 times
+// larger array, both live), the banding arrays of
+// one shard (20 bytes per slot: a 128-bit row and a result) and the
+// largest filter n keys can make (theory.RibbonMaxBits). c's zero fields
+// take their defaults; a Config out of range gives the r = 32 bound.
+func BuildBytes(c Config, n uint64) uint64 {
+	if d, err := c.norm(); err == nil {
+		c = d
+	} else {
+		c = Config{ResultBits: 32}
+	}
+	shard := min(n, 2*theory.RibbonShardKeys)
+	return 18*n + 20*(shard+shard/8+256) + (theory.RibbonMaxBits(n, c.ResultBits)+7)/8 + 64<<10
 }
 
 // AddHash64 adds a key by its 64-bit hash (hashing.Sum64 with the
@@ -71,7 +86,7 @@ func (b *Builder) AddHash64(h uint64) error {
 		case b.need(uint64(n)) <= b.maxBits:
 			b.fits = n
 		default:
-			return fmt.Errorf("ribbon: memory budget of %d bits reached: %d keys take up to %d bits (8 bytes of hash per key while building, and the filter)",
+			return fmt.Errorf("ribbon: memory budget of %d bits reached: building from %d keys takes up to %d bits (BuildBytes: the held hashes, one shard's banding arrays and the filter)",
 				b.maxBits, n, b.need(uint64(n)))
 		}
 	}

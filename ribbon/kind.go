@@ -51,7 +51,14 @@ func plan(t kind.Target, r int) (kind.Plan, error) {
 	if t.Explicit() || t.K != 0 {
 		return kind.Plan{}, fmt.Errorf("ribbon: -m and -k do not apply: a Ribbon filter's size follows from its keys (give -n with -fpr or -bits-per-key, or -r): %w", kind.ErrParam)
 	}
-	if err := sizing.Check("ribbon", t); err != nil {
+	// A rate sizes a static filter without n: its array follows the
+	// keys Finish is given (a pipe of unknown length); Bits, M and
+	// BuildBytes are then 0 (unknown) and the capacity is the keys'.
+	tn := t
+	if t.N == 0 && t.FPR > 0 {
+		tn.N = 1
+	}
+	if err := sizing.Check("ribbon", tn); err != nil {
 		return kind.Plan{}, err
 	}
 	if r < 0 || r > 32 {
@@ -89,14 +96,18 @@ func plan(t kind.Target, r int) (kind.Plan, error) {
 	}
 	c := Config{ResultBits: r, Seed: t.Seed}
 	n := t.N
+	slots, bits, build := theory.RibbonSlots(n), theory.RibbonBits(n, r), BuildBytes(c, n)
+	if n == 0 {
+		slots, bits, build = 0, 0, 0
+	}
 	return kind.Plan{
-		Kind: "ribbon", Scheme: "-", M: theory.RibbonSlots(n), MUnit: "slots", K: r, Bits: theory.RibbonBits(n, r), Capacity: n,
+		Kind: "ribbon", Scheme: "-", M: slots, MUnit: "slots", K: r, Bits: bits, Capacity: n, BuildBytes: build,
 		FPR: theory.FPRibbon(r), Hashes: 1, Accesses: 2, Notices: notices,
 		Note: fmt.Sprintf("Standard Ribbon filter (static: built once from all its keys; holds 8 bytes per key while building): %d result bits, 128-bit rows", r),
 		Extra: []kind.Field{
 			{Name: "result bits", Value: r},
 			{Name: "shards", Value: theory.RibbonShards(n), Note: fmt.Sprintf("of about %d keys", theory.RibbonShardKeys)},
-			{Name: "build memory", Value: fmt.Sprintf("%d bytes", 8*n), Note: "the keys' 64-bit hashes, held until the filter is built"},
+			buildMemory(BuildBytes(c, n), n),
 		},
 		New: func() (kind.Builder, error) {
 			b, err := NewBuilder(c)
@@ -136,4 +147,14 @@ func describe(g kind.Filter) []kind.Field {
 			kind.Field{Name: "bits per key / log2(1/fpr)", Value: bpk / float64(f.ResultBits()), Note: "1 is the lower bound"})
 	}
 	return fields
+}
+
+// buildMemory is the plan's field for the memory a build of n keys takes
+// (BuildBytes; n = 0: unknown, bounded as the keys come).
+func buildMemory(bytes, n uint64) kind.Field {
+	const note = "at the peak of the build: the keys' 64-bit hashes held until Finish, one shard's banding arrays and the filter"
+	if n == 0 {
+		return kind.Field{Name: "build memory", Value: "about 18 bytes per key and the filter", Note: note}
+	}
+	return kind.Field{Name: "build memory", Value: fmt.Sprintf("%d bytes", bytes), Note: note}
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"io"
 	"math"
+	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/bloomlab/bloomlab"
@@ -22,7 +24,8 @@ func init() {
 			"Size it for -n keys at a false-positive rate (-fpr) or with a number of bits per key (-bits-per-key), " +
 			"or give the size (-m with -k). Without -n the key files are counted in a first pass (keys from standard input then need -n), " +
 			"except for kinds that grow and static kinds. A static kind (fuse, ribbon: docs/STATIC.md) holds 8 bytes of hash per key until " +
-			"the filter is built (8 GB for 10^9 keys); build checks that memory and the filter's against what the process may use " +
+			"the filter is built (8 GB for 10^9 keys), and building takes more at its peak (plan's \"build memory\": about 36 bytes per key for fuse, " +
+			"18 for ribbon); build checks that peak against what the process may use " +
 			"before it reads a key (with -n or after counting), and stops with an error when keys from a pipe outgrow it. Each kind takes its own options, listed below. " +
 			"FILE is written atomically; an existing FILE is replaced, and FILE may not be one of the key files. " +
 			"-o may also name a filter in Redis (blocked kind only): redis://[USER:PASSWORD@]HOST:PORT[/DB]?key=NAME, rediss://… (TLS) or " +
@@ -171,7 +174,10 @@ func runBuild(e *env, args []string) error {
 	// checking every other option, so a mistake is reported before the
 	// keys are read.
 	_, err = planner(t)
-	counted := errors.Is(err, kind.ErrNeedN) && !sf.n.Given
+	// A static kind plans a rate without n (its array follows its keys),
+	// but its build memory is checked before a key is read, so its key
+	// files are counted too when they can be read twice.
+	counted := (errors.Is(err, kind.ErrNeedN) || (err == nil && spec.Static && t.N == 0)) && !sf.n.Given
 	if err != nil && !counted {
 		return paramError(err)
 	}
@@ -218,12 +224,15 @@ func runBuild(e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "bloomlab: build: note: a %s filter's rates come in steps: -fpr %g gives %s, the largest it offers below it\n", spec.Name, t.FPR, formatValue(p.FPR))
 		}
 		if !streamed {
-			if err := checkStaticMemory(spec.Name, t.N, p.Bits); err != nil {
+			if err := checkStaticMemory(spec.Name, t.N, p.Bits, p.BuildBytes); err != nil {
 				return err
 			}
 		}
 	} else if err := checkMemory("build", p.Bits); err != nil {
 		return err
+	}
+	if spec.Static {
+		gcWithinMemory()
 	}
 	b, err := p.New()
 	if err != nil {
@@ -235,7 +244,7 @@ func runBuild(e *env, args []string) error {
 		if err := b.Add(key); err != nil {
 			hint := fullHint(b, key, err)
 			if spec.Static {
-				hint = "a static filter's builder holds 8 bytes of hash per key: build it where more memory is free, or split the keys into several filters"
+				hint = "a static filter's build holds 8 bytes of hash per key and more at its peak (plan's \"build memory\"): build it where more memory is free, or split the keys into several filters"
 			}
 			return fmt.Errorf("build: key %s (%s:%d): %w; nothing written (%s)", quoteKey(key), sourceName(file), line, err, hint)
 		}
@@ -290,16 +299,36 @@ func checkMemory(cmd string, bits uint64) error {
 const staticHashBytes = 8
 
 // checkStaticMemory refuses, before any key is read, a static filter of
-// n keys whose builder cannot be held: 8 bytes of hash per key until the
-// filter is built, and the filter of bits.
-func checkStaticMemory(name string, n, bits uint64) error {
+// n keys whose build cannot be held: the plan's BuildBytes (the hashes
+// held until Finish, its working arrays and the filter), or where the
+// plan has none 8 bytes of hash per key and the filter of bits.
+func checkStaticMemory(name string, n, bits, buildBytes uint64) error {
 	held := float64(n) * staticHashBytes
 	need := held + float64(bits)/8
+	if buildBytes > 0 {
+		need = float64(buildBytes)
+	}
 	if have := memoryLimit(); have > 0 && need > float64(have) {
-		return fmt.Errorf("build: a %s filter of %d keys needs, while it is built, 8 bytes of hash per key (%s) and the filter (%s): %s of memory, more than the %s this process may use",
+		return fmt.Errorf("build: a %s filter of %d keys needs, at the peak of its build, 8 bytes of hash per key (%s), the construction's working arrays and the filter (%s): %s of memory, more than the %s this process may use",
 			name, n, humanBytes(held), humanBytes(float64(bits)/8), humanBytes(need), humanBytes(float64(have)))
 	}
 	return nil
+}
+
+// gcWithinMemory makes the garbage collector keep the heap within the
+// memory the process may use (a soft limit, debug.SetMemoryLimit, at 90%
+// of it) unless GOMEMLIMIT sets one: a static kind's build holds its
+// hashes and Finish's arrays at once (plan.BuildBytes, checked against
+// that memory), and without a limit the collector lets the heap grow to
+// twice what is live (GOGC 100), the arrays the growing hash slice left
+// behind included.
+func gcWithinMemory() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if have := memoryLimit(); have > 0 && have < math.MaxInt64/2 {
+		debug.SetMemoryLimit(int64(have / 10 * 9))
+	}
 }
 
 // allRereadable reports whether every key file can be read twice (a

@@ -52,7 +52,8 @@ func TestStaticBuildPipe(t *testing.T) {
 }
 
 // TestStaticBuildMemory: a static kind's build checks, before it reads a
-// key, that 8 bytes of hash per key and the filter fit the memory the
+// key, that the peak of its build (plan.BuildBytes: 8 bytes of hash per
+// key, the construction's working arrays and the filter) fits the memory the
 // process may use, with -n and after counting a key file, and says what
 // it needs; from a pipe without -n, the builder's budget stops it with an
 // error, nothing written. The refusal wraps no usage error (exit 1).
@@ -72,7 +73,7 @@ func TestStaticBuildMemory(t *testing.T) {
 			}
 		}
 		_, e, code := invoke([]string{"build", "-kind", k, "-fpr", "0.01", "-o", k + ".blf"}, keys)
-		if code != 1 || !strings.Contains(e, "memory budget") || !strings.Contains(e, "nothing written (a static filter's builder holds 8 bytes of hash per key") {
+		if code != 1 || !strings.Contains(e, "memory budget") || !strings.Contains(e, "nothing written (a static filter's build holds 8 bytes of hash per key") {
 			t.Fatalf("%s: a pipe outgrowing memory: exit %d: %s", k, code, e)
 		}
 		if _, err := os.Stat(k + ".blf"); err == nil {

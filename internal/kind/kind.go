@@ -126,6 +126,12 @@ type Plan struct {
 	FPR float64
 	// Hashes and Accesses per query, worst case (a present key).
 	Hashes, Accesses int
+	// BuildBytes, where set (static kinds), bounds the memory the build
+	// takes at its peak, in bytes: the keys' hashes held until Finish,
+	// Finish's working arrays and the structure (0: Bits/8). It is 0 too
+	// when the plan has no N (the budget, kind.MemoryBudgeter, then
+	// stops a build that outgrows the memory as the keys come).
+	BuildBytes uint64
 	// Removes reports whether the kind supports removing keys.
 	Removes bool
 	// Note says what the kind is, in a few words, with its paper section.
