@@ -41,6 +41,10 @@
 //     Filters: Fast and Smaller Than Xor Filters", 2022), static: built
 //     once from a whole key set, 3- or 4-wise, 8-, 16- or 32-bit
 //     fingerprints; its sizes are theory.FuseLayout
+//   - ribbon: the Standard Ribbon filter (Dillinger and Walzer, "Ribbon
+//     filter: practically smaller than Bloom and Xor", 2021), static:
+//     r result bits for any r from 1 to 32, 128-bit rows, sharded so that
+//     its overhead (theory.RibbonBits, about 3.4%) does not grow with n
 //   - scalable: a growing chain of Bloom filters whose compound rate stays
 //     below its target however far it grows (Almeida et al.); its
 //     RedisBloom profile is byte-compatible with the Bloom filter of Redis

@@ -50,7 +50,7 @@ func (x xorFuse8) contains(keys [][]byte) int {
 }
 
 func (x xorFuse8) containsBatch([][]byte, []bool) (int, bool) { return 0, false }
-func (x xorFuse8) bits() uint64                              { return uint64(len(x.f.Fingerprints)) * 8 }
+func (x xorFuse8) bits() uint64                               { return uint64(len(x.f.Fingerprints)) * 8 }
 
 type xorFuse16 struct{ f *xorfilter.BinaryFuse[uint16] }
 
@@ -65,4 +65,4 @@ func (x xorFuse16) contains(keys [][]byte) int {
 }
 
 func (x xorFuse16) containsBatch([][]byte, []bool) (int, bool) { return 0, false }
-func (x xorFuse16) bits() uint64                              { return uint64(len(x.f.Fingerprints)) * 16 }
+func (x xorFuse16) bits() uint64                               { return uint64(len(x.f.Fingerprints)) * 16 }

@@ -254,64 +254,86 @@ func (f *Filter) ContainsHash64(h uint64) bool {
 
 // batchChunk is the number of keys ContainsBatch hashes before it reads
 // their cells.
-const batchChunk = 32
+const batchChunk = 256
 
 // ContainsBatch sets out[i] to Contains(keys[i]) for every key and returns
-// out[:len(keys)] (a new slice if out is too short). It hashes a chunk of
-// keys, then reads the chunk's cells, so that the CPU overlaps their cache
-// misses; it allocates nothing when len(out) ≥ len(keys).
+// out[:len(keys)] (a new slice if out is too short). It works by chunks:
+// it hashes the chunk's keys and computes all their cells first (no
+// memory access but the keys), then reads the cells, so that the CPU
+// issues the chunk's cache misses together instead of a few queries'
+// worth at a time. It allocates nothing when len(out) ≥ len(keys).
 func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
 	if len(out) < len(keys) {
 		out = make([]bool, len(keys))
 	}
 	out = out[:len(keys)]
-	switch f.shape {
-	case shape3x8:
-		batch3(f.fp8, &f.lay, f.cfg.Seed, keys, out)
-	case shape3x16:
-		batch3(f.fp16, &f.lay, f.cfg.Seed, keys, out)
-	case shape3x32:
-		batch3(f.fp32, &f.lay, f.cfg.Seed, keys, out)
-	case shape4x8:
-		batch4(f.fp8, &f.lay, f.cfg.Seed, keys, out)
-	case shape4x16:
-		batch4(f.fp16, &f.lay, f.cfg.Seed, keys, out)
-	case shape4x32:
-		batch4(f.fp32, &f.lay, f.cfg.Seed, keys, out)
-	default:
+	if f.shape == shapeZero {
 		clear(out)
+		return out
 	}
-	return out
-}
-
-func batch3[T finger](fp []T, l *layout, seed uint64, keys [][]byte, out []bool) {
-	var hs [batchChunk]uint64
+	var (
+		x              [batchChunk]uint64
+		p0, p1, p2, p3 [batchChunk]uint32
+	)
+	l := &f.lay
+	res := out
 	for len(keys) > 0 {
 		c := min(len(keys), batchChunk)
-		for i, k := range keys[:c] {
-			hs[i] = mix(hashing.Sum64(k, seed), l.seed)
+		if f.cfg.Seed == 0 {
+			for i, k := range keys[:c] {
+				x[i] = xxh3.Hash(k)
+			}
+		} else {
+			for i, k := range keys[:c] {
+				x[i] = hashing.Sum64(k, f.cfg.Seed)
+			}
 		}
-		for i, hh := range hs[:c] {
-			h0, h1, h2 := l.positions3(hh)
-			out[i] = T(hh^hh>>32) == fp[h0]^fp[h1]^fp[h2]
+		for i := range c {
+			hh := mix(x[i], l.seed)
+			hi, _ := bits.Mul64(hh, uint64(l.segCells))
+			h0 := uint32(hi)
+			p0[i] = h0
+			p1[i] = (h0 + l.segLen) ^ (uint32(hh>>18) & l.segMask)
+			p2[i] = (h0 + 2*l.segLen) ^ (uint32(hh) & l.segMask)
+			p3[i] = (h0 + 3*l.segLen) ^ (fourth(hh) & l.segMask)
+			x[i] = hh ^ hh>>32
+		}
+		o := out[:c]
+		switch f.shape {
+		case shape3x8:
+			fp := f.fp8
+			for i := range o {
+				o[i] = uint8(x[i]) == fp[p0[i]]^fp[p1[i]]^fp[p2[i]]
+			}
+		case shape3x16:
+			fp := f.fp16
+			for i := range o {
+				o[i] = uint16(x[i]) == fp[p0[i]]^fp[p1[i]]^fp[p2[i]]
+			}
+		case shape3x32:
+			fp := f.fp32
+			for i := range o {
+				o[i] = uint32(x[i]) == fp[p0[i]]^fp[p1[i]]^fp[p2[i]]
+			}
+		case shape4x8:
+			fp := f.fp8
+			for i := range o {
+				o[i] = uint8(x[i]) == fp[p0[i]]^fp[p1[i]]^fp[p2[i]]^fp[p3[i]]
+			}
+		case shape4x16:
+			fp := f.fp16
+			for i := range o {
+				o[i] = uint16(x[i]) == fp[p0[i]]^fp[p1[i]]^fp[p2[i]]^fp[p3[i]]
+			}
+		case shape4x32:
+			fp := f.fp32
+			for i := range o {
+				o[i] = uint32(x[i]) == fp[p0[i]]^fp[p1[i]]^fp[p2[i]]^fp[p3[i]]
+			}
 		}
 		keys, out = keys[c:], out[c:]
 	}
-}
-
-func batch4[T finger](fp []T, l *layout, seed uint64, keys [][]byte, out []bool) {
-	var hs [batchChunk]uint64
-	for len(keys) > 0 {
-		c := min(len(keys), batchChunk)
-		for i, k := range keys[:c] {
-			hs[i] = mix(hashing.Sum64(k, seed), l.seed)
-		}
-		for i, hh := range hs[:c] {
-			h0, h1, h2, h3 := l.positions4(hh)
-			out[i] = T(hh^hh>>32) == fp[h0]^fp[h1]^fp[h2]^fp[h3]
-		}
-		keys, out = keys[c:], out[c:]
-	}
+	return res
 }
 
 // Kind returns "fuse".

@@ -2,11 +2,13 @@ package ribbon
 
 import (
 	"flag"
-	"io"
+	"fmt"
+	"math"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/internal/sizing"
+	"github.com/bloomlab/bloomlab/theory"
 )
 
 var _ kind.Filter = (*Filter)(nil)
@@ -19,31 +21,95 @@ func init() {
 		FPRMethod: "2^-r",
 		Static:    true,
 		Options:   options,
-		Describe:  func(kind.Filter) []kind.Field { return []kind.Field{{Name: "stub", Value: true}} },
+		Describe:  describe,
 	})
 }
 
 func options(fs *flag.FlagSet) kind.Planner {
-	return func(t kind.Target) (kind.Plan, error) {
-		if err := sizing.Check("ribbon", t); err != nil {
-			return kind.Plan{}, err
-		}
-		c, err := Config{Seed: t.Seed}.norm()
-		if err != nil {
-			return kind.Plan{}, err
-		}
-		return kind.Plan{Kind: "ribbon", Scheme: "-", M: t.N, MUnit: "slots", K: c.ResultBits, Bits: t.N * 9, Capacity: t.N, FPR: 1.0 / 256,
-			Hashes: 1, Accesses: 1, Note: "Standard Ribbon filter (static)",
-			New: func() (kind.Builder, error) {
-				b, err := NewBuilder(c)
-				if err != nil {
-					return nil, err
-				}
-				return builder{b}, nil
-			}}, nil
-	}
+	r := fs.Int("r", 0, "result bits, 1 … 32 (the rate is 2^-r); 0: from -fpr or -bits-per-key")
+	return func(t kind.Target) (kind.Plan, error) { return plan(t, *r) }
 }
 
+// resultBitsFor returns r = ⌈log2(1/fpr)⌉, at least 1 (0 if above 32).
+func resultBitsFor(fpr float64) int {
+	r := max(1, int(math.Ceil(-math.Log2(fpr))))
+	for r > 1 && theory.FPRibbon(r-1) <= fpr { // rounding of log2
+		r--
+	}
+	if r > 32 {
+		return 0
+	}
+	return r
+}
+
+// plan sizes a Ribbon filter for t.N keys: r is -r, or the smallest whose
+// rate 2^-r meets -fpr, or the largest whose filter fits -bits-per-key (1
+// bit, with a notice, when even that one does not fit); the slots are
+// theory.RibbonSlots. An explicit -m and -k is refused: the size follows
+// from the keys.
+func plan(t kind.Target, r int) (kind.Plan, error) {
+	if t.Explicit() || t.K != 0 {
+		return kind.Plan{}, fmt.Errorf("ribbon: -m and -k do not apply: a Ribbon filter's size follows from its keys (give -n with -fpr or -bits-per-key, or -r): %w", kind.ErrParam)
+	}
+	if err := sizing.Check("ribbon", t); err != nil {
+		return kind.Plan{}, err
+	}
+	if r < 0 || r > 32 {
+		return kind.Plan{}, fmt.Errorf("ribbon: -r %d: want 1 … 32: %w", r, kind.ErrParam)
+	}
+	if t.N > MaxKeys {
+		return kind.Plan{}, fmt.Errorf("ribbon: %d keys: a Ribbon filter holds at most %d: %w", t.N, uint64(MaxKeys), kind.ErrParam)
+	}
+	var notices []string
+	switch {
+	case r > 0:
+		if t.FPR > 0 && theory.FPRibbon(r) > t.FPR {
+			return kind.Plan{}, fmt.Errorf("ribbon: -r %d gives 2^-%d = %.3g, above -fpr %g: %w", r, r, theory.FPRibbon(r), t.FPR, kind.ErrParam)
+		}
+		if t.BitsPerKey > 0 && float64(theory.RibbonBits(t.N, r)) > math.Ceil(t.BitsPerKey*float64(t.N)) {
+			notices = append(notices, fmt.Sprintf("-r %d takes %.3g bits per key for %d keys, above -bits-per-key %g", r, theory.RibbonBitsPerKey(t.N, r), t.N, t.BitsPerKey))
+		}
+	case t.FPR > 0:
+		if r = resultBitsFor(t.FPR); r == 0 {
+			return kind.Plan{}, fmt.Errorf("ribbon: -fpr %g: the most result bits (32) give 2^-32 ≈ 2.3e-10: %w", t.FPR, kind.ErrParam)
+		}
+	default:
+		budget := math.Ceil(t.BitsPerKey * float64(t.N))
+		for c := 32; c >= 1; c-- {
+			if float64(theory.RibbonBits(t.N, c)) <= budget {
+				r = c
+				break
+			}
+		}
+		if r == 0 {
+			r = 1
+			notices = append(notices, fmt.Sprintf("-bits-per-key %g is below the smallest Ribbon filter (1 result bit: %.3g bits per key for %d keys): planned that one",
+				t.BitsPerKey, theory.RibbonBitsPerKey(t.N, 1), t.N))
+		}
+	}
+	c := Config{ResultBits: r, Seed: t.Seed}
+	n := t.N
+	return kind.Plan{
+		Kind: "ribbon", Scheme: "-", M: theory.RibbonSlots(n), MUnit: "slots", K: r, Bits: theory.RibbonBits(n, r), Capacity: n,
+		FPR: theory.FPRibbon(r), Hashes: 1, Accesses: 2, Notices: notices,
+		Note: fmt.Sprintf("Standard Ribbon filter (static: built once from all its keys; holds 8 bytes per key while building): %d result bits, 128-bit rows", r),
+		Extra: []kind.Field{
+			{Name: "result bits", Value: r},
+			{Name: "shards", Value: theory.RibbonShards(n), Note: fmt.Sprintf("of about %d keys", theory.RibbonShardKeys)},
+			{Name: "build memory", Value: fmt.Sprintf("%d bytes", 8*n), Note: "the keys' 64-bit hashes, held until the filter is built"},
+		},
+		New: func() (kind.Builder, error) {
+			b, err := NewBuilder(c)
+			if err != nil {
+				return nil, err
+			}
+			b.capacity = n
+			return builder{b}, nil
+		},
+	}, nil
+}
+
+// builder is a Builder as a kind.Builder (and kind.MemoryBudgeter).
 type builder struct{ *Builder }
 
 func (b builder) Finish() (kind.Filter, error) {
@@ -54,6 +120,20 @@ func (b builder) Finish() (kind.Filter, error) {
 	return f, nil
 }
 
-func (f *Filter) WriteTo(w io.Writer) (int64, error) { return 0, errStub }
-
-func decode(d *format.Decoder) (*Filter, error) { return nil, errStub }
+func describe(g kind.Filter) []kind.Field {
+	f := g.(*Filter)
+	bpk := f.BitsPerKey()
+	fields := []kind.Field{
+		{Name: "result bits", Value: f.ResultBits(), Note: "r: the rate is 2^-r"},
+		{Name: "slots", Value: f.Slots(), Note: "r bits each, in blocks of 128"},
+		{Name: "shards", Value: f.Shards(), Note: "independent systems of about 2^15 keys"},
+		{Name: "fpr", Value: f.EstimatedFPR(), Note: "2^-r for every key not in the set"},
+		{Name: "static", Value: true, Note: "no add or remove: rebuild from the keys"},
+	}
+	if !math.IsNaN(bpk) && f.ResultBits() > 0 {
+		fields = append(fields,
+			kind.Field{Name: "bits per key", Value: bpk},
+			kind.Field{Name: "bits per key / log2(1/fpr)", Value: bpk / float64(f.ResultBits()), Note: "1 is the lower bound"})
+	}
+	return fields
+}

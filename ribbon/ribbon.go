@@ -1,28 +1,59 @@
-// Package fuse implements binary fuse filters (Graf and Lemire, "Binary
-// Fuse Filters: Fast and Smaller Than Xor Filters", 2022): static filters,
-// built once from a whole key set, 3- or 4-wise, with 8-, 16- or 32-bit
-// fingerprints.
+// Package ribbon implements Standard Ribbon filters (Dillinger and Walzer,
+// "Ribbon filter: practically smaller than Bloom and Xor", 2021): static
+// filters, built once from a whole key set, with any number r of result
+// bits from 1 to 32, so any rate ε = 2^-r.
 //
-// STUB (issue 27): the exported API below is the contract the command, the
-// server and the lab build on; the construction is a placeholder (an exact
-// set of 64-bit hashes) until the real filter lands.
+// Each key has a 128-bit coefficient row starting at a pseudo-random slot
+// and an r-bit result; construction (§2: on-the-fly Gaussian elimination,
+// "banding") finds a solution Z, r bits per slot, with row·Z = result over
+// GF(2) for every key, stored column by column in blocks of 128 slots
+// (§3, "interleaved column-major" storage). A query computes the key's r
+// parities — per result column, the and of the row with two 128-bit
+// column words and a popcount — and compares them with its result: no
+// false negative, and an absent key answers yes with probability 2^-r.
+//
+// Keys are split by hash into shards of about theory.RibbonShardKeys
+// keys, each an independent system with its own slots and attempt seed,
+// so the space overhead does not grow with n (theory.RibbonBits: about
+// 3.4% above n·r bits) and banding works in cache. A shard whose banding
+// fails retries with a new seed, and after theory.RibbonGrowAfter
+// failures gets one more block; Finish fails (an error, never a filter
+// missing a key) after MaxAttempts attempts on one shard.
+//
+// Keys are hashed once with hashing.Sum64 (seeded 64-bit xxh3); a Builder
+// holds those hashes (8 bytes per key). Duplicate keys are tolerated.
+//
+// A Filter is immutable: every method is safe for concurrent use, and it
+// has no Add, Remove or Union (a static kind: rebuild it from the keys).
 package ribbon
 
 import (
-	"errors"
 	"fmt"
-	"slices"
+	"math"
+	"math/bits"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/bitvec"
 	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/theory"
+	"github.com/zeebo/xxh3"
 )
 
 // ErrParam wraps every parameter error.
 var ErrParam = kind.ErrParam
 
+// MaxKeys is the largest number of keys a filter holds (block offsets are
+// 48-bit; far beyond any memory).
+const MaxKeys = 1 << 40
+
+// MaxAttempts bounds the banding attempts of one shard.
+const MaxAttempts = 48
+
+var zero = bitvec.Zero{Pkg: "ribbon", Type: "Filter", Ctors: "New or NewBuilder and Finish"}
+
 // Config selects a Ribbon filter.
 type Config struct {
-	// ResultBits is r, 1 … 32: the rate is 2^-r (0: 8).
+	// ResultBits is r, 1 … 32: the false-positive rate is 2^-r (0: 8).
 	ResultBits int
 	// Seed seeds the key hash (hashing.Sum64).
 	Seed uint64
@@ -38,96 +69,218 @@ func (c Config) norm() (Config, error) {
 	return c, nil
 }
 
-// Filter is a Ribbon filter. It is immutable: every method is safe
-// for concurrent use.
+const (
+	offBits  = 48
+	offMask  = 1<<offBits - 1
+	seedMul  = 0x9E3779B97F4A7C15
+	coeffMul = 0xD6E8FEB86659FD93
+	resMul   = 0xC2B2AE3D27D4EB4F
+)
+
+// Filter is a Standard Ribbon filter. It is immutable: every method is
+// safe for concurrent use. The zero Filter answers as an empty filter and
+// refuses to be written (an error wrapping ErrParam).
 type Filter struct {
-	cfg      Config
-	hashes   []uint64 // STUB
+	cfg Config
+	r   uint32
+	// meta[i] is shard i's first block (low 48 bits) and its attempt
+	// number (high 16); meta[shards] is the number of blocks.
+	meta []uint64
+	// data holds the blocks: block b's column j is the 128 bits
+	// data[2(b·r+j)], data[2(b·r+j)+1] (slot b·128+p is bit p); one zero
+	// block follows the last.
+	data     []uint64
+	shards   uint64
 	n        uint64
 	capacity uint64
+	attempts int // the most attempts a shard took (not in files; for tests)
 }
 
-// Builder holds the 64-bit hashes of the keys (8 bytes per key) until
-// Finish builds the filter from them.
-type Builder struct {
-	cfg     Config
-	hashes  []uint64
-	maxBits uint64
+// mix is the murmur3 finalizer of h + seed.
+func mix(h, seed uint64) uint64 {
+	h += seed
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }
 
-// NewBuilder returns an empty Builder.
-func NewBuilder(c Config) (*Builder, error) {
-	c, err := c.norm()
-	if err != nil {
-		return nil, err
+// attemptSeed is the seed of a shard's attempt a.
+func attemptSeed(a uint64) uint64 { return (a + 1) * seedMul }
+
+// row returns the 128-bit coefficient row of the re-mixed hash hh (its
+// lowest bit set: the row starts at its start slot) and its r-bit result.
+func row(hh uint64, r uint32) (c0, c1 uint64, res uint32) {
+	hi, lo := bits.Mul64(hh, coeffMul)
+	c0 = (lo ^ hi) | 1
+	c1 = hi ^ hh
+	res = uint32((hh * resMul) >> (64 - r))
+	return
+}
+
+// Contains reports whether key may be in the set: false means certainly
+// not; true for a key not in the set with probability 2^-ResultBits.
+func (f *Filter) Contains(key []byte) bool {
+	var h uint64
+	if f.cfg.Seed == 0 {
+		h = xxh3.Hash(key) // hashing.Sum64(key, 0), a call less
+	} else {
+		h = hashing.Sum64(key, f.cfg.Seed)
 	}
-	return &Builder{cfg: c}, nil
+	return f.ContainsHash64(h)
 }
 
-// Add adds key (hashing.Sum64 with the seed).
-func (b *Builder) Add(key []byte) error { return b.AddHash64(hashing.Sum64(key, b.cfg.Seed)) }
-
-// AddHash64 adds a key by its 64-bit hash (hashing.Sum64 with the
-// Config's seed, or any 64-bit hash when the filter is queried with
-// ContainsHash64 only).
-func (b *Builder) AddHash64(h uint64) error {
-	if b.maxBits > 0 && uint64(len(b.hashes)+1)*64 > b.maxBits { // STUB rule
-		return fmt.Errorf("ribbon: memory budget of %d bits reached", b.maxBits)
-	}
-	b.hashes = append(b.hashes, h)
-	return nil
+// ContainsString is Contains for a string key, without copying it.
+func (f *Filter) ContainsString(key string) bool {
+	return f.ContainsHash64(hashing.Sum64String(key, f.cfg.Seed))
 }
 
-// Len is the number of keys added so far (duplicates counted).
-func (b *Builder) Len() int { return len(b.hashes) }
-
-// SetMaxBits refuses adds past a memory budget (kind.MemoryBudgeter).
-func (b *Builder) SetMaxBits(bits uint64) { b.maxBits = bits }
-
-// Finish builds the filter. The Builder must not be used after it.
-func (b *Builder) Finish() (*Filter, error) {
-	h := slices.Clone(b.hashes)
-	slices.Sort(h)
-	h = slices.Compact(h)
-	return &Filter{cfg: b.cfg, hashes: h, n: uint64(len(h))}, nil
-}
-
-// New builds a filter of keys.
-func New(keys [][]byte, c Config) (*Filter, error) {
-	b, err := NewBuilder(c)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range keys {
-		if err := b.Add(k); err != nil {
-			return nil, err
-		}
-	}
-	return b.Finish()
-}
-
-// Contains reports whether key may be in the set: false means certainly not.
-func (f *Filter) Contains(key []byte) bool { return f.ContainsHash64(hashing.Sum64(key, f.cfg.Seed)) }
-
-// ContainsHash64 is Contains for a key's 64-bit hash.
+// ContainsHash64 is Contains for a key's 64-bit hash (hashing.Sum64 with
+// the filter's seed, or the hash the Builder's AddHash64 was given). The
+// zero Filter answers false.
 func (f *Filter) ContainsHash64(h uint64) bool {
-	_, ok := slices.BinarySearch(f.hashes, h)
-	return ok
-}
-
-// ContainsBatch sets out[i] to Contains(keys[i]); len(out) ≥ len(keys).
-func (f *Filter) ContainsBatch(keys [][]byte, out []bool) {
-	for i, k := range keys {
-		out[i] = f.Contains(k)
+	if f.shards == 0 {
+		return false
 	}
+	s, _ := bits.Mul64(h, f.shards)
+	m0, m1 := f.meta[s], f.meta[s+1]
+	first := m0 & offMask
+	slots := ((m1 & offMask) - first) * 128
+	hh := mix(h, attemptSeed(m0>>offBits))
+	start, _ := bits.Mul64(hh, slots-127)
+	c0, c1, want := row(hh, f.r)
+	return f.parities(first+start>>7, uint(start&127), c0, c1) == want
 }
 
-func (f *Filter) Kind() string          { return "ribbon" }
-func (f *Filter) Capacity() uint64      { return f.capacity }
-func (f *Filter) Bits() uint64          { return uint64(len(f.hashes)) * 64 }
-func (f *Filter) N() uint64             { return f.n }
-func (f *Filter) Seed() uint64          { return f.cfg.Seed }
-func (f *Filter) ResultBits() int       { return f.cfg.ResultBits }
-func (f *Filter) EstimatedFPR() float64 { return 0 }
+// parities returns the r parities of the row (c0, c1) shifted to offset
+// off of block b: bit j is the parity of the row and result column j.
+func (f *Filter) parities(b uint64, off uint, c0, c1 uint64) uint32 {
+	// left = row << off: the row's bits in block b; right = row >>
+	// (128 − off): those in block b+1 (0 for off = 0). Go's shifts by 64
+	// or more give 0, which every case below relies on.
+	k := 128 - off
+	l0 := c0 << off
+	l1 := c1<<off | c0>>(64-off) | c0<<(off-64)
+	r0 := c0>>k | c1<<(64-k) | c1>>(k-64)
+	r1 := c1 >> k
+	n := 2 * uint64(f.r)
+	p := b * n
+	blk := f.data[p : p+2*n : p+2*n]
+	a, c := blk[:n], blk[n:]
+	c = c[:len(a)]
+	var res uint32
+	for j := 1; j < len(a); j += 2 {
+		x := a[j-1]&l0 ^ a[j]&l1 ^ c[j-1]&r0 ^ c[j]&r1
+		res |= uint32(bits.OnesCount64(x)&1) << (j >> 1)
+	}
+	return res
+}
 
-var errStub = errors.New("ribbon: STUB: no file format yet")
+// batchChunk is the number of keys ContainsBatch hashes before it reads
+// their blocks.
+const batchChunk = 32
+
+// ContainsBatch sets out[i] to Contains(keys[i]) for every key and returns
+// out[:len(keys)] (a new slice if out is too short). It hashes a chunk of
+// keys and touches their blocks before it computes their parities, so
+// that the CPU overlaps their cache misses; it allocates nothing when
+// len(out) ≥ len(keys).
+func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
+	if len(out) < len(keys) {
+		out = make([]bool, len(keys))
+	}
+	out = out[:len(keys)]
+	all := out
+	if f.shards == 0 {
+		clear(out)
+		return all
+	}
+	var hs [batchChunk]uint64
+	var pos [batchChunk]uint64
+	n := 2 * uint64(f.r)
+	var sink uint64
+	for len(keys) > 0 {
+		c := min(len(keys), batchChunk)
+		for i, k := range keys[:c] {
+			h := hashing.Sum64(k, f.cfg.Seed)
+			s, _ := bits.Mul64(h, f.shards)
+			m0, m1 := f.meta[s], f.meta[s+1]
+			first := m0 & offMask
+			slots := ((m1 & offMask) - first) * 128
+			hh := mix(h, attemptSeed(m0>>offBits))
+			start, _ := bits.Mul64(hh, slots-127)
+			hs[i] = hh
+			pos[i] = (first+start>>7)<<7 | start&127
+			sink += f.data[(first+start>>7)*n+n-1] // touch: start the load
+		}
+		for i, hh := range hs[:c] {
+			c0, c1, want := row(hh, f.r)
+			out[i] = f.parities(pos[i]>>7, uint(pos[i]&127), c0, c1) == want
+		}
+		keys, out = keys[c:], out[c:]
+	}
+	_ = sink
+	return all
+}
+
+// Kind returns "ribbon".
+func (f *Filter) Kind() string { return "ribbon" }
+
+// Capacity is the number of keys the filter was planned for (New and
+// Finish: the keys it holds; a plan's builder: the plan's).
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// Bits is the filter's memory in bits: the shard table and the blocks
+// (with the zero block after the last), in 64-bit words.
+func (f *Filter) Bits() uint64 { return uint64(len(f.meta)+len(f.data)) * 64 }
+
+// N is the number of distinct keys (distinct 64-bit hashes) the filter
+// holds.
+func (f *Filter) N() uint64 { return f.n }
+
+// Seed is the seed of the key hash.
+func (f *Filter) Seed() uint64 { return f.cfg.Seed }
+
+// ResultBits is r (0 for the zero Filter).
+func (f *Filter) ResultBits() int { return int(f.r) }
+
+// Shards is the number of shards, Slots the number of slots (128 per
+// block, without the zero block).
+func (f *Filter) Shards() uint64 { return f.shards }
+func (f *Filter) Slots() uint64 {
+	if f.shards == 0 {
+		return 0
+	}
+	return 128 * (f.meta[f.shards] & offMask)
+}
+
+// EstimatedFPR is the rate at which the filter answers yes to a key not in
+// it: 2^-r (theory.FPRibbon), whatever the number of keys (0 for the zero
+// Filter).
+func (f *Filter) EstimatedFPR() float64 {
+	if f.shards == 0 {
+		return 0
+	}
+	return theory.FPRibbon(int(f.r))
+}
+
+// FillRatio is 0 for the zero Filter and 1 otherwise.
+func (f *Filter) FillRatio() float64 {
+	if f.shards == 0 {
+		return 0
+	}
+	return 1
+}
+
+// ApproxCount is N.
+func (f *Filter) ApproxCount() float64 { return float64(f.n) }
+
+// BitsPerKey is Bits / N (NaN for N = 0).
+func (f *Filter) BitsPerKey() float64 {
+	if f.n == 0 {
+		return math.NaN()
+	}
+	return float64(f.Bits()) / float64(f.n)
+}
