@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/stats"
+	"github.com/bloomlab/bloomlab/theory"
 )
 
-// TestFiltersSpace runs filters/space quick (n = 10^5, 2 trials, seed 1)
+// TestFiltersSpace runs filters/space quick (n = 121,896, 2 trials, seed 1)
 // and checks what the choice of a filter rests on:
 //   - every structure is sized to meet its target: predicted ≤ ε = 2^−r;
 //   - every queried rate, as a count of false positives over all trials,
@@ -16,11 +17,14 @@ import (
 //     by the theory's own error for cuckoo, 5%, and d-left, 10%), and every
 //     rate from the state within 10% (5% cuckoo) or twice its CI of it;
 //     fuse and ribbon report exactly 2^−f and 2^−r;
-//   - bits per key are what the plan (or theory.FuseBits) says;
+//   - bits per key are what the plan (theory.FuseBits for fuse) says,
+//     ribbon's within 0.5% of theory.RibbonBits (its expected size) and
+//     under theory.RibbonMaxBits;
 //   - no structure passes the lower bound (bits per key ≥ log2(1/ε) of its
 //     rate), the standard filter pays 1/ln 2, the 4-wise fuse filter less
 //     than the 3-wise, both 1.075–1.25× their fingerprint and at r = 4 at
-//     least twice the bound (8-bit fingerprints), ribbon 1.0–1.10× r;
+//     least twice the bound (8-bit fingerprints), ribbon 1.0–1.06× r
+//     (issue 27's goal);
 //   - the orders a user reads off the figure: semi-sorted cuckoo below
 //     plain cuckoo at every r and below the standard filter from r = 8;
 //     at r = 8 and 16 the 4-wise fuse filter and ribbon below every
@@ -34,7 +38,7 @@ func TestFiltersSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Plots) != 2 || len(res.Plots[0].series) != 2+len(spaceStructures) || len(res.Plots[1].series) != 1+len(spaceStructures) {
+	if len(res.Plots) != 2 || len(res.Plots[0].series) != 1+len(spaceStructures) || len(res.Plots[1].series) != 1+len(spaceStructures) {
 		t.Fatalf("plots: %+v", res.Plots)
 	}
 	bpk := map[string]map[int]float64{}
@@ -76,8 +80,17 @@ func TestFiltersSpace(t *testing.T) {
 			}
 		}
 		b := ms[spaceBitsPerKey].Measured
-		if p := ms[spaceBitsPerKey].Predicted; p != nil && math.Abs(b / *p - 1) > 1e-9 {
-			t.Errorf("%s at r = %d: %.6g bits per key, planned %.6g", s, r, b, *p)
+		// Ribbon's plan is its expected size (theory.RibbonBits: shards
+		// hold binomially scattered key counts); the others' are exact.
+		tolBits := 1e-9
+		if s == "ribbon" {
+			tolBits = 0.005
+			if hi := float64(theory.RibbonMaxBits(uint64(row.Params.get("n").(int)), r)) / float64(row.Params.get("n").(int)); !(b <= hi) {
+				t.Errorf("ribbon at r = %d: %.6g bits per key, above theory.RibbonMaxBits's %.6g", r, b, hi)
+			}
+		}
+		if p := *ms[spaceBitsPerKey].Predicted; math.Abs(b/p-1) > tolBits {
+			t.Errorf("%s at r = %d: %.6g bits per key, planned %.6g", s, r, b, p)
 		}
 		if over := ms[spaceOverRate].Measured; !(over >= 1) {
 			t.Errorf("%s at r = %d: bits per key ÷ log2(1/ε) = %.4g at the rate reached: below the lower bound", s, r, over)
@@ -98,8 +111,8 @@ func TestFiltersSpace(t *testing.T) {
 				t.Errorf("%s at r = 4: %.4g × the bound: an 8-bit fingerprint costs at least 2×", s, over)
 			}
 		case "ribbon":
-			if over < 1 || over > 1.10 {
-				t.Errorf("ribbon at r = %d: %.4g × the bound, want 1 … 1.10", r, over)
+			if over < 1 || over > 1.06 {
+				t.Errorf("ribbon at r = %d: %.4g × the bound, want 1 … 1.06 (issue 27's goal)", r, over)
 			}
 		}
 		if bpk[s] == nil {

@@ -30,7 +30,7 @@ type point struct {
 	X, Y, Lo, Hi float64
 }
 
-var palette = []string{"#000000", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"}
+var palette = []string{"#000000", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#e377c2"}
 
 // WriteSVG renders p as a standalone SVG document using only the standard
 // library. The output is deterministic.
