@@ -141,7 +141,7 @@ func NewFromHashes(hashes []uint64, c Config) (*Filter, error) {
 var shardBlocksHook = theory.RibbonShardBlocks
 
 // build bands every shard of hashes (which it reorders: grouped by shard,
-// sorted within one) and back-substitutes the solution into the blocks.
+// sorted within one, copies kept) and back-substitutes the solution into the blocks.
 func build(c Config, hashes []uint64) (*Filter, error) {
 	n := uint64(len(hashes))
 	shards := theory.RibbonShards(n)
@@ -181,14 +181,19 @@ func build(c Config, hashes []uint64) (*Filter, error) {
 	blocks := uint64(0)
 	for s := range shards {
 		keys := hashes[ends[s]:ends[s+1]]
-		slices.Sort(keys)
-		keys = slices.Compact(keys)
-		distinct += uint64(len(keys))
-		nb := shardBlocksHook(uint64(len(keys)))
+		slices.Sort(keys) // copies side by side: run skips them
+		k := uint64(0)
+		for i, h := range keys {
+			if i == 0 || h != keys[i-1] {
+				k++
+			}
+		}
+		distinct += k
+		nb := shardBlocksHook(k)
 		a := 0
 		for ; ; a++ {
 			if a == MaxAttempts {
-				return nil, fmt.Errorf("%w: shard %d of %d keys failed %d attempts", ErrConstruction, s, len(keys), MaxAttempts)
+				return nil, fmt.Errorf("%w: shard %d of %d keys failed %d attempts", ErrConstruction, s, k, MaxAttempts)
 			}
 			if a > 0 && a%theory.RibbonGrowAfter == 0 && a/theory.RibbonGrowAfter <= theory.RibbonMaxGrowth {
 				nb++
@@ -215,7 +220,8 @@ type band struct {
 	slots  uint64
 }
 
-// run bands keys into slots slots with the attempt seed; false if a key's
+// run bands keys (sorted; copies are skipped) into slots slots with the
+// attempt seed; false if a key's
 // row reduces to 0 with a nonzero result (the system has no solution).
 func (bd *band) run(keys []uint64, slots, seed uint64, r uint32) bool {
 	if uint64(cap(bd.c0)) < slots {
@@ -225,8 +231,11 @@ func (bd *band) run(keys []uint64, slots, seed uint64, r uint32) bool {
 	clear(bd.c0)
 	bd.slots = slots
 	c0s, c1s, rs := bd.c0, bd.c1, bd.res
-	for _, h := range keys {
-		hh := mix(h, seed)
+	for x, h := range keys {
+		if x > 0 && h == keys[x-1] {
+			continue // a copy (keys are sorted)
+		}
+		hh := remix(h, seed)
 		i, _ := bits.Mul64(hh, slots-127)
 		c0, c1, res := row(hh, r)
 		for {

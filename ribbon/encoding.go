@@ -1,10 +1,8 @@
 package ribbon
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
-	"math/bits"
 
 	"github.com/bloomlab/bloomlab/internal/format"
 )
@@ -29,8 +27,6 @@ import (
 // 128 bits of words 2(b·r+j) and 2(b·r+j)+1, slot b·128+p its bit p) and
 // one zero block; then the CRC-32C trailer.
 
-var bigEndian = binary.NativeEndian.Uint16([]byte{0, 1}) == 1
-
 // WriteTo writes f in the bloomlab file format. On the zero Filter it
 // returns an error wrapping ErrParam.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
@@ -45,21 +41,11 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	p.U8(uint8(f.r))
 	e := format.NewEncoder(w)
 	e.Begin(format.Header{Kind: format.KindRibbon, Seed: f.cfg.Seed, PayloadLen: uint64(len(f.meta)+len(f.data)) * 8}, p.Bytes())
-	for _, ws := range [][]uint64{f.meta, f.data} {
-		if !bigEndian {
-			e.Words(ws)
-			continue
-		}
-		var buf [512]uint64
-		for len(ws) > 0 {
-			c := copy(buf[:], ws)
-			for i := range buf[:c] {
-				buf[i] = bits.ReverseBytes64(buf[i])
-			}
-			e.Words(buf[:c])
-			ws = ws[c:]
-		}
-	}
+	// Words writes each word little-endian, whatever the machine: the
+	// blocks are logical words (the query shifts and masks them), so a file
+	// is the same bytes on every machine.
+	e.Words(f.meta)
+	e.Words(f.data)
 	return e.Close()
 }
 
@@ -113,11 +99,6 @@ func decode(d *format.Decoder) (*Filter, error) {
 	}
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("ribbon: %w", err)
-	}
-	if bigEndian {
-		for i := range payload {
-			payload[i] = bits.ReverseBytes64(payload[i])
-		}
 	}
 	meta, data := payload[:metaWords:metaWords], payload[metaWords:]
 	prev := uint64(0)

@@ -146,6 +146,16 @@ func newBF(f kind.Filter) *bfValue {
 	return v
 }
 
+// readOnlyError is the reply to an insert into a loaded filter of kind
+// name that takes no keys: for a static kind (fuse, ribbon) the words of
+// kind.StaticError, saying how to rebuild it and serve it again.
+func readOnlyError(name string) string {
+	if s, ok := kind.Lookup(name); ok && s.Static {
+		return "ERR " + kind.StaticError(name, "add keys to").Error() + " and serve the new file (bloomlab serve -load NAME=FILE)"
+	}
+	return fmt.Sprintf("ERR this %s filter was loaded read-only: its kind does not take keys", name)
+}
+
 func (v *bfValue) typ() *valueType { return bfType }
 func (v *bfValue) memory() int64   { return int64(v.f.Bits()/8) + 96 }
 
@@ -742,7 +752,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 		return false
 	}
 	if v.chain == nil && v.add == nil {
-		c.err(fmt.Sprintf("ERR this %s filter was loaded read-only: its kind does not take keys", v.f.Kind()))
+		c.err(readOnlyError(v.f.Kind()))
 		return false
 	}
 	if err := s.writable(e); err != nil {

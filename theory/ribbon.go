@@ -45,7 +45,7 @@ const RibbonEpsilon = 0.028
 // gets one more block; RibbonMaxGrowth the most blocks it gets so.
 const (
 	RibbonGrowAfter = 16
-	RibbonMaxGrowth = 2
+	RibbonMaxGrowth = 1
 )
 
 // RibbonShards returns the number of shards of a filter of n keys.
@@ -77,12 +77,13 @@ func RibbonBits(n uint64, r int) uint64 {
 }
 
 // RibbonMaxBits bounds the memory of any filter of n keys with r result
-// bits, however its keys fall into shards and however many shards grew:
-// each shard's block count is below its keys' share of the slots plus
-// two blocks of rounding and RibbonMaxGrowth. It grows with n.
+// bits, however its keys fall into shards and however many shards grew: a
+// shard of k keys has at most k·(1 + RibbonEpsilon) + 1 + 128 + 127 slots
+// before growth (the ceiling, the window, the rounding to blocks) and
+// RibbonMaxGrowth blocks more after it. It grows with n.
 func RibbonMaxBits(n uint64, r int) uint64 {
 	s := RibbonShards(n)
-	slots := uint64(math.Ceil(float64(n)*(1+RibbonEpsilon))) + s*(RibbonWidth+2*128+RibbonMaxGrowth*128)
+	slots := uint64(math.Ceil(float64(n)*(1+RibbonEpsilon))) + s*(1+RibbonWidth+127+RibbonMaxGrowth*128)
 	return slots*uint64(r) + 128*uint64(r) + 64*(s+1)
 }
 

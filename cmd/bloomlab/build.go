@@ -21,7 +21,9 @@ func init() {
 		summary: "Build a filter of the given kind from keys (one per line) and write it to FILE (\"-\": standard output). " +
 			"Size it for -n keys at a false-positive rate (-fpr) or with a number of bits per key (-bits-per-key), " +
 			"or give the size (-m with -k). Without -n the key files are counted in a first pass (keys from standard input then need -n), " +
-			"except for kinds that grow. Each kind takes its own options, listed below. " +
+			"except for kinds that grow and static kinds. A static kind (fuse, ribbon: docs/STATIC.md) holds 8 bytes of hash per key until " +
+			"the filter is built (8 GB for 10^9 keys); build checks that memory and the filter's against what the process may use " +
+			"before it reads a key (with -n or after counting), and stops with an error when keys from a pipe outgrow it. Each kind takes its own options, listed below. " +
 			"FILE is written atomically; an existing FILE is replaced, and FILE may not be one of the key files. " +
 			"-o may also name a filter in Redis (blocked kind only): redis://[USER:PASSWORD@]HOST:PORT[/DB]?key=NAME, rediss://… (TLS) or " +
 			"redis+cluster://HOST:PORT[,HOST:PORT…]?key=NAME; the filter is built here and uploaded, visible only once complete, and an " +
@@ -173,6 +175,24 @@ func runBuild(e *env, args []string) error {
 	if err != nil && !counted {
 		return paramError(err)
 	}
+	// A static kind (fuse, ribbon) is sized by the keys its builder holds
+	// when Finish builds it, so keys from a pipe need no -n: it is planned
+	// for one key (its options checked, its builder made) and its memory
+	// budget (setMemoryBudget) stops it, with an error, before the held
+	// hashes outgrow the memory the process may use.
+	streamed := false
+	if counted && spec.Static && !allRereadable(files) {
+		counted, streamed, t.N = false, true, 1
+	}
+	if streamed {
+		// A planner that sizes a static kind without n (its builder
+		// sized by the keys in Finish) is taken at its word.
+		t0 := t
+		t0.N = 0
+		if _, err := planner(t0); err == nil {
+			t.N = 0
+		}
+	}
 	if counted {
 		for _, name := range files {
 			if err := rereadable(name); err != nil {
@@ -193,7 +213,16 @@ func runBuild(e *env, args []string) error {
 	for _, n := range p.Notices {
 		fmt.Fprintf(e.stderr, "bloomlab: build: note: %s\n", n)
 	}
-	if err := checkMemory("build", p.Bits); err != nil {
+	if spec.Static {
+		if t.FPR > 0 && p.FPR < 0.9*t.FPR {
+			fmt.Fprintf(e.stderr, "bloomlab: build: note: a %s filter's rates come in steps: -fpr %g gives %s, the largest it offers below it\n", spec.Name, t.FPR, formatValue(p.FPR))
+		}
+		if !streamed {
+			if err := checkStaticMemory(spec.Name, t.N, p.Bits); err != nil {
+				return err
+			}
+		}
+	} else if err := checkMemory("build", p.Bits); err != nil {
 		return err
 	}
 	b, err := p.New()
@@ -204,7 +233,11 @@ func runBuild(e *env, args []string) error {
 	var added uint64
 	err = e.forEachKey(files, func(key []byte, file string, line int) error {
 		if err := b.Add(key); err != nil {
-			return fmt.Errorf("build: key %s (%s:%d): %w; nothing written (%s)", quoteKey(key), sourceName(file), line, err, fullHint(b, key, err))
+			hint := fullHint(b, key, err)
+			if spec.Static {
+				hint = "a static filter's builder holds 8 bytes of hash per key: build it where more memory is free, or split the keys into several filters"
+			}
+			return fmt.Errorf("build: key %s (%s:%d): %w; nothing written (%s)", quoteKey(key), sourceName(file), line, err, hint)
 		}
 		added++
 		return nil
@@ -252,6 +285,34 @@ func checkMemory(cmd string, bits uint64) error {
 	return nil
 }
 
+// staticHashBytes is what a static kind's builder holds per key until
+// Finish: the key's 64-bit hash (kind.Spec.Static).
+const staticHashBytes = 8
+
+// checkStaticMemory refuses, before any key is read, a static filter of
+// n keys whose builder cannot be held: 8 bytes of hash per key until the
+// filter is built, and the filter of bits.
+func checkStaticMemory(name string, n, bits uint64) error {
+	held := float64(n) * staticHashBytes
+	need := held + float64(bits)/8
+	if have := memoryLimit(); have > 0 && need > float64(have) {
+		return fmt.Errorf("build: a %s filter of %d keys needs, while it is built, 8 bytes of hash per key (%s) and the filter (%s): %s of memory, more than the %s this process may use",
+			name, n, humanBytes(held), humanBytes(float64(bits)/8), humanBytes(need), humanBytes(float64(have)))
+	}
+	return nil
+}
+
+// allRereadable reports whether every key file can be read twice (a
+// regular file, not standard input or a pipe).
+func allRereadable(files []string) bool {
+	for _, f := range files {
+		if rereadable(f) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // memoryLimit is the memory, in bytes, this process may use
 // (sysmem.Limit: RAM, RLIMIT_AS, the cgroup's limit; 0 if unknown);
 // replaceable by tests.
@@ -296,7 +357,13 @@ func satMul8(b uint64) uint64 {
 // then above the target), and whatever the kind's description marks as a
 // warning (a d-left filter's stash, say).
 func (e *env) warnState(cmd, path string, f bloomlab.Filter) {
-	if c := f.Capacity(); c > 0 && f.N() > c {
+	// A static filter's rate does not grow with its keys: it is built for
+	// exactly the keys it holds.
+	static := false
+	if s, ok := kind.Lookup(f.Kind()); ok {
+		static = s.Static
+	}
+	if c := f.Capacity(); c > 0 && f.N() > c && !static {
 		fmt.Fprintf(e.stderr, "bloomlab: %s: warning: %s holds %d keys, more than the %d it was sized for; its false-positive rate is now %s (bloomlab info %s)\n",
 			cmd, path, f.N(), c, formatValue(f.EstimatedFPR()), path)
 	}

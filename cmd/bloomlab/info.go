@@ -28,12 +28,14 @@ func init() {
 
 // infoReport is info's output; its JSON form is documented in docs/LAB.md.
 type infoReport struct {
-	File       string       `json:"file"`
-	Kind       string       `json:"kind"`
-	Seed       uint64       `json:"seed"`
-	Bits       uint64       `json:"bits"`
-	Keys       uint64       `json:"keys_added"`
-	Capacity   uint64       `json:"capacity"`
+	File     string `json:"file"`
+	Kind     string `json:"kind"`
+	Seed     uint64 `json:"seed"`
+	Bits     uint64 `json:"bits"`
+	Keys     uint64 `json:"keys_added"`
+	Capacity uint64 `json:"capacity"`
+	// Static: the kind is static (fuse, ribbon): no add, remove or merge.
+	Static     bool         `json:"static,omitempty"`
 	BitsPerKey *float64     `json:"bits_per_key"`
 	FPR        *float64     `json:"fpr"`
 	FPRMethod  string       `json:"fpr_method"`
@@ -88,6 +90,9 @@ func runInfo(e *env, args []string) error {
 	capacity := "unknown (not recorded)"
 	if r.Capacity > 0 {
 		capacity = fmt.Sprintf("%d\t(keys it was sized for)", r.Capacity)
+		if r.Static {
+			capacity = fmt.Sprintf("%d\t(keys it was planned for: a static filter is built for exactly the keys it holds)", r.Capacity)
+		}
 	}
 	fmt.Fprintf(tw, "file:\t%s\n", r.File)
 	fmt.Fprintf(tw, "kind:\t%s\n", r.Kind)
@@ -124,13 +129,18 @@ func describeFilter(path string, f bloomlab.Filter) infoReport {
 	if r.Keys > 0 {
 		r.BitsPerKey = fptr(float64(r.Bits) / float64(r.Keys))
 	}
+	static := false
 	if s, ok := kind.Lookup(f.Kind()); ok {
 		if s.FPRMethod != "" {
 			r.FPRMethod = s.FPRMethod
 		}
 		r.Fields = s.Describe(f)
+		static = s.Static
 	}
-	if r.Capacity > 0 && r.Keys > r.Capacity {
+	// A static filter (fuse, ribbon) is built for exactly the keys it
+	// holds: its rate does not depend on the -n it was planned for.
+	r.Static = static
+	if r.Capacity > 0 && r.Keys > r.Capacity && !static {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d keys added, more than the %d the filter was sized for: its rate is above the target it was built for", r.Keys, r.Capacity))
 	}
 	return r

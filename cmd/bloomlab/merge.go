@@ -49,12 +49,18 @@ func runMerge(e *env, args []string) error {
 		}
 		if i == 0 {
 			first = g
+			if err := refuseStatic("merge", name, g, "merge"); err != nil {
+				return err
+			}
 			s, ok := kind.Lookup(g.Kind())
 			if !ok || s.Combine == nil {
 				return fmt.Errorf("merge: %s holds a %s, which cannot be combined", name, g.Kind())
 			}
 			spec = s
 			continue
+		}
+		if err := refuseStatic("merge", name, g, "merge"); err != nil {
+			return err
 		}
 		if g.Kind() != first.Kind() {
 			return fmt.Errorf("merge: %s is a %s filter and %s a %s filter; only filters of one kind merge", pos[0], first.Kind(), name, g.Kind())

@@ -70,6 +70,9 @@ func runRemove(e *env, args []string) error {
 		return err
 	}
 	_, err = e.modifyFile(path, func(f bloomlab.Filter) error {
+		if err := refuseStatic("remove", path, f, "remove keys from"); err != nil {
+			return err
+		}
 		r, ok := f.(kind.Remover)
 		if !ok {
 			return fmt.Errorf("remove: %s holds a %s filter, which cannot remove keys", path, f.Kind())

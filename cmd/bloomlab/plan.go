@@ -18,7 +18,9 @@ func init() {
 		summary: "For every kind bloomlab offers, the parameters it would choose for N keys at rate P (or B bits per key), " +
 			"its memory, predicted false-positive rate, hash computations and memory accesses per query (worst case), " +
 			"its overhead over the n·log2(1/ε) lower bound (004 §4), and a recommendation. Nothing is allocated: " +
-			"plan answers for any n, and says which kinds cannot meet the target and why.",
+			"plan answers for any n, and says which kinds cannot meet the target and why. The static column marks the kinds built once " +
+			"from their whole key set (fuse, ribbon: no add, remove or merge; docs/STATIC.md); a static kind's rates come in steps " +
+			"(its fpr column is the rate it gives, at most P).",
 		usage: "bloomlab plan -n N (-fpr P | -bits-per-key B) [-json]",
 		run:   runPlan,
 	})
@@ -26,20 +28,23 @@ func init() {
 
 // planRow is one kind's plan as plan prints it.
 type planRow struct {
-	Kind       string       `json:"kind"`
-	Scheme     string       `json:"scheme"`
-	M          uint64       `json:"m"`
-	MUnit      string       `json:"m_unit"`
-	K          int          `json:"k"`
-	MemoryBits uint64       `json:"memory_bits"`
-	BitsPerKey float64      `json:"bits_per_key"`
-	FPR        *float64     `json:"fpr"`
-	Hashes     int          `json:"hashes_per_query"`
-	Accesses   int          `json:"memory_accesses_per_query"`
-	Overhead   *float64     `json:"overhead_vs_lower_bound"`
-	Removes    bool         `json:"supports_remove"`
-	Note       string       `json:"note"`
-	Extra      []kind.Field `json:"extra,omitempty"`
+	Kind       string   `json:"kind"`
+	Scheme     string   `json:"scheme"`
+	M          uint64   `json:"m"`
+	MUnit      string   `json:"m_unit"`
+	K          int      `json:"k"`
+	MemoryBits uint64   `json:"memory_bits"`
+	BitsPerKey float64  `json:"bits_per_key"`
+	FPR        *float64 `json:"fpr"`
+	Hashes     int      `json:"hashes_per_query"`
+	Accesses   int      `json:"memory_accesses_per_query"`
+	Overhead   *float64 `json:"overhead_vs_lower_bound"`
+	Removes    bool     `json:"supports_remove"`
+	// Static: built once from the whole key set; no add, remove or merge
+	// (docs/STATIC.md).
+	Static bool         `json:"static"`
+	Note   string       `json:"note"`
+	Extra  []kind.Field `json:"extra,omitempty"`
 }
 
 type planReport struct {
@@ -126,20 +131,24 @@ func runPlan(e *env, args []string) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	if len(rep.Kinds) > 0 {
-		fmt.Fprintln(tw, "kind\tscheme\tm\tk\tmemory\tbits/key\tfpr\thashes/query\taccesses/query\tvs bound\tremove\tnote")
+		fmt.Fprintln(tw, "kind\tscheme\tm\tk\tmemory\tbits/key\tfpr\thashes/query\taccesses/query\tvs bound\tremove\tstatic\tnote")
 	}
 	for _, r := range rep.Kinds {
 		rm := "no"
 		if r.Removes {
 			rm = "yes"
 		}
+		static := "no"
+		if r.Static {
+			static = "yes"
+		}
 		note := r.Note
 		for _, x := range r.Extra {
 			note += fmt.Sprintf("; %s: %s", x.Name, formatValue(x.Value))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t%s\t%.4g\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Kind, r.Scheme, r.M, r.MUnit, r.K,
+		fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t%s\t%.4g\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Kind, r.Scheme, r.M, r.MUnit, r.K,
 			humanBytes(math.Ceil(float64(r.MemoryBits)/8)), r.BitsPerKey, formatPtr(r.FPR), r.Hashes, r.Accesses,
-			formatPtr(r.Overhead), rm, note)
+			formatPtr(r.Overhead), rm, static, note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -161,13 +170,17 @@ func rowOf(p kind.Plan, t kind.Target) planRow {
 		BitsPerKey: float64(p.Bits) / nf, FPR: fptr(p.FPR), Hashes: p.Hashes, Accesses: p.Accesses,
 		Removes: p.Removes, Note: p.Note, Extra: p.Extra,
 	}
+	if s, ok := kind.Lookup(p.Kind); ok {
+		r.Static = s.Static
+	}
 	r.Overhead = fptr(theory.Overhead(float64(p.Bits), nf, p.FPR))
 	return r
 }
 
-// recommend picks, among the kinds without remove, the one with the least
-// memory (at a target rate) or the lowest rate (at a target size), and
-// names the fastest and the cheapest kind that supports remove.
+// recommend picks, among the kinds without remove that take adds, the one
+// with the least memory (at a target rate) or the lowest rate (at a target
+// size), and names the fastest, the cheapest kind that supports remove,
+// and the cheapest static kind (for a set that never changes).
 func recommend(plans []kind.Plan, t kind.Target) string {
 	better := func(a, b kind.Plan) bool {
 		if t.FPR > 0 {
@@ -179,10 +192,16 @@ func recommend(plans []kind.Plan, t kind.Target) string {
 	// (a whole 512-bit block for a handful of keys, say) does not compete
 	// for "lowest rate for this size".
 	budget := math.Ceil(t.BitsPerKey * float64(t.N))
-	var best, bestRm, fast *kind.Plan
+	var best, bestRm, fast, bestStatic *kind.Plan
 	for i := range plans {
 		p := &plans[i]
 		if math.IsNaN(p.FPR) || t.FPR == 0 && !p.Removes && float64(p.Bits) > budget {
+			continue
+		}
+		if s, ok := kind.Lookup(p.Kind); ok && s.Static {
+			if bestStatic == nil || better(*p, *bestStatic) {
+				bestStatic = p
+			}
 			continue
 		}
 		if p.Accesses == 1 && !p.Removes && (fast == nil || better(*p, *fast)) {
@@ -212,6 +231,14 @@ func recommend(plans []kind.Plan, t kind.Target) string {
 		s := fmt.Sprintf("%s if keys must be removed", bestRm.Kind)
 		if best != nil && best.Bits > 0 {
 			s += fmt.Sprintf(" (%.3g× the memory)", float64(bestRm.Bits)/float64(best.Bits))
+		}
+		parts = append(parts, s)
+	}
+	if bestStatic != nil {
+		s := fmt.Sprintf("%s if the set never changes (static: built once from all the keys, no add; docs/STATIC.md)", bestStatic.Kind)
+		if best != nil && best.Bits > 0 {
+			s = fmt.Sprintf("%s if the set never changes (static: built once from all the keys, no add; %.3g× the memory; docs/STATIC.md)",
+				bestStatic.Kind, float64(bestStatic.Bits)/float64(best.Bits))
 		}
 		parts = append(parts, s)
 	}

@@ -123,6 +123,9 @@ func (p fileTarget) write(e *env, f bloomlab.Filter, _ bool) error {
 func (p fileTarget) add(e *env, files []string) error {
 	path := string(p)
 	f, err := e.modifyFile(path, func(f bloomlab.Filter) error {
+		if err := refuseStatic("add", path, f, "add keys to"); err != nil {
+			return err
+		}
 		add, ok := kind.Adder(f)
 		if !ok {
 			return fmt.Errorf("add: %s holds a %s, which does not take keys one at a time", path, f.Kind())
@@ -156,6 +159,17 @@ func (p fileTarget) info(e *env) (infoReport, error) {
 		return infoReport{}, err
 	}
 	return describeFilter(string(p), f), nil
+}
+
+// refuseStatic is the error of cmd (op: StaticError's words) on the
+// filter f of path when its kind is static (fuse, ribbon): such a filter
+// takes no keys and no merge, and is rebuilt from all its keys instead.
+// It is checked before any key is read; path is left unchanged.
+func refuseStatic(cmd, path string, f bloomlab.Filter, op string) error {
+	if s, ok := kind.Lookup(f.Kind()); ok && s.Static {
+		return fmt.Errorf("%s: %s: %w; %s is unchanged", cmd, path, kind.StaticError(f.Kind(), op), path)
+	}
+	return nil
 }
 
 // keyBatch collects keys read from key files (whose slices are valid only

@@ -1,8 +1,11 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/internal/stats"
@@ -25,6 +28,8 @@ import (
 //     than the 3-wise, both 1.075–1.25× their fingerprint and at r = 4 at
 //     least twice the bound (8-bit fingerprints), ribbon 1.0–1.06× r
 //     (issue 27's goal);
+//   - both figures are well-formed and keep their legends on the canvas
+//     (checkLegend);
 //   - the orders a user reads off the figure: semi-sorted cuckoo below
 //     plain cuckoo at every r and below the standard filter from r = 8;
 //     at r = 8 and 16 the 4-wise fuse filter and ribbon below every
@@ -38,8 +43,11 @@ func TestFiltersSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Plots) != 2 || len(res.Plots[0].series) != 1+len(spaceStructures) || len(res.Plots[1].series) != 1+len(spaceStructures) {
+	if len(res.Plots) != 2 || len(res.Plots[0].series) != 2+len(spaceStructures) || len(res.Plots[1].series) != 1+len(spaceStructures) {
 		t.Fatalf("plots: %+v", res.Plots)
+	}
+	for _, p := range res.Plots {
+		checkLegend(t, p)
 	}
 	bpk := map[string]map[int]float64{}
 	for _, row := range res.rows {
@@ -142,5 +150,34 @@ func TestFiltersSpace(t *testing.T) {
 	}
 	if len(bpk["dleft"]) < 2 {
 		t.Errorf("d-left measured at %d targets", len(bpk["dleft"]))
+	}
+}
+
+// checkLegend: p's SVG is well-formed, gives each series its own colour
+// and keeps every text (the legend's rows of three included) on the
+// canvas.
+func checkLegend(t *testing.T, p Plot) {
+	t.Helper()
+	if len(p.series) > len(palette) {
+		t.Errorf("%s: %d series, %d colours", p.Name, len(p.series), len(palette))
+	}
+	var b bytes.Buffer
+	if err := WriteSVG(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	checkXML(t, b.Bytes())
+	m := regexp.MustCompile(`^<svg[^>]* height="([0-9.]+)"`).FindSubmatch(b.Bytes())
+	if m == nil {
+		t.Fatalf("%s: no height", p.Name)
+	}
+	h, _ := strconv.ParseFloat(string(m[1]), 64)
+	texts := regexp.MustCompile(`<text x="[0-9.]+" y="([0-9.]+)"`).FindAllSubmatch(b.Bytes(), -1)
+	if len(texts) < len(p.series) {
+		t.Fatalf("%s: %d texts", p.Name, len(texts))
+	}
+	for _, y := range texts {
+		if v, _ := strconv.ParseFloat(string(y[1]), 64); v > h-6 {
+			t.Errorf("%s: text at y = %v on a canvas %v high", p.Name, v, h)
+		}
 	}
 }

@@ -30,16 +30,20 @@ type point struct {
 	X, Y, Lo, Hi float64
 }
 
-var palette = []string{"#000000", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#e377c2"}
+var palette = []string{"#000000", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#e377c2", "#7f7f7f"}
 
 // WriteSVG renders p as a standalone SVG document using only the standard
 // library. The output is deterministic.
 func WriteSVG(w io.Writer, p Plot) error {
 	const (
-		width, height          = 640.0, 420.0
-		left, right, top, bott = 90.0, 20.0, 40.0, 110.0
+		width                = 640.0
+		left, right, top, ph = 90.0, 20.0, 40.0, 270.0
 	)
-	pw, ph := width-left-right, height-top-bott
+	// The legend takes rows of three below the plot: 110 pixels hold
+	// three rows, each further row adds 18.
+	bott := 110.0 + 18*float64(max(0, (len(p.series)+2)/3-3))
+	height := top + ph + bott
+	pw := width - left - right
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, s := range p.series {
