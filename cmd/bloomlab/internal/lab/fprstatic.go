@@ -8,8 +8,8 @@ import (
 )
 
 // measureFPRStatic is measureFPR with the queries of the structures whose
-// trials make most of the lab's run time (bloom, dleft, cuckoo, blocked, and the static fuse and ribbon
-// filters, queried by the digest's H1)
+// trials make most of the lab's run time (bloom, dleft, cuckoo, blocked,
+// and the static filters of filters/space)
 // made through a static call instead of an interface call per query: the
 // same keys, the same count and the same out values, about 10% less time
 // per query of a standard filter. Other structures go through measureFPR.

@@ -23,8 +23,24 @@ func TestMeasureFPRStatic(t *testing.T) {
 	bk, _ := blocked.New(4096, 3)
 	ch, _ := choices.New(choices.Config{M: 4000, K: 3})
 	const n = 700
-	fb, _ := fuse.NewBuilder(fuse.Config{FingerprintBits: 8})
+	fb, _ := fuse.NewBuilder(fuse.Config{})
 	rb, _ := ribbon.NewBuilder(ribbon.Config{ResultBits: 6})
+	for j := range n {
+		if err := fb.AddHash64(keyDigest(7, j).H1); err != nil {
+			t.Fatal(err)
+		}
+		if err := rb.AddHash64(keyDigest(7, j).H1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fu, err := fb.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := rb.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for j := range n {
 		d := keyDigest(7, j)
 		bl.AddHash(d)
@@ -36,22 +52,8 @@ func TestMeasureFPRStatic(t *testing.T) {
 		}
 		bk.AddHash(d)
 		ch.AddHash(d)
-		if err := fb.AddHash64(d.H1); err != nil {
-			t.Fatal(err)
-		}
-		if err := rb.AddHash64(d.H1); err != nil {
-			t.Fatal(err)
-		}
 	}
-	fu, err := fb.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ri, err := rb.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []fprFilter{bl, dl, ck, bk, ch, fuseLab{fu}, ribbonLab{ri}} {
+	for _, f := range []fprFilter{bl, dl, ck, bk, ch, fuseLab{fu}, ribbonLab{rf}} {
 		for _, q := range []int{0, 1, 5000} {
 			var got, want [2]float64
 			measureFPR(f, 7, n, q, want[:])

@@ -12,29 +12,28 @@ import (
 	"github.com/bloomlab/bloomlab/theory"
 )
 
-// TestFiltersSpace runs filters/space quick and checks what a user reads
-// from it:
-//   - every queried rate (fpr, method queries) is within binomial bounds
-//     (α = 10^-6 over all trials' queries) of the row's predicted rate, and
-//     every rate from the state within 10% of the prediction (5% for
-//     cuckoo, exact for fuse) or twice its CI;
-//   - every structure meets its target ε = 2^-r (prediction ≤ ε, state
-//     ≤ 1.1ε) and none passes the lower bound: bits per key ≥ r and
-//     ≥ log2(1/state rate);
-//   - the bits per key: Bloom's overhead (bits per key ÷ r) is 1/ln 2 within
-//     1%, blocked above it; semi-sorting saves exactly 1/load bits per key
-//     at the same f; fuse's bits are theory.FuseBits, 3-wise ≤ 1.35 and
-//     4-wise ≤ 1.25 of the bound at r = 8 and 16 (n = 7782: the paper's
-//     size factor of small n), twice that at r = 4 (8-bit fingerprints
-//     for a 4-bit target); ribbon's within 1% of theory.RibbonBits (its
-//     expected size) and below RibbonMaxBits, ≤ 1.1 of the bound at every
-//     r;
-//   - the rankings a user chooses by: at r = 4 bloom < cuckoo-semi <
-//     cuckoo; at r = 8 fuse4 < fuse3 < bloom < blocked and fuse4 <
-//     cuckoo-semi < bloom; at
-//     r = 16 cuckoo-semi < cuckoo < bloom < blocked and fuse4 < fuse3 <
-//     bloom (fuse's size factor at n = 7782 keeps it above the semi-sorted
-//     cuckoo filter there); ribbon below every other structure at every r.
+// TestFiltersSpace runs filters/space quick (n = 121,896, 2 trials, seed 1)
+// and checks what the choice of a filter rests on:
+//   - every structure is sized to meet its target: predicted ≤ ε = 2^−r;
+//   - every queried rate, as a count of false positives over all trials,
+//     lies within binomial bounds (α = 10^-6) of the prediction (widened
+//     by the theory's own error for cuckoo, 5%, and d-left, 10%), and every
+//     rate from the state within 10% (5% cuckoo) or twice its CI of it;
+//     fuse and ribbon report exactly 2^−f and 2^−r;
+//   - bits per key are what the plan (theory.FuseBits for fuse) says,
+//     ribbon's within 0.5% of theory.RibbonBits (its expected size) and
+//     under theory.RibbonMaxBits;
+//   - no structure passes the lower bound (bits per key ≥ log2(1/ε) of its
+//     rate), the standard filter pays 1/ln 2, the 4-wise fuse filter less
+//     than the 3-wise, both 1.075–1.25× their fingerprint and at r = 4 at
+//     least twice the bound (8-bit fingerprints), ribbon 1.0–1.06× r
+//     (issue 27's goal);
+//   - both figures are well-formed and keep their legends on the canvas
+//     (checkLegend);
+//   - the orders a user reads off the figure: semi-sorted cuckoo below
+//     plain cuckoo at every r and below the standard filter from r = 8;
+//     at r = 8 and 16 the 4-wise fuse filter and ribbon below every
+//     dynamic filter.
 func TestFiltersSpace(t *testing.T) {
 	e, err := Lookup("filters/space")
 	if err != nil {
@@ -44,142 +43,113 @@ func TestFiltersSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Plots) != 1 || len(res.Plots[0].series) != 2+len(spaceStructures) {
+	if len(res.Plots) != 2 || len(res.Plots[0].series) != 2+len(spaceStructures) || len(res.Plots[1].series) != 1+len(spaceStructures) {
 		t.Fatalf("plots: %+v", res.Plots)
 	}
-	checkLegend(t, res.Plots[0])
-	type key struct {
-		s string
-		r int
+	for _, p := range res.Plots {
+		checkLegend(t, p)
 	}
-	bpk := map[key]float64{}
-	f := map[key]int{}
+	bpk := map[string]map[int]float64{}
 	for _, row := range res.rows {
 		s, r := row.Params.get("structure").(string), row.Params.get("r").(int)
-		n := row.Params.get("n").(int)
 		q := row.Params.get("queries").(int)
-		k := key{s, r}
-		if v, ok := row.Params.get("f").(int); ok {
-			f[k] = v
-		}
 		eps := math.Ldexp(1, -r)
-		var state float64
-		for _, m := range row.Metrics {
-			if m.Name == "fpr_state" {
-				state = m.Measured
+		ms := row.Metrics
+		pred := *ms[spaceFPR].Predicted
+		if !(pred > 0 && pred <= eps*(1+1e-9)) {
+			t.Errorf("%s at r = %d: planned rate %.4g does not meet ε = %.4g", s, r, pred, eps)
+		}
+		tol := map[string]float64{"cuckoo": 0.05, "cuckoo-semi": 0.05, "dleft": 0.10}[s]
+		if m := ms[spaceFPR]; m.Method == methodQueries {
+			total := uint64(q * row.Trials)
+			count := uint64(math.Round(m.Measured * float64(total)))
+			lo, _ := stats.BinomialQuantileBounds(total, pred*(1-tol), 1e-6)
+			_, hi := stats.BinomialQuantileBounds(total, pred*(1+tol), 1e-6)
+			if count < lo || count > hi {
+				t.Errorf("%s at r = %d: %d false positives in %d queries, want %d … %d (predicted %.4g)", s, r, count, total, lo, hi, pred)
+			}
+		} else if q != 0 || pred >= 1e-5 {
+			t.Errorf("%s at r = %d: fpr from the state with %d queries at a predicted %.4g", s, r, q, pred)
+		}
+		m := ms[spaceFPRState]
+		switch s {
+		case "fuse3", "fuse4", "ribbon":
+			if m.Measured != pred {
+				t.Errorf("%s at r = %d: rate from the state %.6g, want %.6g", s, r, m.Measured, pred)
+			}
+		default:
+			tl := max(tol, 0.10)
+			if s == "cuckoo" || s == "cuckoo-semi" {
+				tl = 0.05
+			}
+			w := m.CI95[1] - m.CI95[0]
+			if math.Abs(m.Measured/pred-1) > tl && math.Abs(m.Measured-pred) > 2*w {
+				t.Errorf("%s at r = %d: rate from the state %.4g, theory %.4g", s, r, m.Measured, pred)
 			}
 		}
-		for _, m := range row.Metrics {
-			switch m.Name {
-			case "fpr":
-				if m.Method != methodQueries {
-					continue
-				}
-				trials := uint64(q * row.Trials)
-				fp := uint64(math.Round(m.Measured * float64(trials)))
-				lo, hi := stats.BinomialQuantileBounds(trials, *m.Predicted, 1e-6)
-				if fp < lo || fp > hi {
-					t.Errorf("%s at r = %d: %d false positives in %d queries, predicted %.4g: want [%d, %d]", s, r, fp, trials, *m.Predicted, lo, hi)
-				}
-			case "fpr_state":
-				tol := 0.10
-				switch s {
-				case "cuckoo", "cuckoo-semi":
-					tol = 0.05
-				case "fuse3", "fuse4":
-					tol = 1e-12
-				}
-				w := m.CI95[1] - m.CI95[0]
-				if d := math.Abs(m.Measured / *m.Predicted - 1); d > tol && math.Abs(m.Measured-*m.Predicted) > 2*w {
-					t.Errorf("%s at r = %d: state %.4g, theory %.4g", s, r, m.Measured, *m.Predicted)
-				}
-				if *m.Predicted > eps || m.Measured > 1.1*eps {
-					t.Errorf("%s at r = %d: predicted %.4g, state %.4g: target 2^-%d missed", s, r, *m.Predicted, m.Measured, r)
-				}
-			case "bits_per_key":
-				bpk[k] = m.Measured
-				if m.Measured < float64(r) || m.Measured < math.Log2(1/state) {
-					t.Errorf("%s at r = %d: %.3f bits per key at a state rate %.4g passes the lower bound", s, r, m.Measured, state)
-				}
-				if s == "ribbon" {
-					if exp, hi := *m.Predicted, float64(theory.RibbonMaxBits(uint64(n), r))/float64(n); math.Abs(m.Measured/exp-1) > 0.01 || m.Measured > hi {
-						t.Errorf("ribbon at r = %d: %.4f bits per key, theory.RibbonBits %.4f, RibbonMaxBits %.4f", r, m.Measured, exp, hi)
-					}
-				} else if math.Abs(m.Measured-*m.Predicted) > 1e-9 {
-					t.Errorf("%s at r = %d: %.4f bits per key, predicted %.4f", s, r, m.Measured, *m.Predicted)
-				}
-				if s == "fuse3" || s == "fuse4" {
-					if want := float64(theory.FuseBits(int(s[4]-'0'), f[k], uint64(n))) / float64(n); m.Measured != want {
-						t.Errorf("%s at r = %d: %.4f bits per key, theory.FuseBits %.4f", s, r, m.Measured, want)
-					}
-				}
-			case "overhead":
-				if want := bpk[k] / float64(r); math.Abs(m.Measured-want) > 1e-9 {
-					t.Errorf("%s at r = %d: overhead %v, want %v", s, r, m.Measured, want)
-				}
+		b := ms[spaceBitsPerKey].Measured
+		// Ribbon's plan is its expected size (theory.RibbonBits: shards
+		// hold binomially scattered key counts); the others' are exact.
+		tolBits := 1e-9
+		if s == "ribbon" {
+			tolBits = 0.005
+			if hi := float64(theory.RibbonMaxBits(uint64(row.Params.get("n").(int)), r)) / float64(row.Params.get("n").(int)); !(b <= hi) {
+				t.Errorf("ribbon at r = %d: %.6g bits per key, above theory.RibbonMaxBits's %.6g", r, b, hi)
 			}
 		}
+		if p := *ms[spaceBitsPerKey].Predicted; math.Abs(b/p-1) > tolBits {
+			t.Errorf("%s at r = %d: %.6g bits per key, planned %.6g", s, r, b, p)
+		}
+		if over := ms[spaceOverRate].Measured; !(over >= 1) {
+			t.Errorf("%s at r = %d: bits per key ÷ log2(1/ε) = %.4g at the rate reached: below the lower bound", s, r, over)
+		}
+		if over := ms[spaceOverTarget].Measured; math.Abs(over-b/float64(r)) > 1e-12 {
+			t.Errorf("%s at r = %d: bits_over_target %v, want %v", s, r, over, b/float64(r))
+		}
+		switch over, overRate := ms[spaceOverTarget].Measured, ms[spaceOverRate].Measured; s {
+		case "bloom":
+			if over < 1/math.Ln2 || over > 1/math.Ln2+0.01 {
+				t.Errorf("bloom at r = %d: %.4g × the bound, want 1/ln 2", r, over)
+			}
+		case "fuse3", "fuse4":
+			if overRate < 1.075 || overRate > 1.25 {
+				t.Errorf("%s at r = %d: %.4g × its fingerprint", s, r, overRate)
+			}
+			if r == 4 && over < 2 {
+				t.Errorf("%s at r = 4: %.4g × the bound: an 8-bit fingerprint costs at least 2×", s, over)
+			}
+		case "ribbon":
+			if over < 1 || over > 1.06 {
+				t.Errorf("ribbon at r = %d: %.4g × the bound, want 1 … 1.06 (issue 27's goal)", r, over)
+			}
+		}
+		if bpk[s] == nil {
+			bpk[s] = map[int]float64{}
+		}
+		bpk[s][r] = b
 	}
-	over := func(s string, r int) float64 {
-		v, ok := bpk[key{s, r}]
-		if !ok {
-			t.Fatalf("no row %s at r = %d", s, r)
+	for r, b := range bpk["cuckoo-semi"] {
+		if !(b < bpk["cuckoo"][r]) {
+			t.Errorf("r = %d: semi-sorted cuckoo %.4g bits per key, plain %.4g", r, b, bpk["cuckoo"][r])
 		}
-		return v / float64(r)
-	}
-	rs := []int{4, 8, 12, 16, 20}
-	for _, r := range rs {
-		if o := over("bloom", r); math.Abs(o*math.Ln2-1) > 0.01 {
-			t.Errorf("bloom at r = %d: overhead %.4f, want 1/ln 2", r, o)
+		if r >= 8 && !(b < bpk["bloom"][r]) {
+			t.Errorf("r = %d: semi-sorted cuckoo %.4g bits per key, bloom %.4g", r, b, bpk["bloom"][r])
 		}
-		if !(over("blocked", r) > over("bloom", r)) {
-			t.Errorf("r = %d: blocked %.4f ≤ bloom %.4f", r, over("blocked", r), over("bloom", r))
-		}
-		c, cs := key{"cuckoo", r}, key{"cuckoo-semi", r}
-		if f[c] != f[cs] || math.Abs(bpk[c]-bpk[cs]-1/spaceLoad) > 0.01 {
-			t.Errorf("r = %d: cuckoo f = %d %.3f bits per key, semi-sorted f = %d %.3f", r, f[c], bpk[c], f[cs], bpk[cs])
+		if !(bpk["fuse4"][r] < bpk["fuse3"][r]) {
+			t.Errorf("r = %d: fuse4 %.4g bits per key, fuse3 %.4g", r, bpk["fuse4"][r], bpk["fuse3"][r])
 		}
 	}
 	for _, r := range []int{8, 16} {
-		if o := over("fuse3", r); !(o >= 1 && o <= 1.35) {
-			t.Errorf("fuse3 at r = %d: overhead %.4f", r, o)
-		}
-		if o := over("fuse4", r); !(o >= 1 && o <= 1.25) {
-			t.Errorf("fuse4 at r = %d: overhead %.4f", r, o)
-		}
-	}
-	for _, s := range []string{"fuse3", "fuse4"} {
-		if a, b := over(s, 4), over(s, 8); math.Abs(a-2*b) > 1e-9 {
-			t.Errorf("%s: overhead %.4f at r = 4, %.4f at r = 8: want twice (8-bit fingerprints)", s, a, b)
-		}
-	}
-	for _, r := range rs {
-		if o := over("ribbon", r); !(o >= 1 && o <= 1.1) {
-			t.Errorf("ribbon at r = %d: overhead %.4f", r, o)
-		}
-	}
-	for _, o := range []struct {
-		r     int
-		order []string
-	}{
-		{4, []string{"bloom", "cuckoo-semi", "cuckoo"}},
-		{8, []string{"fuse4", "fuse3", "bloom", "blocked"}},
-		{8, []string{"fuse4", "cuckoo-semi", "bloom"}},
-		{16, []string{"cuckoo-semi", "cuckoo", "bloom", "blocked"}},
-		{16, []string{"fuse4", "fuse3", "bloom"}},
-	} {
-		for i := 1; i < len(o.order); i++ {
-			if a, b := over(o.order[i-1], o.r), over(o.order[i], o.r); !(a < b) {
-				t.Errorf("r = %d: %s %.4f ≥ %s %.4f", o.r, o.order[i-1], a, o.order[i], b)
+		for _, static := range []string{"fuse4", "ribbon"} {
+			for _, dynamic := range []string{"bloom", "blocked", "cuckoo", "cuckoo-semi", "dleft"} {
+				if v, ok := bpk[dynamic][r]; ok && !(bpk[static][r] < v) {
+					t.Errorf("r = %d: %s %.4g bits per key, %s %.4g", r, static, bpk[static][r], dynamic, v)
+				}
 			}
 		}
 	}
-	for _, r := range rs {
-		for _, s := range spaceStructures {
-			if a, b := over("ribbon", r), over(s, r); s != "ribbon" && !(a < b) {
-				t.Errorf("r = %d: ribbon %.4f ≥ %s %.4f", r, a, s, b)
-			}
-		}
+	if len(bpk["dleft"]) < 2 {
+		t.Errorf("d-left measured at %d targets", len(bpk["dleft"]))
 	}
 }
 
