@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/hugepage"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
@@ -223,7 +224,7 @@ func build(c Config, hashes []uint64) (*Filter, []uint64, error) {
 		}
 		if peel(&l, hashes, sorted, found, t2count, t2hash, alone, counts[:1<<blockBits], blockBits) {
 			f := &Filter{cfg: c, lay: l, n: n, attempts: attempt}
-			words := make([]uint64, (uint64(l.cells)*uint64(c.FingerprintBits)+63)/64)
+			words := hugepage.Words((uint64(l.cells)*uint64(c.FingerprintBits) + 63) / 64)
 			f.attach(words)
 			switch c.FingerprintBits {
 			case 8:

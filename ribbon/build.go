@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/hugepage"
 	"github.com/bloomlab/bloomlab/theory"
 )
 
@@ -189,7 +190,7 @@ func build(c Config, hashes []uint64) (*Filter, error) {
 	// Each shard's keys, deduplicated, and its block count; the data is
 	// allocated once the counts are known, so bands first then solves
 	// shard by shard into a growing slice.
-	data := make([]uint64, 0, (theory.RibbonSlots(n)/128+shards+1)*2*uint64(r))
+	data := hugepage.WordsCap(0, (theory.RibbonSlots(n)/128+shards+1)*2*uint64(r))
 	var bd band
 	distinct := uint64(0)
 	most := 0
