@@ -280,10 +280,16 @@ func (f *Filter) ContainsBatch(keys [][]byte, out []bool) []bool {
 			start, _ := bits.Mul64(hh, slots-127)
 			pos[i] = (first+start>>7)<<7 | start&127
 			q := (first + start>>7) * n
-			// Touch both blocks' first column, starting their loads;
+			// Touch every cache line of the two blocks the row reads
+			// (a word in every 8, and the last), starting their loads;
 			// the value joins hs[i] through touchMask (0, but not a
 			// constant), so the compiler keeps the loads.
-			hs[i] = hh ^ (f.data[q]^f.data[q+n])&mask
+			t := f.data[q : q+2*n : q+2*n]
+			x := t[len(t)-1]
+			for w := 0; w < len(t); w += 8 {
+				x ^= t[w]
+			}
+			hs[i] = hh ^ x&mask
 		}
 		for i, hh := range hs[:c] {
 			c0, c1, want := row(hh, f.r)
