@@ -223,7 +223,7 @@ func build(c Config, hashes []uint64) (*Filter, []uint64, error) {
 		if !deduped {
 			deduped = true
 			slices.Sort(hashes)
-			hashes = slices.Compact(hashes)
+			hashes = compact(hashes)
 			if uint64(len(hashes)) != n {
 				n = uint64(len(hashes))
 				base = newLayoutHook(c, n)
@@ -233,6 +233,21 @@ func build(c Config, hashes []uint64) (*Filter, []uint64, error) {
 		}
 	}
 	return nil, hashes, fmt.Errorf("%w: %d attempts for %d keys", ErrConstruction, MaxAttempts, n)
+}
+
+// compact moves the distinct values of the sorted hashes to its front,
+// in order, and the copies behind them, and returns the front: unlike
+// slices.Compact, which zeroes the copies' places, it keeps every value
+// (NewFromHashes only reorders its argument).
+func compact(hashes []uint64) []uint64 {
+	j := 0
+	for i, h := range hashes {
+		if j == 0 || h != hashes[j-1] {
+			hashes[i], hashes[j] = hashes[j], h
+			j++
+		}
+	}
+	return hashes[:j]
 }
 
 // peel is one construction attempt with layout l: it leaves in sorted
