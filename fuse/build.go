@@ -23,7 +23,7 @@ type Builder struct {
 	cfg      Config
 	hashes   []uint64
 	maxBits  uint64
-	fits     int // the number of keys known to fit maxBits
+	fits     uint64 // the number of keys known to fit maxBits
 	capacity uint64
 }
 
@@ -59,25 +59,34 @@ func (b *Builder) need(n uint64) uint64 {
 // memory budget (SetMaxBits).
 func (b *Builder) AddHash64(h uint64) error {
 	b.init()
-	n := len(b.hashes) + 1
-	if uint64(n) > MaxKeys {
+	if err := b.admit(uint64(len(b.hashes)) + 1); err != nil {
+		return err
+	}
+	b.hashes = append(b.hashes, h)
+	return nil
+}
+
+// admit reports whether the Builder may hold n keys: at most MaxKeys,
+// within the memory budget.
+func (b *Builder) admit(n uint64) error {
+	if n > MaxKeys {
 		return fmt.Errorf("fuse: more than %d keys: %w", uint64(MaxKeys), ErrParam)
 	}
 	if b.maxBits > 0 && n > b.fits {
 		// theory.FuseBits grows with n (TestFuseBitsMonotone), so a
 		// count that fits vouches for every smaller one: check twice
-		// the count, then the count itself.
-		switch {
-		case b.need(2*uint64(n)) <= b.maxBits:
-			b.fits = 2 * n
-		case b.need(uint64(n)) <= b.maxBits:
+		// the count (at most MaxKeys: FuseBits is 0 beyond), then the
+		// count itself.
+		switch twice := min(2*n, MaxKeys); {
+		case b.need(twice) <= b.maxBits:
+			b.fits = twice
+		case b.need(n) <= b.maxBits:
 			b.fits = n
 		default:
 			return fmt.Errorf("fuse: memory budget of %d bits reached: %d keys take %d bits (8 bytes of hash per key while building, and the filter)",
-				b.maxBits, n, b.need(uint64(n)))
+				b.maxBits, n, b.need(n))
 		}
 	}
-	b.hashes = append(b.hashes, h)
 	return nil
 }
 

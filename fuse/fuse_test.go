@@ -293,3 +293,23 @@ func TestNewFromHashesKeepsHashes(t *testing.T) {
 		t.Errorf("NewFromHashes changed its argument's values: %v … %v", hs[:3], hs[len(hs)-3:])
 	}
 }
+
+// TestBudgetNearMaxKeys: the budget check vouches for twice the count only
+// within MaxKeys (theory.FuseBits is 0 beyond, so twice a count above
+// MaxKeys/2 once looked cheap and let every key up to MaxKeys in
+// unchecked). Checked through admit, without holding the keys.
+func TestBudgetNearMaxKeys(t *testing.T) {
+	b, _ := NewBuilder(Config{FingerprintBits: 32})
+	n := uint64(MaxKeys/2 + 1)
+	limit := b.need(MaxKeys) - 1 // MaxKeys keys do not fit
+	b.SetMaxBits(limit)
+	if err := b.admit(n); err != nil {
+		t.Fatalf("%d keys refused: %v", n, err)
+	}
+	if b.fits > n && b.need(b.fits) > limit {
+		t.Errorf("admitting %d keys vouched for %d, which take %d bits > the budget %d", n, b.fits, b.need(b.fits), limit)
+	}
+	if err := b.admit(MaxKeys); err == nil {
+		t.Errorf("%d keys admitted: they take %d bits > the budget %d", MaxKeys, b.need(MaxKeys), limit)
+	}
+}
