@@ -24,7 +24,7 @@ type Builder struct {
 	cfg      Config
 	hashes   []uint64
 	maxBits  uint64
-	fits     int // the number of keys known to fit maxBits
+	fits     uint64 // the number of keys known to fit maxBits
 	capacity uint64
 }
 
@@ -77,34 +77,44 @@ func BuildBytes(c Config, n uint64) uint64 {
 // memory budget (SetMaxBits).
 func (b *Builder) AddHash64(h uint64) error {
 	b.init()
-	n := len(b.hashes) + 1
-	if uint64(n) > MaxKeys {
+	if err := b.admit(uint64(len(b.hashes)) + 1); err != nil {
+		return err
+	}
+	b.hashes = append(b.hashes, h)
+	return nil
+}
+
+// admit reports whether the Builder may hold n keys: at most MaxKeys,
+// within the memory budget.
+func (b *Builder) admit(n uint64) error {
+	if n > MaxKeys {
 		return fmt.Errorf("fuse: more than %d keys: %w", uint64(MaxKeys), ErrParam)
 	}
 	if b.maxBits > 0 && n > b.fits {
 		// theory.FuseBits grows with n (TestFuseBitsMonotone), so a
 		// count that fits vouches for every smaller one: check twice
-		// the count, then the count itself.
-		switch {
-		case b.need(2*uint64(n)) <= b.maxBits:
-			b.fits = 2 * n
-		case b.need(uint64(n)) <= b.maxBits:
+		// the count (at most MaxKeys: FuseBits is 0 beyond), then the
+		// count itself.
+		switch twice := min(2*n, MaxKeys); {
+		case b.need(twice) <= b.maxBits:
+			b.fits = twice
+		case b.need(n) <= b.maxBits:
 			b.fits = n
 		default:
 			return fmt.Errorf("fuse: memory budget of %d bits reached: building from %d keys takes %d bits (BuildBytes: the held hashes, the construction's arrays and the filter)",
-				b.maxBits, n, b.need(uint64(n)))
+				b.maxBits, n, b.need(n))
 		}
 	}
-	b.hashes = append(b.hashes, h)
 	return nil
 }
 
 // Len is the number of keys added so far (duplicates counted).
 func (b *Builder) Len() int { return len(b.hashes) }
 
-// SetMaxBits bounds the memory of the held hashes (64 bits per key) and
-// the filter Finish would build: an Add past it fails and holds nothing
-// more (kind.MemoryBudgeter). 0 removes the bound.
+// SetMaxBits bounds the memory of a build (BuildBytes: the held hashes,
+// Finish's working arrays and the filter it would build, in bits): an
+// Add past it fails and holds nothing more (kind.MemoryBudgeter). 0
+// removes the bound.
 func (b *Builder) SetMaxBits(bits uint64) { b.maxBits, b.fits = bits, 0 }
 
 // Finish builds the filter of the keys added. It fails only after
@@ -241,7 +251,7 @@ func build(c Config, hashes []uint64) (*Filter, []uint64, error) {
 		if !deduped {
 			deduped = true
 			slices.Sort(hashes)
-			hashes = slices.Compact(hashes)
+			hashes = compact(hashes)
 			if uint64(len(hashes)) != n {
 				n = uint64(len(hashes))
 				base = newLayoutHook(c, n)
@@ -251,6 +261,21 @@ func build(c Config, hashes []uint64) (*Filter, []uint64, error) {
 		}
 	}
 	return nil, hashes, fmt.Errorf("%w: %d attempts for %d keys", ErrConstruction, MaxAttempts, n)
+}
+
+// compact moves the distinct values of the sorted hashes to its front,
+// in order, and the copies behind them, and returns the front: unlike
+// slices.Compact, which zeroes the copies' places, it keeps every value
+// (NewFromHashes only reorders its argument).
+func compact(hashes []uint64) []uint64 {
+	j := 0
+	for i, h := range hashes {
+		if j == 0 || h != hashes[j-1] {
+			hashes[i], hashes[j] = hashes[j], h
+			j++
+		}
+	}
+	return hashes[:j]
 }
 
 // peel is one construction attempt with layout l: it leaves in sorted

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -267,5 +268,48 @@ func TestConfig(t *testing.T) {
 	f := must(New(nil, Config{}))
 	if f.Arity() != 3 || f.FingerprintBits() != 8 || f.N() != 0 || f.EstimatedFPR() != 1.0/256 {
 		t.Errorf("defaults: %d-wise %d bits", f.Arity(), f.FingerprintBits())
+	}
+}
+
+// TestNewFromHashesKeepsHashes: NewFromHashes may reorder its argument
+// but keeps every value, duplicates included (the dedup after a failed
+// attempt once zeroed the copies' places with slices.Compact).
+func TestNewFromHashesKeepsHashes(t *testing.T) {
+	hs := make([]uint64, 1000)
+	for i := range hs {
+		hs[i] = uint64(i%10) + 1 // ten distinct hashes, none 0, 100 copies each
+	}
+	want := slices.Clone(hs)
+	f, err := NewFromHashes(hs, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.N() != 10 {
+		t.Errorf("N = %d, want 10", f.N())
+	}
+	slices.Sort(hs)
+	slices.Sort(want)
+	if !slices.Equal(hs, want) {
+		t.Errorf("NewFromHashes changed its argument's values: %v … %v", hs[:3], hs[len(hs)-3:])
+	}
+}
+
+// TestBudgetNearMaxKeys: the budget check vouches for twice the count only
+// within MaxKeys (theory.FuseBits is 0 beyond, so twice a count above
+// MaxKeys/2 once looked cheap and let every key up to MaxKeys in
+// unchecked). Checked through admit, without holding the keys.
+func TestBudgetNearMaxKeys(t *testing.T) {
+	b, _ := NewBuilder(Config{FingerprintBits: 32})
+	n := uint64(MaxKeys/2 + 1)
+	limit := b.need(MaxKeys) - 1 // MaxKeys keys do not fit
+	b.SetMaxBits(limit)
+	if err := b.admit(n); err != nil {
+		t.Fatalf("%d keys refused: %v", n, err)
+	}
+	if b.fits > n && b.need(b.fits) > limit {
+		t.Errorf("admitting %d keys vouched for %d, which take %d bits > the budget %d", n, b.fits, b.need(b.fits), limit)
+	}
+	if err := b.admit(MaxKeys); err == nil {
+		t.Errorf("%d keys admitted: they take %d bits > the budget %d", MaxKeys, b.need(MaxKeys), limit)
 	}
 }

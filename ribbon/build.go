@@ -98,9 +98,10 @@ func (b *Builder) AddHash64(h uint64) error {
 // Len is the number of keys added so far (duplicates counted).
 func (b *Builder) Len() int { return len(b.hashes) }
 
-// SetMaxBits bounds the memory of the held hashes (64 bits per key) and
-// the filter Finish would build: an Add past it fails and holds nothing
-// more (kind.MemoryBudgeter). 0 removes the bound.
+// SetMaxBits bounds the memory of a build (BuildBytes: the held hashes,
+// one shard's banding arrays and the largest filter they could make, in
+// bits): an Add past it fails and holds nothing more
+// (kind.MemoryBudgeter). 0 removes the bound.
 func (b *Builder) SetMaxBits(bits uint64) { b.maxBits, b.fits = bits, 0 }
 
 // Finish builds the filter of the keys added. It fails only when a shard

@@ -48,14 +48,23 @@ const (
 	RibbonMaxGrowth = 1
 )
 
+// RibbonSaturate is the number of keys above which RibbonSlots,
+// RibbonBits and RibbonMaxBits answer math.MaxUint64 (more than any
+// memory; their formulas would overflow 64 bits at r = 32) and
+// RibbonBitsPerKey +Inf.
+const RibbonSaturate = 1 << 56
+
 // RibbonShards returns the number of shards of a filter of n keys.
 func RibbonShards(n uint64) uint64 {
-	return max(1, (n+RibbonShardKeys-1)/RibbonShardKeys)
+	return max(1, n/RibbonShardKeys+(n%RibbonShardKeys+RibbonShardKeys-1)/RibbonShardKeys)
 }
 
 // RibbonShardBlocks returns the number of 128-slot blocks of a shard of k
 // keys (before any growth after failed attempts).
 func RibbonShardBlocks(k uint64) uint64 {
+	if k > RibbonSaturate {
+		return math.MaxUint64 / 128
+	}
 	want := uint64(math.Ceil(float64(k)*(1+RibbonEpsilon))) + RibbonWidth
 	return (want + 127) / 128
 }
@@ -64,15 +73,21 @@ func RibbonShardBlocks(k uint64) uint64 {
 // its shards' slots with the keys split evenly (the shards of a built
 // filter hold binomially scattered counts; RibbonMaxBits bounds them).
 func RibbonSlots(n uint64) uint64 {
+	if n > RibbonSaturate {
+		return math.MaxUint64
+	}
 	s := RibbonShards(n)
 	q, rem := n/s, n%s
 	return 128 * (rem*RibbonShardBlocks(q+1) + (s-rem)*RibbonShardBlocks(q))
 }
 
 // RibbonBits returns the expected memory, in bits, of a filter of n keys
-// with r result bits: r bits per slot (RibbonSlots), the zero block after
-// the last, and the shard table.
+// with r result bits (1 … 32): r bits per slot (RibbonSlots), the zero
+// block after the last, and the shard table.
 func RibbonBits(n uint64, r int) uint64 {
+	if n > RibbonSaturate {
+		return math.MaxUint64
+	}
 	return RibbonSlots(n)*uint64(r) + 128*uint64(r) + 64*(RibbonShards(n)+1)
 }
 
@@ -82,6 +97,9 @@ func RibbonBits(n uint64, r int) uint64 {
 // before growth (the ceiling, the window, the rounding to blocks) and
 // RibbonMaxGrowth blocks more after it. It grows with n.
 func RibbonMaxBits(n uint64, r int) uint64 {
+	if n > RibbonSaturate {
+		return math.MaxUint64
+	}
 	s := RibbonShards(n)
 	slots := uint64(math.Ceil(float64(n)*(1+RibbonEpsilon))) + s*(1+RibbonWidth+127+RibbonMaxGrowth*128)
 	return slots*uint64(r) + 128*uint64(r) + 64*(s+1)
@@ -91,6 +109,9 @@ func RibbonMaxBits(n uint64, r int) uint64 {
 func RibbonBitsPerKey(n uint64, r int) float64 {
 	if n == 0 {
 		return math.NaN()
+	}
+	if n > RibbonSaturate {
+		return math.Inf(1)
 	}
 	return float64(RibbonBits(n, r)) / float64(n)
 }

@@ -56,3 +56,31 @@ func TestRibbonMaxBitsMonotone(t *testing.T) {
 		}
 	}
 }
+
+// TestRibbonHugeN: past any memory the ribbon sizes saturate at
+// math.MaxUint64 instead of wrapping (n near 2^64 once gave 1 shard and
+// RibbonMaxBits 4224 bits, a "bound" below 10 keys'), and RibbonShards and
+// RibbonMaxBits stay monotone.
+func TestRibbonHugeN(t *testing.T) {
+	ns := []uint64{1 << 40, 1 << 50, 1 << 56, 1<<56 + 1, 1 << 60, 1 << 63, math.MaxUint64}
+	for i := 1; i < len(ns); i++ {
+		a, b := ns[i-1], ns[i]
+		if RibbonShards(b) < RibbonShards(a) {
+			t.Errorf("RibbonShards(%d) = %d < RibbonShards(%d) = %d", b, RibbonShards(b), a, RibbonShards(a))
+		}
+		for _, r := range []int{1, 8, 32} {
+			if RibbonMaxBits(b, r) < RibbonMaxBits(a, r) {
+				t.Errorf("r=%d: RibbonMaxBits(%d) = %d < RibbonMaxBits(%d) = %d", r, b, RibbonMaxBits(b, r), a, RibbonMaxBits(a, r))
+			}
+			if RibbonBits(b, r) < RibbonBits(a, r) || RibbonSlots(b) < RibbonSlots(a) {
+				t.Errorf("r=%d: RibbonBits or RibbonSlots(%d) below its value at %d", r, b, a)
+			}
+			if bpk := RibbonBitsPerKey(b, r); bpk < float64(r) {
+				t.Errorf("r=%d: RibbonBitsPerKey(%d) = %g, below the bound %d", r, b, bpk, r)
+			}
+		}
+	}
+	if s := RibbonShards(math.MaxUint64); s != math.MaxUint64/RibbonShardKeys+1 {
+		t.Errorf("RibbonShards(MaxUint64) = %d", s)
+	}
+}
