@@ -19,7 +19,7 @@ var layers = []struct {
 	name string
 	pkgs []string // import paths relative to the module; "dir/*" is every package under dir
 }{
-	{"leaf", []string{"internal/base"}},
+	{"leaf", []string{"internal/base", "internal/xxh3mid"}},
 	{"hashing", []string{"hashing"}},
 	{"theory", []string{"theory"}},
 	{"internal helpers and formats", []string{"internal/*", "server/internal/*", "rdb"}},
