@@ -195,8 +195,17 @@ func TestFPR(t *testing.T) {
 }
 
 // TestContainsBatch: the batched query answers as Contains, for every
-// shape, across chunk boundaries, and allocates nothing.
+// shape, across chunk boundaries, and allocates nothing, both by chunks
+// and key by key (a filter of at most batchDirect bytes).
 func TestContainsBatch(t *testing.T) {
+	defer func(d int) { batchDirect = d }(batchDirect)
+	for _, direct := range []int{0, 4 << 20} {
+		batchDirect = direct
+		testContainsBatch(t)
+	}
+}
+
+func testContainsBatch(t *testing.T) {
 	for _, c := range shapes {
 		f := must(New(filtertest.Keys(5000, 2), c))
 		keys := filtertest.Keys(10_000, 2) // half present
