@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/heldhash"
 	"github.com/bloomlab/bloomlab/internal/hugepage"
 	"github.com/bloomlab/bloomlab/theory"
 )
@@ -23,8 +24,7 @@ var ErrConstruction = errors.New("fuse: construction failed")
 type Builder struct {
 	cfg      Config
 	hashes   []uint64
-	maxBits  uint64
-	fits     uint64 // the number of keys known to fit maxBits
+	budget   heldhash.Budget
 	capacity uint64
 }
 
@@ -85,27 +85,10 @@ func (b *Builder) AddHash64(h uint64) error {
 }
 
 // admit reports whether the Builder may hold n keys: at most MaxKeys,
-// within the memory budget.
+// within the memory budget (need: BuildBytes, which grows with n;
+// TestBuildBytesMonotone).
 func (b *Builder) admit(n uint64) error {
-	if n > MaxKeys {
-		return fmt.Errorf("fuse: more than %d keys: %w", uint64(MaxKeys), ErrParam)
-	}
-	if b.maxBits > 0 && n > b.fits {
-		// theory.FuseBits grows with n (TestFuseBitsMonotone), so a
-		// count that fits vouches for every smaller one: check twice
-		// the count (at most MaxKeys: FuseBits is 0 beyond), then the
-		// count itself.
-		switch twice := min(2*n, MaxKeys); {
-		case b.need(twice) <= b.maxBits:
-			b.fits = twice
-		case b.need(n) <= b.maxBits:
-			b.fits = n
-		default:
-			return fmt.Errorf("fuse: memory budget of %d bits reached: building from %d keys takes %d bits (BuildBytes: the held hashes, the construction's arrays and the filter)",
-				b.maxBits, n, b.need(n))
-		}
-	}
-	return nil
+	return b.budget.Admit(n, MaxKeys, b.need, "fuse", "BuildBytes: the held hashes, the construction's arrays and the filter")
 }
 
 // Len is the number of keys added so far (duplicates counted).
@@ -115,7 +98,7 @@ func (b *Builder) Len() int { return len(b.hashes) }
 // Finish's working arrays and the filter it would build, in bits): an
 // Add past it fails and holds nothing more (kind.MemoryBudgeter). 0
 // removes the bound.
-func (b *Builder) SetMaxBits(bits uint64) { b.maxBits, b.fits = bits, 0 }
+func (b *Builder) SetMaxBits(bits uint64) { b.budget.Set(bits) }
 
 // Finish builds the filter of the keys added. It fails only after
 // MaxAttempts attempts (ErrConstruction); the Builder keeps its keys (its

@@ -315,10 +315,34 @@ func TestBudgetNearMaxKeys(t *testing.T) {
 	if err := b.admit(n); err != nil {
 		t.Fatalf("%d keys refused: %v", n, err)
 	}
-	if b.fits > n && b.need(b.fits) > limit {
-		t.Errorf("admitting %d keys vouched for %d, which take %d bits > the budget %d", n, b.fits, b.need(b.fits), limit)
+	if f := b.budget.Fits(); f > n && b.need(f) > limit {
+		t.Errorf("admitting %d keys vouched for %d, which take %d bits > the budget %d", n, f, b.need(f), limit)
 	}
 	if err := b.admit(MaxKeys); err == nil {
 		t.Errorf("%d keys admitted: they take %d bits > the budget %d", MaxKeys, b.need(MaxKeys), limit)
+	}
+}
+
+// TestBuildBytesMonotone: BuildBytes never decreases as n grows, for
+// every shape (the Builder's budget relies on it: a count that fits
+// vouches for every smaller one), at every n up to 2·10^5 and on a
+// geometric grid up to MaxKeys.
+func TestBuildBytesMonotone(t *testing.T) {
+	for _, c := range shapes {
+		prev := uint64(0)
+		check := func(n uint64) {
+			if b := BuildBytes(c, n); b < prev {
+				t.Fatalf("%+v: BuildBytes(%d) = %d < %d at a smaller n", c, n, b, prev)
+			} else {
+				prev = b
+			}
+		}
+		for n := uint64(0); n <= 200_000; n++ {
+			check(n)
+		}
+		for n := uint64(200_001); n <= MaxKeys; n += n/64 + 1 {
+			check(n)
+		}
+		check(MaxKeys)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/bloomlab/bloomlab/hashing"
+	"github.com/bloomlab/bloomlab/internal/heldhash"
 	"github.com/bloomlab/bloomlab/internal/hugepage"
 	"github.com/bloomlab/bloomlab/theory"
 )
@@ -23,8 +24,7 @@ var ErrConstruction = errors.New("ribbon: construction failed")
 type Builder struct {
 	cfg      Config
 	hashes   []uint64
-	maxBits  uint64
-	fits     int // the number of keys known to fit maxBits
+	budget   heldhash.Budget
 	capacity uint64
 }
 
@@ -76,20 +76,9 @@ func BuildBytes(c Config, n uint64) uint64 {
 // exceed the memory budget (SetMaxBits).
 func (b *Builder) AddHash64(h uint64) error {
 	b.init()
-	n := len(b.hashes) + 1
-	if uint64(n) > MaxKeys {
-		return fmt.Errorf("ribbon: more than %d keys: %w", uint64(MaxKeys), ErrParam)
-	}
-	if b.maxBits > 0 && n > b.fits {
-		switch {
-		case b.need(2*uint64(n)) <= b.maxBits:
-			b.fits = 2 * n
-		case b.need(uint64(n)) <= b.maxBits:
-			b.fits = n
-		default:
-			return fmt.Errorf("ribbon: memory budget of %d bits reached: building from %d keys takes up to %d bits (BuildBytes: the held hashes, one shard's banding arrays and the filter)",
-				b.maxBits, n, b.need(uint64(n)))
-		}
+	if err := b.budget.Admit(uint64(len(b.hashes))+1, MaxKeys, b.need, "ribbon",
+		"BuildBytes: the held hashes, one shard's banding arrays and the filter"); err != nil {
+		return err
 	}
 	b.hashes = append(b.hashes, h)
 	return nil
@@ -102,7 +91,7 @@ func (b *Builder) Len() int { return len(b.hashes) }
 // one shard's banding arrays and the largest filter they could make, in
 // bits): an Add past it fails and holds nothing more
 // (kind.MemoryBudgeter). 0 removes the bound.
-func (b *Builder) SetMaxBits(bits uint64) { b.maxBits, b.fits = bits, 0 }
+func (b *Builder) SetMaxBits(bits uint64) { b.budget.Set(bits) }
 
 // Finish builds the filter of the keys added. It fails only when a shard
 // fails MaxAttempts attempts (ErrConstruction); the Builder keeps its keys

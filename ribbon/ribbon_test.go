@@ -270,3 +270,27 @@ func TestConfig(t *testing.T) {
 func TestInlining(t *testing.T) {
 	filtertest.Inlinable(t, "github.com/bloomlab/bloomlab/ribbon", "mix", "remix", "row", "attemptSeed")
 }
+
+// TestBuildBytesMonotone: BuildBytes never decreases as n grows (the
+// Builder's budget relies on it), at every n up to 2·10^5 and on a
+// geometric grid up to MaxKeys, for r = 1, 8, 32.
+func TestBuildBytesMonotone(t *testing.T) {
+	for _, r := range []int{1, 8, 32} {
+		c := Config{ResultBits: r}
+		prev := uint64(0)
+		check := func(n uint64) {
+			if b := BuildBytes(c, n); b < prev {
+				t.Fatalf("r=%d: BuildBytes(%d) = %d < %d at a smaller n", r, n, b, prev)
+			} else {
+				prev = b
+			}
+		}
+		for n := uint64(0); n <= 200_000; n++ {
+			check(n)
+		}
+		for n := uint64(200_001); n <= MaxKeys; n += n/64 + 1 {
+			check(n)
+		}
+		check(MaxKeys)
+	}
+}
