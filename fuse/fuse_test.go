@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -344,5 +345,43 @@ func TestBuildBytesMonotone(t *testing.T) {
 			check(n)
 		}
 		check(MaxKeys)
+	}
+}
+
+// TestConcurrentQueries: a Filter is immutable, so goroutines query one
+// filter at once (single and batched) and every key added answers
+// present; .ci/run runs it under the race detector.
+func TestConcurrentQueries(t *testing.T) {
+	keys := filtertest.Keys(20_000, 7)
+	defer func(d int) { batchDirect = d }(batchDirect)
+	for i, c := range shapes {
+		batchDirect = (i % 2) << 22 // the chunked path, then key by key
+		f := must(New(keys, c))
+		var wg sync.WaitGroup
+		errs := make(chan string, 4)
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				out := make([]bool, len(keys))
+				for i, k := range keys {
+					if (i+g)%2 == 0 && !f.Contains(k) {
+						errs <- fmt.Sprintf("%+v: key %d absent", c, i)
+						return
+					}
+				}
+				for i, v := range f.ContainsBatch(keys, out) {
+					if !v {
+						errs <- fmt.Sprintf("%+v: key %d absent (batch)", c, i)
+						return
+					}
+				}
+			}(g)
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
 	}
 }

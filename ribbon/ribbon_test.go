@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -292,5 +293,44 @@ func TestBuildBytesMonotone(t *testing.T) {
 			check(n)
 		}
 		check(MaxKeys)
+	}
+}
+
+// TestConcurrentQueries: a Filter is immutable, so goroutines query one
+// filter at once (single and batched) and every key added answers
+// present; .ci/run runs it under the race detector.
+func TestConcurrentQueries(t *testing.T) {
+	keys := filtertest.Keys(20_000, 7)
+	for _, r := range []int{1, 8, 16} {
+		f, err := New(keys, Config{ResultBits: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 4)
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				out := make([]bool, len(keys))
+				for i, k := range keys {
+					if (i+g)%2 == 0 && !f.Contains(k) {
+						errs <- fmt.Sprintf("r=%d: key %d absent", r, i)
+						return
+					}
+				}
+				for i, v := range f.ContainsBatch(keys, out) {
+					if !v {
+						errs <- fmt.Sprintf("r=%d: key %d absent (batch)", r, i)
+						return
+					}
+				}
+			}(g)
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
 	}
 }
