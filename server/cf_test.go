@@ -305,7 +305,7 @@ func TestCFRefusal(t *testing.T) {
 		{fmt.Errorf("x: %w", cuckoo.ErrFull), Dialect8, "Filter is full"},
 		{fmt.Errorf("odd\nerror"), Dialect8, "ERR odd error"},
 	} {
-		if got := cfRefusal(tc.err, tc.d); got != tc.want {
+		if got := cfRefusal(tc.err, tc.d.row()); got != tc.want {
 			t.Errorf("%v (dialect %v): %q", tc.err, tc.d, got)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 // and expires keys).
 type client struct {
 	s    *Server
+	d    *dialect // the server's dialect (s.d)
 	conn net.Conn // nil for the internal client
 	r    *resp.Reader
 	w    *resp.Writer
@@ -73,12 +74,12 @@ type client struct {
 }
 
 func newClient(s *Server, conn net.Conn) *client {
-	c := &client{s: s, conn: conn, id: s.nextID.Add(1), created: time.Now()}
+	c := &client{s: s, d: s.d, conn: conn, id: s.nextID.Add(1), created: time.Now()}
 	c.r = resp.NewReader(conn, s.lim)
 	c.r.Account(c.growReader, c.readerFits)
 	c.clientMem(connFixed, false)
 	c.w = resp.NewWriter(&c.out)
-	c.w.Shortest = s.cfg.Dialect == Dialect8 // Redis 8 prints doubles shortest
+	c.w.Shortest = s.d.shortestDoubles
 	c.authed = s.cfg.Password == ""
 	return c
 }
@@ -86,7 +87,7 @@ func newClient(s *Server, conn net.Conn) *client {
 // internalClient runs commands on behalf of the server (log replay,
 // expiry); its replies are discarded.
 func (s *Server) internalClient() *client {
-	c := &client{s: s, id: 0, authed: true, excl: true, created: time.Now()}
+	c := &client{s: s, d: s.d, id: 0, authed: true, excl: true, created: time.Now()}
 	c.w = resp.NewWriter(io.Discard)
 	return c
 }

@@ -390,10 +390,6 @@ func (p bfParams) blockedConfig() scalable.Config {
 	return scalable.Config{Capacity: uint64(p.capacity), FPR: p.errRate, Expansion: exp, NonScaling: p.nonScaling, Profile: scalable.Blocked}
 }
 
-// errRateCap is RedisBloom 8's cap on an error rate: a larger one makes a
-// filter at this rate (Dialect8).
-const errRateCap = 0.25
-
 // bfDefaults are the parameters of a filter created without them (BF.ADD,
 // BF.MADD, BF.INSERT without options): the module configs (bf-error-rate,
 // bf-initial-size, bf-expansion-factor, 0 meaning non-scaling), but
@@ -416,12 +412,12 @@ func (c *client) bfDefaults() bfParams {
 // Replaying, no cap applies (a record holds the rate that was made, up to
 // 2.4's 0.999…), and NONSCALING with EXPANSION g records the growth of a
 // non-scaling filter.
-func (c *client) bf8() bool { return c.s.cfg.Dialect == Dialect8 || c.replaying }
+func (c *client) bf8() bool { return c.d.bfRules8 || c.replaying }
 
 // capRate applies RedisBloom 8's cap on an error rate to a live command.
 func (c *client) capRate(e float64) float64 {
-	if e > errRateCap && !c.replaying && c.s.cfg.Dialect == Dialect8 {
-		return errRateCap
+	if cap := c.d.bfErrRateCap; cap > 0 && e > cap && !c.replaying {
+		return cap
 	}
 	return e
 }
@@ -807,7 +803,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 			switch {
 			case errors.Is(err, scalable.ErrFull) && v.chain != nil && v.chain.NonScaling():
 				stop = errBFFull
-			case errors.Is(err, scalable.ErrFull) && c.s.cfg.Dialect == Dialect8:
+			case errors.Is(err, scalable.ErrFull) && c.d.bfFullContinue:
 				// RedisBloom 8 answers its text for each item it cannot
 				// insert and goes on with the next (see rest below).
 				if !c.replaying {

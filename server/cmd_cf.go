@@ -46,8 +46,6 @@ import (
 
 const (
 	errCFFull      = "Filter is full"
-	errCFAlloc     = "Memory allocation failure"
-	errCFAlloc8    = "ERR Insufficient memory"
 	errCFMaxExp    = "Maximum expansions reached"
 	errCFCapMin    = "Capacity must be at least (BucketSize * 2)"
 	errCFCapRange  = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
@@ -257,7 +255,7 @@ func cfReserveRecord(key []byte, p cfParams) [][]byte {
 // Dialect8 at most half of cf-initial-size (RedisBloom 8 narrows the
 // range when cf-initial-size is set). A replay takes the widest range.
 func (c *client) cfMaxBucketSize() int64 {
-	if c.replaying || c.s.cfg.Dialect == Dialect24 {
+	if c.replaying || !c.d.cfBucketOfConfig {
 		return cuckoo.RedisMaxBucketSize
 	}
 	_, capacity, _, _, _ := c.s.modcfg.cfDefaults()
@@ -277,11 +275,7 @@ func (c *client) cfOption(args [][]byte, i int, name string, lo, hi int64) (int6
 		return 0, false
 	}
 	if v < lo || v > hi {
-		if c.s.cfg.Dialect == Dialect24 {
-			c.err(fmt.Sprintf("%s: value must be an integer between %d and %d, inclusive.", name, lo, hi))
-		} else {
-			c.err(fmt.Sprintf("%s: value must be in the range [%d, %d]", name, lo, hi))
-		}
+		c.err(fmt.Sprintf(c.d.cfRangeText, name, lo, hi))
 		return 0, false
 	}
 	return v, true
@@ -317,10 +311,10 @@ func cfReserve(c *client, args [][]byte) bool {
 		}
 	}
 	switch {
-	case c.s.cfg.Dialect == Dialect24 && p.bucketSize*2 > capacity:
-		c.err(errCFCapMin)
+	case p.bucketSize*2 > capacity:
+		c.err(c.d.cfCapLowText)
 		return false
-	case p.bucketSize*2 > capacity || capacity > maxCapacity:
+	case capacity > maxCapacity:
 		c.err(errCFCapRange)
 		return false
 	}
@@ -377,7 +371,7 @@ func (c *client) cfCapacityOK(capacity, bucketSize int64) bool {
 			c.err(errCFCapRange)
 			return false
 		}
-	case c.s.cfg.Dialect == Dialect24:
+	case c.d.cfInsertCap24:
 		if capacity < 2*cuckoo.RedisDefaultBucketSize {
 			c.err(errCFCapMin)
 			return false
@@ -537,7 +531,7 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 			res = append(res, resAdded)
 			continue
 		default:
-			stop = cfRefusal(err, s.cfg.Dialect)
+			stop = cfRefusal(err, c.d)
 		}
 		res = append(res, resRefused)
 	}
@@ -568,13 +562,10 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 // cfRefusal is CF.ADD's reply to a refused key: RedisBloom's texts for a
 // filter that may not grow and for one whose growth failed (RedisBloom
 // 2.4: "Memory allocation failure", 8: "ERR Insufficient memory").
-func cfRefusal(err error, d Dialect) string {
+func cfRefusal(err error, d *dialect) string {
 	switch {
 	case errors.Is(err, cuckoo.ErrCannotGrow):
-		if d == Dialect24 {
-			return errCFAlloc
-		}
-		return errCFAlloc8
+		return d.cfAllocText
 	case errors.Is(err, cuckoo.ErrFull):
 		return errCFFull
 	}

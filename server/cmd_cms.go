@@ -358,7 +358,7 @@ func cmsMerge(c *client, args [][]byte) bool {
 	// Negative weights: RedisBloom's (dialect 8; a replay repeats what
 	// was acknowledged, whatever the dialect), never for bloomlab-profile
 	// sketches.
-	negOK := redis && (c.replaying || s.cfg.Dialect != Dialect24)
+	negOK := redis && (c.replaying || c.d.cmsNegativeWeights)
 	srcs := make([]*countmin.Sketch, numKeys)
 	weights := make([]int64, numKeys)
 	var total uint64

@@ -105,7 +105,7 @@ func cmdHello(c *client, args [][]byte) bool {
 	c.w.BulkString("server")
 	c.w.BulkString("bloomlab")
 	c.w.BulkString("version")
-	c.w.BulkString(c.s.cfg.Dialect.redisVersion())
+	c.w.BulkString(c.d.redisVersion)
 	c.w.BulkString("proto")
 	c.w.Int(int64(proto))
 	c.w.BulkString("id")

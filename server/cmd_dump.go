@@ -150,7 +150,7 @@ func cmdRestore(c *client, args [][]byte) bool {
 		}
 		return s.room()
 	}
-	if p := args[3]; !c.replaying && len(p) >= 10 && int(binary.LittleEndian.Uint16(p[len(p)-10:])) > s.cfg.Dialect.rdbVersion() {
+	if p := args[3]; !c.replaying && len(p) >= 10 && int(binary.LittleEndian.Uint16(p[len(p)-10:])) > c.d.rdbVersion {
 		// The dialect's Redis refuses an RDB version newer than its own
 		// (Redis 7.0 a payload of Redis 8); the log replays any.
 		c.err(rdb.ErrDumpPayload.Error())

@@ -107,7 +107,7 @@ func (c *client) commandList(filter [][]byte) {
 	case eqFold(filter[1], "aclcat"):
 		cat := strings.ToLower(string(filter[2]))
 		match = func(cmd *command) bool {
-			return cmd.group == cat && !(c.s.cfg.Dialect == Dialect8 && isModuleCommand(cmd.name))
+			return cmd.group == cat && !(c.d.moduleCommands && isModuleCommand(cmd.name))
 		}
 	case eqFold(filter[1], "pattern"):
 		pat := []byte(strings.ToLower(string(filter[2])))
@@ -131,7 +131,7 @@ func (c *client) commandList(filter [][]byte) {
 // commandInfo writes one COMMAND INFO entry in Redis 7's shape (for
 // RedisBloom's commands under Dialect8, moduleCommandInfo's).
 func (c *client) commandInfo(cmd *command) {
-	if c.s.cfg.Dialect == Dialect8 && c.moduleCommandInfo(cmd) {
+	if c.d.moduleCommands && c.moduleCommandInfo(cmd) {
 		return
 	}
 	var flags []string
@@ -221,7 +221,7 @@ func cmdConfig(c *client, args [][]byte) bool {
 // every dialect bloomlab's bloomlab-bf-layout.
 func (c *client) configGet(pats [][]byte) {
 	params := c.s.configParams()
-	if c.s.cfg.Dialect == Dialect8 {
+	if c.d.moduleConfigs {
 		params = append(params, c.s.modcfg.get()...)
 	}
 	params = append(params, c.s.modcfg.layoutParam())
@@ -262,7 +262,7 @@ func (c *client) configSet(args [][]byte) {
 	}
 	pairs := make([]modSet, 0, len(args)/2)
 	for i := 0; i < len(args); i += 2 {
-		p := lookupModConfig(args[i], c.s.cfg.Dialect == Dialect8)
+		p := lookupModConfig(args[i], c.d.moduleConfigs)
 		if p < 0 {
 			c.err("ERR Unknown option or number of arguments for CONFIG SET - '" + argText(args[i]) + "'")
 			return
@@ -453,7 +453,7 @@ func (c *client) moduleList() {
 	c.w.BulkString("name")
 	c.w.BulkString("bf")
 	c.w.BulkString("ver")
-	c.w.Int(c.s.cfg.Dialect.moduleVersion())
+	c.w.Int(c.d.moduleVersion)
 	c.w.BulkString("path")
 	c.w.BulkString("bloomlab")
 	c.w.BulkString("args")
@@ -486,11 +486,11 @@ func cmdInfo(c *client, args [][]byte) bool {
 	if a := s.Addr(); a != nil {
 		_, port, _ = splitHostPort(a.String())
 	}
-	section("Server", "redis_version", s.cfg.Dialect.redisVersion(), "bloomlab_version", "1", "server_name", "bloomlab",
+	section("Server", "redis_version", s.d.redisVersion, "bloomlab_version", "1", "server_name", "bloomlab",
 		"redis_mode", "standalone", "os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", strconv.IntSize,
 		"go_version", runtime.Version(), "process_id", os.Getpid(), "tcp_port", port,
 		"uptime_in_seconds", int(up.Seconds()), "uptime_in_days", int(up.Hours()/24),
-		"module_bf_version", s.cfg.Dialect.moduleVersion())
+		"module_bf_version", s.d.moduleVersion)
 	s.mu.Lock()
 	nclients := len(s.clients)
 	s.mu.Unlock()
@@ -538,7 +538,7 @@ func cmdInfo(c *client, args [][]byte) bool {
 	} else {
 		c.observe() // the counts wait for the log like any read
 	}
-	section("Modules", "module", fmt.Sprintf("name=bf,ver=%d,api=1,filters=0,usedby=[],using=[],options=[handle-io-errors]", s.cfg.Dialect.moduleVersion()))
+	section("Modules", "module", fmt.Sprintf("name=bf,ver=%d,api=1,filters=0,usedby=[],using=[],options=[handle-io-errors]", s.d.moduleVersion))
 	if nkeys > 0 {
 		section("Keyspace", "db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", nkeys, nexp))
 	} else {

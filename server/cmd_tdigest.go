@@ -678,7 +678,7 @@ func tdInfo(c *client, args [][]byte) bool {
 	defer c.unlockEntry(e, true)
 	d := v.d
 	mem := d.MemoryUsage()
-	if c.s.cfg.Dialect == Dialect24 {
+	if c.d.tdMemoryOfPointer {
 		mem = 8 + 16*int64(d.Capacity()) // 2.4.23's TDigestMemUsage: sizeof a pointer, not the struct
 	}
 	c.mapReply(9)

@@ -169,7 +169,7 @@ func (c *client) topkItem(item []byte) {
 	if i := bytes.IndexByte(item, 0); i >= 0 {
 		item = item[:i]
 	}
-	if c.s.cfg.Dialect != Dialect24 {
+	if c.d.topkBulkItems {
 		c.w.Bulk(item)
 		return
 	}

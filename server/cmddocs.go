@@ -38,7 +38,7 @@ func isModuleCommand(name string) bool {
 // commandDocs writes cmd's COMMAND DOCS entry (after its name).
 func (c *client) commandDocs(cmd *command) {
 	doc, ok := moduleDocs[cmd.name]
-	if !ok || c.s.cfg.Dialect == Dialect24 {
+	if !ok || !c.d.moduleCommands {
 		c.w.Map(3)
 		c.w.BulkString("summary")
 		c.w.BulkString(cmd.summary)

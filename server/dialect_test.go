@@ -3,6 +3,10 @@ package server
 import (
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"strings"
 	"testing"
 )
@@ -86,6 +90,56 @@ func TestDialectSwitchRestart(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestDialectOnePlace: every difference between the dialects is a field
+// of their rows (dialect.go): no other file of the package names a
+// dialect constant outside comments, so that no handler branches on the
+// release, and every row fills the fields that have no zero meaning.
+func TestDialectOnePlace(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go") && fi.Name() != "dialect.go"
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pkgs {
+		for name, f := range p.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && (id.Name == "Dialect8" || id.Name == "Dialect24") {
+					t.Errorf("%s: %s names %s: read a field of the dialect's row (c.d, s.d) instead", fset.Position(id.Pos()), name, id.Name)
+				}
+				if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Dialect" {
+					if x, ok := sel.X.(*ast.SelectorExpr); ok && x.Sel.Name == "cfg" {
+						// s.cfg.Dialect is passed on (openReadOnly), never compared.
+						if _, isCmp := n.(*ast.BinaryExpr); isCmp {
+							t.Errorf("%s: compares cfg.Dialect", fset.Position(sel.Pos()))
+						}
+					}
+				}
+				if b, ok := n.(*ast.BinaryExpr); ok && (b.Op == token.EQL || b.Op == token.NEQ) {
+					for _, side := range []ast.Expr{b.X, b.Y} {
+						if sel, ok := side.(*ast.SelectorExpr); ok && sel.Sel.Name == "Dialect" {
+							t.Errorf("%s: compares a Dialect: read a field of its row", fset.Position(b.Pos()))
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	for i := range dialects {
+		d := &dialects[i]
+		if len(d.names) == 0 || d.about == "" || d.redisVersion == "" || d.rdbVersion == 0 || d.moduleVersion == 0 ||
+			d.cfRangeText == "" || d.cfCapLowText == "" || d.cfAllocText == "" {
+			t.Errorf("dialect %d: a field without a zero meaning is unset: %+v", i, *d)
+		}
+		got, err := ParseDialect(d.names[0])
+		if err != nil || int(got) != i || got.String() != d.names[0] {
+			t.Errorf("dialect %d: ParseDialect(%q) = %v, %v", i, d.names[0], got, err)
 		}
 	}
 }

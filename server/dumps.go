@@ -89,7 +89,7 @@ type loadRefusal struct {
 
 // refuse answers a LOADCHUNK refused, in c's dialect.
 func (fam *dumpFamily) refuse(c *client, r loadRefusal) {
-	if fam.refuse8 != nil && c.s.cfg.Dialect == Dialect8 {
+	if fam.refuse8 != nil && c.d.shortLoadRefusal {
 		c.err(fam.refuse8(c, r))
 		return
 	}

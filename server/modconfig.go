@@ -133,7 +133,7 @@ func (s *Server) setModuleConfigs() error {
 	if len(s.cfg.ModuleConfigs) == 0 {
 		return nil
 	}
-	if s.cfg.Dialect != Dialect8 {
+	if !s.d.moduleConfigs {
 		return fmt.Errorf("module configs (%s) are RedisBloom 8's: they need dialect 8", s.cfg.ModuleConfigs[0][0])
 	}
 	pairs := make([]modSet, 0, len(s.cfg.ModuleConfigs))

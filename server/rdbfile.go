@@ -59,7 +59,7 @@ func (st *RDBStats) skip(what string) {
 
 // rdbRedisVersion is the redis-ver AUX field written for a dialect: the
 // Redis whose replies the dialect follows (INFO's redis_version).
-func rdbRedisVersion(d Dialect) string { return d.redisVersion() }
+func rdbRedisVersion(d Dialect) string { return d.row().redisVersion }
 
 // WriteRDB writes the dataset of a stopped server's directory dir (its
 // snapshot and log replayed as a start does, under the directory's lock,

@@ -159,6 +159,7 @@ type Config struct {
 // Server is a running keyspace and its listeners.
 type Server struct {
 	cfg    Config
+	d      *dialect // cfg.Dialect's row: every dialect difference
 	lim    resp.Limits
 	logger *log.Logger
 	maxMem int64
@@ -232,6 +233,7 @@ func New(cfg Config) (*Server, error) {
 func newServer(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:       cfg,
+		d:         cfg.Dialect.row(),
 		logger:    cfg.Logger,
 		listeners: map[net.Listener]struct{}{},
 		clients:   map[*client]struct{}{},
