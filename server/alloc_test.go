@@ -12,7 +12,7 @@ import (
 // commands go through exec (lookup, locks, the command, the log) and
 // replies to a discarded buffer.
 func benchClient(s *Server) *client {
-	c := &client{s: s, authed: true}
+	c := &client{s: s, d: s.d, authed: true}
 	c.w = resp.NewWriter(io.Discard)
 	return c
 }

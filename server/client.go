@@ -370,6 +370,10 @@ func (c *client) call(cmd *command, args [][]byte) {
 		c.err(errOOM)
 		return
 	}
+	if !cmd.argsOK(len(args), c.replaying) {
+		c.err(wrongArity(cmd.name))
+		return
+	}
 	prev := c.running
 	c.running = cmd
 	if c.excl || cmd.lock == lockNone {

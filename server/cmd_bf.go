@@ -12,6 +12,7 @@ import (
 	"github.com/bloomlab/bloomlab"
 	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 )
 
@@ -39,24 +40,106 @@ const (
 )
 
 func init() {
-	bf := func(name string, arity int, flags cmdFlags, lock lockMode, summary string, run func(*client, [][]byte) bool) *command {
-		return &command{name: name, arity: arity, flags: flags, lock: lock, first: 1, last: 1, step: 1,
-			group: "bf", since: "1.0.0", summary: summary, run: run}
-	}
-	w, ro := fWrite|fDenyOOM, fReadonly|fFast
-	register(
-		bf("bf.reserve", -1, w, lockExcl, "Creates a new Bloom Filter", bfReserve),
-		bf("bf.add", -1, w, lockWrite, "Adds an item to a Bloom Filter", bfAdd),
-		bf("bf.madd", -1, w, lockWrite, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bfAdd),
-		bf("bf.insert", -1, w, lockWrite, "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bfInsert),
-		bf("bf.exists", -1, ro, lockRead, "Checks whether an item exists in a Bloom Filter", bfExists),
-		bf("bf.mexists", -1, ro, lockRead, "Checks whether one or more items exist in a Bloom Filter", bfExists),
-		bf("bf.info", -1, ro, lockRead, "Returns information about a Bloom Filter", bfInfo),
-		bf("bf.card", -1, ro, lockRead, "Returns the cardinality of a Bloom filter", bfCard),
-		bf("bf.debug", -1, ro, lockRead, "Returns the links of a Bloom filter: its size, then each link's bytes, bits, hashes, capacity, size and ratio (RedisBloom's internal command)", bfDebug),
-		bf("bf.scandump", -1, fReadonly, lockRead, "Begins an incremental save of the bloom filter", bfDumps.scanDump),
-		bf("bf.loadchunk", -1, w, lockExcl, "Restores a filter previously saved using SCANDUMP", bfDumps.loadChunk),
-	)
+	registerFamily(&family{name: "bf", category: "bloom", module: true, types: []*valueType{bfType, bfLoadType}, rdb: bfRDB,
+		commands: []*command{
+			{name: "bf.reserve", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
+				since: "1.0.0", summary: "Creates a new Bloom Filter", run: bfReserve,
+				info8: &modInfo{-4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "error_rate", typ: "double"},
+					{name: "capacity", typ: "integer"},
+					{name: "expansion", typ: "block", token: "EXPANSION", flags: "optional", args: []docArg{
+						{name: "expansion", typ: "integer"},
+					}},
+					{name: "nonscaling", typ: "pure-token", token: "NONSCALING", flags: "optional"},
+				}}},
+			{name: "bf.add", arity: -1, args: exactly(3), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Adds an item to a Bloom Filter", run: bfAdd,
+				info8: &modInfo{3, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(k), where k is the number of hash functions used by the last sub-filter", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string"},
+				}}},
+			{name: "bf.madd", arity: -1, args: atLeast(3), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", run: bfAdd,
+				info8: &modInfo{-3, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(k * n), where k is the number of hash functions and n is the number of items", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "bf.insert", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", run: bfInsert,
+				info8: &modInfo{-4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(k * n), where k is the number of hash functions and n is the number of items", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "capacity", typ: "block", token: "CAPACITY", flags: "optional", args: []docArg{
+						{name: "capacity", typ: "integer"},
+					}},
+					{name: "error", typ: "block", token: "ERROR", flags: "optional", args: []docArg{
+						{name: "error", typ: "double"},
+					}},
+					{name: "expansion", typ: "block", token: "EXPANSION", flags: "optional", args: []docArg{
+						{name: "expansion", typ: "integer"},
+					}},
+					{name: "nocreate", typ: "pure-token", token: "NOCREATE", flags: "optional"},
+					{name: "nonscaling", typ: "pure-token", token: "NONSCALING", flags: "optional"},
+					{name: "items", typ: "pure-token", token: "ITEMS"},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "bf.exists", arity: -1, args: exactly(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "1.0.0", summary: "Checks whether an item exists in a Bloom Filter", run: bfExists,
+				info8: &modInfo{3, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(k), where k is the number of hash functions used by the last sub-filter", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string"},
+				}}},
+			{name: "bf.mexists", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "1.0.0", summary: "Checks whether one or more items exist in a Bloom Filter", run: bfExists,
+				info8: &modInfo{-3, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(k * n), where k is the number of hash functions and n is the number of items", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "bf.info", arity: -1, args: between(2, 3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read fast",
+				since: "1.0.0", summary: "Returns information about a Bloom Filter", run: bfInfo,
+				info8: &modInfo{-2, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "single_value", typ: "oneof", flags: "optional", args: []docArg{
+						{name: "capcaity", typ: "pure-token", token: "CAPACITY"},
+						{name: "SIZE", typ: "pure-token", token: "SIZE"},
+						{name: "FILTERS", typ: "pure-token", token: "FILTERS"},
+						{name: "ITEMS", typ: "pure-token", token: "ITEMS"},
+						{name: "EXPANSION", typ: "pure-token", token: "EXPANSION"},
+					}},
+				}}},
+			{name: "bf.card", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read fast",
+				since: "1.0.0", summary: "Returns the cardinality of a Bloom filter", run: bfCard,
+				info8: &modInfo{2, "readonly module fast"},
+				doc: &cmdDoc{since: "2.4.4", complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+				}}},
+			{name: "bf.debug", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRWUpdate), acl: "read",
+				since: "1.0.0", summary: "Returns the links of a Bloom filter: its size, then each link's bytes, bits, hashes, capacity, size and ratio (RedisBloom's internal command)", run: bfDebug,
+				info8: &modInfo{-1, "readonly module fast"},
+				doc:   &cmdDoc{bare: true}},
+			{name: "bf.scandump", arity: -1, args: exactly(3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRW), acl: "read",
+				since: "1.0.0", summary: "Begins an incremental save of the bloom filter", run: bfDumps.scanDump,
+				info8: &modInfo{3, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(n), where n is the capacity", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "iterator", typ: "integer"},
+				}}},
+			{name: "bf.loadchunk", arity: -1, args: exactly(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Restores a filter previously saved using SCANDUMP", run: bfDumps.loadChunk,
+				info8: &modInfo{4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(n), where n is the capacity", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "iterator", typ: "integer"},
+					{name: "data", typ: "string"},
+				}}},
+		}})
 	*bfDumps = dumpFamily{
 		prefix:   "bf",
 		complete: bfType,
@@ -121,9 +204,39 @@ var bfDumps = new(dumpFamily)
 
 // BF's value types: a filter, and one being loaded with BF.LOADCHUNK.
 var (
-	bfType     = registerType(&valueType{name: "MBbloom--", tag: 1, decode: decodeBF})
-	bfLoadType = registerType(&valueType{name: "MBbloom--", tag: 4, decode: bfDumps.decodeLoading})
+	bfType     = &valueType{name: "MBbloom--", tag: 1, decode: decodeBF}
+	bfLoadType = &valueType{name: "MBbloom--", tag: 4, decode: bfDumps.decodeLoading}
 )
+
+// bfRDB is BF in Redis's RDB files and DUMP payloads: RedisBloom's
+// MBbloom-- module type, which holds chains of RedisBloom's layout.
+var bfRDB = &rdbCodec{module: scalable.RDBTypeName, encver: scalable.RDBEncVer,
+	read: func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
+		f, err := scalable.ReadRedisBloomRDB(m, alloc)
+		if err != nil {
+			return nil, err
+		}
+		return newBF(f), nil
+	},
+	write: func(v value, m *rdb.ModuleWriter) error { return v.(*bfValue).chain.WriteRedisBloomRDB(m) },
+	unsupported: func(v value) string {
+		x, ok := v.(*bfValue)
+		switch {
+		case !ok:
+			return "BF.LOADCHUNK in progress"
+		case x.chain == nil:
+			return "bloomlab " + x.f.Kind() + " filter"
+		}
+		switch p := x.chain.Profile(); p {
+		case scalable.RedisBloom:
+			return ""
+		case scalable.Blocked:
+			return "bloomlab blocked-layout BF filter"
+		default:
+			return "bloomlab scalable filter (" + p.String() + " profile)"
+		}
+	},
+}
 
 // bfValue is a filter answering BF.*: a growing chain (BF.RESERVE, BF.ADD,
 // BF.LOADCHUNK, or a scalable file), or a filter of any other kind loaded
@@ -556,8 +669,8 @@ func bfReserve(c *client, args [][]byte) bool {
 		}
 		args = append(args[:li:li], args[li+2:]...)
 	}
-	if len(args) < 4 || len(args) > 7 {
-		c.err(wrongArity("bf.reserve"))
+	if len(args) > 7 {
+		c.err(wrongArity("bf.reserve")) // RedisBloom's count, without the LAYOUT options
 		return false
 	}
 	p, msg := c.reserveParams(args)
@@ -609,22 +722,10 @@ type insertOptions struct {
 
 func bfAdd(c *client, args [][]byte) bool {
 	multi := len(args[0]) > 3 && (args[0][3] == 'm' || args[0][3] == 'M')
-	if multi && len(args) < 3 || !multi && len(args) != 3 {
-		name := "bf.add"
-		if multi {
-			name = "bf.madd"
-		}
-		c.err(wrongArity(name))
-		return false
-	}
 	return c.insert(args, 2, insertOptions{bfParams: c.bfDefaults(), autocreate: true, multi: multi})
 }
 
 func bfInsert(c *client, args [][]byte) bool {
-	if len(args) < 4 {
-		c.err(wrongArity("bf.insert"))
-		return false
-	}
 	opt := insertOptions{bfParams: c.bfDefaults(), autocreate: true, multi: true}
 	d8 := c.bf8()
 	userExp := false // 2.4: an EXPANSION given must be at least 1
@@ -884,14 +985,6 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 
 func bfExists(c *client, args [][]byte) bool {
 	multi := len(args[0]) > 3 && (args[0][3] == 'm' || args[0][3] == 'M')
-	if multi && len(args) < 3 || !multi && len(args) != 3 {
-		name := "bf.exists"
-		if multi {
-			name = "bf.mexists"
-		}
-		c.err(wrongArity(name))
-		return false
-	}
 	e := c.s.get(args[1])
 	var v *bfValue
 	if e != nil {
@@ -944,10 +1037,6 @@ func (c *client) hashGroup(f *scalable.Filter, items [][]byte, probes bool) {
 }
 
 func bfInfo(c *client, args [][]byte) bool {
-	if len(args) != 2 && len(args) != 3 {
-		c.err(wrongArity("bf.info"))
-		return false
-	}
 	e, v := readKey(c, args[1], (*client).bfOf)
 	if e == nil {
 		return false
@@ -1024,10 +1113,6 @@ func bfInfo(c *client, args [][]byte) bool {
 }
 
 func bfCard(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("bf.card"))
-		return false
-	}
 	e := c.s.get(args[1])
 	if e == nil {
 		c.w.Int(0)
@@ -1046,10 +1131,6 @@ func bfCard(c *client, args [][]byte) bool {
 // size:N ratio:R" (R as C's %g). A filter of another kind loaded from a
 // file has no links to describe: its reply is an error.
 func bfDebug(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("bf.debug"))
-		return false
-	}
 	e, v := readKey(c, args[1], (*client).bfOf)
 	if e == nil {
 		return false

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/blrd"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // RedisBloom's CF.* commands on package cuckoo's RedisBloom profile,
@@ -54,27 +55,122 @@ const (
 )
 
 func init() {
-	cf := func(name string, flags cmdFlags, lock lockMode, summary string, run func(*client, [][]byte) bool) *command {
-		return &command{name: name, arity: -1, flags: flags, lock: lock, first: 1, last: 1, step: 1,
-			group: "cf", since: "1.0.0", summary: summary, run: run}
-	}
-	w, ro := fWrite|fDenyOOM, fReadonly|fFast
-	register(
-		cf("cf.reserve", w, lockExcl, "Creates a new Cuckoo Filter", cfReserve),
-		cf("cf.add", w, lockWrite, "Adds an item to a Cuckoo Filter", cfAdd),
-		cf("cf.addnx", w, lockWrite, "Adds an item to a Cuckoo Filter if the item did not exist previously.", cfAdd),
-		cf("cf.insert", w, lockWrite, "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", cfInsertCmd),
-		cf("cf.insertnx", w, lockWrite, "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist", cfInsertCmd),
-		cf("cf.exists", ro, lockRead, "Checks whether one or more items exist in a Cuckoo Filter", cfCheck),
-		cf("cf.mexists", ro, lockRead, "Checks whether one or more items exist in a Cuckoo Filter", cfCheck),
-		cf("cf.count", ro, lockRead, "Return the number of times an item might be in a Cuckoo Filter", cfCheck),
-		cf("cf.del", fWrite|fFast, lockWrite, "Deletes an item from a Cuckoo Filter", cfDel),
-		cf("cf.compact", fWrite, lockWrite, "Frees sub-filters that deletes emptied", cfCompact),
-		cf("cf.info", ro, lockRead, "Returns information about a Cuckoo Filter", cfInfo),
-		cf("cf.debug", ro, lockRead, "Returns the parameters and counts of a Cuckoo Filter on one line", cfDebug),
-		cf("cf.scandump", fReadonly, lockRead, "Begins an incremental save of the bloom filter", cfDumps.scanDump),
-		cf("cf.loadchunk", w, lockExcl, "Restores a filter previously saved using SCANDUMP", cfDumps.loadChunk),
-	)
+	registerFamily(&family{name: "cf", category: "cuckoo", module: true, types: []*valueType{cfType, cfLoadType}, rdb: cfRDB,
+		commands: []*command{
+			{name: "cf.reserve", arity: -1, args: stepped(3, 2), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
+				since: "1.0.0", summary: "Creates a new Cuckoo Filter", run: cfReserve,
+				info8: &modInfo{-3, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "capacity", typ: "integer"},
+					{name: "bucketsize", typ: "block", token: "BUCKETSIZE", flags: "optional", args: []docArg{
+						{name: "bucketsize", typ: "integer"},
+					}},
+					{name: "maxiterations", typ: "block", token: "MAXITERATIONS", flags: "optional", args: []docArg{
+						{name: "maxiterations", typ: "integer"},
+					}},
+					{name: "expansion", typ: "block", token: "EXPANSION", flags: "optional", args: []docArg{
+						{name: "expansion", typ: "integer"},
+					}},
+				}}},
+			{name: "cf.add", arity: -1, args: exactly(3), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Adds an item to a Cuckoo Filter", run: cfAdd,
+				info8: &modInfo{3, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(k + i), where k is the number of sub-filters and i is maxIterations", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string"},
+				}}},
+			{name: "cf.addnx", arity: -1, args: exactly(3), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Adds an item to a Cuckoo Filter if the item did not exist previously.", run: cfAdd,
+				info8: &modInfo{3, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(k + i), where k is the number of sub-filters and i is maxIterations", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string"},
+				}}},
+			{name: "cf.insert", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", run: cfInsertCmd,
+				info8: &modInfo{-4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "capacity", typ: "block", flags: "optional", args: []docArg{
+						{name: "capacity", typ: "pure-token", token: "CAPACITY"},
+						{name: "capacity", typ: "integer"},
+					}},
+					{name: "nocreate", typ: "pure-token", token: "NOCREATE", flags: "optional"},
+					{name: "items", typ: "pure-token", token: "ITEMS"},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "cf.insertnx", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist", run: cfInsertCmd,
+				info8: &modInfo{-4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "capacity", typ: "block", flags: "optional", args: []docArg{
+						{name: "capacity", typ: "pure-token", token: "CAPACITY"},
+						{name: "capacity", typ: "integer"},
+					}},
+					{name: "nocreate", typ: "pure-token", token: "NOCREATE", flags: "optional"},
+					{name: "items", typ: "pure-token", token: "ITEMS"},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "cf.exists", arity: -1, args: exactly(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "1.0.0", summary: "Checks whether one or more items exist in a Cuckoo Filter", run: cfCheck,
+				info8: &modInfo{3, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string"},
+				}}},
+			{name: "cf.mexists", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "1.0.0", summary: "Checks whether one or more items exist in a Cuckoo Filter", run: cfCheck,
+				info8: &modInfo{-3, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(k * n), where k is the number of sub-filters and n is the number of items", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "cf.count", arity: -1, args: exactly(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "1.0.0", summary: "Return the number of times an item might be in a Cuckoo Filter", run: cfCheck,
+				info8: &modInfo{3, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string"},
+				}}},
+			{name: "cf.del", arity: -1, args: exactly(3), flags: fWrite | fFast, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Deletes an item from a Cuckoo Filter", run: cfDel,
+				info8: &modInfo{3, "write module fast"},
+				doc: &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string"},
+				}}},
+			{name: "cf.compact", arity: -1, args: exactly(2), flags: fWrite, lock: lockWrite, keys: key1("rw", ksRWUpdate), acl: "read",
+				since: "1.0.0", summary: "Frees sub-filters that deletes emptied", run: cfCompact,
+				info8: &modInfo{-1, "readonly module fast"},
+				doc:   &cmdDoc{bare: true}},
+			{name: "cf.info", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read fast",
+				since: "1.0.0", summary: "Returns information about a Cuckoo Filter", run: cfInfo,
+				info8: &modInfo{2, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+				}}},
+			{name: "cf.debug", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRWUpdate), acl: "read",
+				since: "1.0.0", summary: "Returns the parameters and counts of a Cuckoo Filter on one line", run: cfDebug,
+				info8: &modInfo{-1, "readonly module fast"},
+				doc:   &cmdDoc{bare: true}},
+			{name: "cf.scandump", arity: -1, args: exactly(3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRW), acl: "read",
+				since: "1.0.0", summary: "Begins an incremental save of the bloom filter", run: cfDumps.scanDump,
+				info8: &modInfo{3, "readonly module fast"},
+				doc: &cmdDoc{complexity: "O(n), where n is the capacity", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "iterator", typ: "integer"},
+				}}},
+			{name: "cf.loadchunk", arity: -1, args: exactly(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write",
+				since: "1.0.0", summary: "Restores a filter previously saved using SCANDUMP", run: cfDumps.loadChunk,
+				info8: &modInfo{4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(n), where n is the capacity", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "iterator", typ: "integer"},
+					{name: "data", typ: "string"},
+				}}},
+		}})
 	// RedisBloom's texts: its CF.SCANDUMP and CF.LOADCHUNK read the
 	// iterator first, and answer a header onto any key.
 	badChunk := func(err error) string { return errCFLoadChunk + " " + oneLine(err.Error()) }
@@ -143,9 +239,32 @@ var cfDumps = new(dumpFamily)
 
 // CF's value types: a filter, and one being loaded with CF.LOADCHUNK.
 var (
-	cfType     = registerType(&valueType{name: "MBbloomCF", tag: 5, decode: decodeCF})
-	cfLoadType = registerType(&valueType{name: "MBbloomCF", tag: 6, decode: cfDumps.decodeLoading})
+	cfType     = &valueType{name: "MBbloomCF", tag: 5, decode: decodeCF}
+	cfLoadType = &valueType{name: "MBbloomCF", tag: 6, decode: cfDumps.decodeLoading}
 )
+
+// cfRDB is CF in Redis's RDB files and DUMP payloads: RedisBloom's
+// MBbloomCF module type, which holds filters of RedisBloom's profile.
+var cfRDB = &rdbCodec{module: cuckoo.RDBTypeName, encver: cuckoo.RDBEncVer,
+	read: func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
+		f, err := cuckoo.ReadRedisBloomRDB(m, alloc)
+		if err != nil {
+			return nil, err
+		}
+		return &cfValue{f}, nil
+	},
+	write: func(v value, m *rdb.ModuleWriter) error { return v.(*cfValue).f.WriteRedisBloomRDB(m) },
+	unsupported: func(v value) string {
+		x, ok := v.(*cfValue)
+		switch {
+		case !ok:
+			return "CF.LOADCHUNK in progress"
+		case x.f.Profile() != cuckoo.RedisBloom:
+			return "bloomlab cuckoo filter (" + x.f.Profile().String() + " profile)"
+		}
+		return ""
+	},
+}
 
 // cfValue is a cuckoo filter answering CF.*: RedisBloom's profile
 // (CF.RESERVE, CF.ADD, CF.LOADCHUNK, or a file of that profile), or a
@@ -282,10 +401,6 @@ func (c *client) cfOption(args [][]byte, i int, name string, lo, hi int64) (int6
 }
 
 func cfReserve(c *client, args [][]byte) bool {
-	if len(args) < 3 || len(args)%2 == 0 {
-		c.err(wrongArity("cf.reserve"))
-		return false
-	}
 	capacity, ok := parseInt(args[2])
 	if !ok {
 		c.err("Bad capacity")
@@ -351,10 +466,6 @@ type cfInsertOptions struct {
 func isNX(name []byte) bool { return len(name) > 0 && name[len(name)-1]|0x20 == 'x' }
 
 func cfAdd(c *client, args [][]byte) bool {
-	if len(args) != 3 {
-		c.err(wrongArity(cmdName(args[0])))
-		return false
-	}
 	opt := cfInsertOptions{p: c.cfDefaults(), autocreate: true, nx: isNX(args[0])}
 	return c.cfInsert(args, 2, opt)
 }
@@ -388,10 +499,6 @@ func (c *client) cfCapacityOK(capacity, bucketSize int64) bool {
 }
 
 func cfInsertCmd(c *client, args [][]byte) bool {
-	if len(args) < 4 {
-		c.err(wrongArity(cmdName(args[0])))
-		return false
-	}
 	opt := cfInsertOptions{p: c.cfDefaults(), autocreate: true, nx: isNX(args[0]), multi: true}
 	items := -1
 	var ok bool
@@ -643,10 +750,6 @@ func cfCheck(c *client, args [][]byte) bool {
 	name := args[0]
 	multi := len(name) > 3 && name[3]|0x20 == 'm'
 	count := name[len(name)-1]|0x20 == 't'
-	if multi && len(args) < 3 || !multi && len(args) != 3 {
-		c.err(wrongArity(cmdName(name)))
-		return false
-	}
 	var f *cuckoo.Filter
 	if e := c.s.get(args[1]); e != nil {
 		e.mu.RLock()
@@ -692,10 +795,6 @@ func (c *client) cfWritable(key []byte, missing string) (*entry, *cfValue) {
 }
 
 func cfDel(c *client, args [][]byte) bool {
-	if len(args) != 3 {
-		c.err(wrongArity("cf.del"))
-		return false
-	}
 	s := c.s
 	e, v := c.cfWritable(args[1], "Not found")
 	if e == nil {
@@ -720,10 +819,6 @@ func cfDel(c *client, args [][]byte) bool {
 }
 
 func cfCompact(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("cf.compact"))
-		return false
-	}
 	s := c.s
 	e, _ := c.cfWritable(args[1], "Cuckoo filter was not found")
 	if e == nil {
@@ -743,10 +838,6 @@ func cfCompact(c *client, args [][]byte) bool {
 }
 
 func cfInfo(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("cf.info"))
-		return false
-	}
 	e, v := readKey(c, args[1], (*client).cfOf)
 	if e == nil {
 		return false
@@ -773,10 +864,6 @@ func cfInfo(c *client, args [][]byte) bool {
 // parameters and counts, "bktsize:2 buckets:512 items:1 deletes:0
 // filters:1 max_iterations:20 expansion:1" (the same under RESP3).
 func cfDebug(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("cf.debug"))
-		return false
-	}
 	e, v := readKey(c, args[1], (*client).cfOf)
 	if e == nil {
 		return false

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/bloomlab/bloomlab/countmin"
+	"github.com/bloomlab/bloomlab/rdb"
 )
 
 // RedisBloom's CMS.* commands. A key made by CMS.INITBYDIM or
@@ -35,7 +36,26 @@ import (
 // where RedisBloom wraps it modulo 2^64 and reports a negative count.
 
 // cmsType is CMS's value type.
-var cmsType = registerType(&valueType{name: "CMSk-TYPE", tag: 2, decode: decodeCMS})
+var cmsType = &valueType{name: "CMSk-TYPE", tag: 2, decode: decodeCMS}
+
+// cmsRDB is CMS in Redis's RDB files and DUMP payloads: RedisBloom's
+// CMSk-TYPE module type, which holds sketches of RedisBloom's profile.
+var cmsRDB = &rdbCodec{module: countmin.RDBTypeName, encver: countmin.RDBEncVer,
+	read: func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
+		s, err := countmin.ReadRedisBloomRDB(m, alloc)
+		if err != nil {
+			return nil, err
+		}
+		return &cmsValue{s}, nil
+	},
+	write: func(v value, m *rdb.ModuleWriter) error { return v.(*cmsValue).s.WriteRedisBloomRDB(m) },
+	unsupported: func(v value) string {
+		if p := v.(*cmsValue).s.Profile(); p != countmin.RedisBloom {
+			return "bloomlab count-min sketch (" + p.String() + " profile)"
+		}
+		return ""
+	},
+}
 
 // cmsValue is a Count-Min sketch answering CMS.*.
 type cmsValue struct{ s *countmin.Sketch }
@@ -63,19 +83,60 @@ const (
 )
 
 func init() {
-	cms := func(name string, arity int, flags cmdFlags, lock lockMode, summary string, run func(*client, [][]byte) bool) *command {
-		return &command{name: name, arity: arity, flags: flags, lock: lock, first: 1, last: 1, step: 1,
-			group: "cms", since: "2.0.0", summary: summary, run: run}
-	}
-	w := fWrite | fDenyOOM
-	register(
-		cms("cms.initbydim", -1, w, lockExcl, "Initializes a Count-Min Sketch to dimensions specified by user", cmsInit),
-		cms("cms.initbyprob", -1, w, lockExcl, "Initializes a Count-Min Sketch to accommodate requested tolerances.", cmsInit),
-		cms("cms.incrby", -1, w, lockWrite, "Increases the count of one or more items by increment", cmsIncrBy),
-		cms("cms.query", -1, fReadonly|fFast, lockRead, "Returns the count for one or more items in a sketch", cmsQuery),
-		cms("cms.merge", -1, w, lockExcl, "Merges several sketches into one sketch", cmsMerge),
-		cms("cms.info", -1, fReadonly|fFast, lockRead, "Returns information about a sketch", cmsInfo),
-	)
+	registerFamily(&family{name: "cms", category: "cms", module: true, types: []*valueType{cmsType}, rdb: cmsRDB,
+		commands: []*command{
+			{name: "cms.initbydim", arity: -1, args: argc{min: 4, max: 4, replay: &argc{min: 4, max: 6, step: 2}}, flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
+				since: "2.0.0", summary: "Initializes a Count-Min Sketch to dimensions specified by user", run: cmsInit,
+				info8: &modInfo{4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "width", typ: "integer"},
+					{name: "depth", typ: "integer"},
+				}}},
+			{name: "cms.initbyprob", arity: -1, args: exactly(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
+				since: "2.0.0", summary: "Initializes a Count-Min Sketch to accommodate requested tolerances.", run: cmsInit,
+				info8: &modInfo{4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "error", typ: "double"},
+					{name: "probability", typ: "double"},
+				}}},
+			{name: "cms.incrby", arity: -1, args: stepped(4, 2), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "2.0.0", summary: "Increases the count of one or more items by increment", run: cmsIncrBy,
+				info8: &modInfo{-4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(n) where n is the number of items", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "items", typ: "block", flags: "multiple", args: []docArg{
+						{name: "item", typ: "string"},
+						{name: "increment", typ: "integer"},
+					}},
+				}}},
+			{name: "cms.query", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "2.0.0", summary: "Returns the count for one or more items in a sketch", run: cmsQuery,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(n) where n is the number of items", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "cms.merge", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: []keySpec{{first: 1, last: 1, step: 1, write: true, read: true, flags: ksRW}, {numkeys: 2, read: true}}, acl: "write",
+				since: "2.0.0", summary: "Merges several sketches into one sketch", run: cmsMerge,
+				info8: &modInfo{-4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(n) where n is the number of sketches", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "numKeys", typ: "integer"},
+					{name: "source", typ: "key", key: true, flags: "multiple"},
+					{name: "weights", typ: "block", flags: "optional", args: []docArg{
+						{name: "weights", typ: "pure-token", token: "WEIGHTS"},
+						{name: "weight", typ: "double", flags: "multiple"},
+					}},
+				}}},
+			{name: "cms.info", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.0.0", summary: "Returns information about a sketch", run: cmsInfo,
+				info8: &modInfo{2, "readonly module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+				}}},
+		}})
 }
 
 const errCMSMemory = "CMS: Insufficient memory to create the key"
@@ -228,10 +289,6 @@ func (c *client) unlockEntry(e *entry, write bool) {
 }
 
 func cmsIncrBy(c *client, args [][]byte) bool {
-	if len(args) < 4 || len(args)%2 == 1 {
-		c.err(wrongArity("cms.incrby"))
-		return false
-	}
 	e, v := c.cmsOf(args[1], true)
 	if e == nil {
 		return false
@@ -284,10 +341,6 @@ func cmsIncrBy(c *client, args [][]byte) bool {
 }
 
 func cmsQuery(c *client, args [][]byte) bool {
-	if len(args) < 3 {
-		c.err(wrongArity("cms.query"))
-		return false
-	}
 	e, v := c.cmsOf(args[1], false)
 	if e == nil {
 		return false
@@ -301,10 +354,6 @@ func cmsQuery(c *client, args [][]byte) bool {
 }
 
 func cmsInfo(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("cms.info"))
-		return false
-	}
 	e, v := c.cmsOf(args[1], false)
 	if e == nil {
 		return false
@@ -325,10 +374,6 @@ func cmsInfo(c *client, args [][]byte) bool {
 // RedisBloom, unless dest is one of the sources). Every check comes
 // before any change: a refused merge leaves dest as it was.
 func cmsMerge(c *client, args [][]byte) bool {
-	if len(args) < 4 {
-		c.err(wrongArity("cms.merge"))
-		return false
-	}
 	s := c.s
 	de, dv := c.cmsOf(args[1], false)
 	if de == nil {

@@ -11,30 +11,28 @@ import (
 // ECHO, HELLO, AUTH, SELECT, QUIT, CLIENT.
 
 func init() {
-	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
-		return keyless("connection", name, arity, flags, summary, run)
-	}
-	register(
-		g("ping", -1, fFast, "Ping the server", cmdPing),
-		g("echo", 2, fFast, "Echo the given string", cmdEcho),
-		g("hello", -1, fNoAuth|fFast, "Handshake with Redis", cmdHello),
-		g("auth", -2, fNoAuth|fFast, "Authenticate to the server", cmdAuth),
-		g("select", 2, fFast, "Change the selected database for the current connection", cmdSelect),
-		g("quit", -1, fNoAuth|fNoQueue|fFast, "Close the connection", cmdQuit),
-		g("client", -2, 0, "A container for client connection commands", cmdClient),
-	)
+	ping := keyless("ping", -1, fFast, "fast connection", "Ping the server", cmdPing)
+	ping.args = between(1, 2)
+	client := keyless("client", -2, 0, "slow", "A container for client connection commands", cmdClient)
 	// Redis 7.0's subcommands and arities (CLIENT SETINFO is 7.2's: go-redis sends it).
-	commandTable["client"].subs = []subcommand{{"setname", 3}, {"getname", 2}, {"id", 2}, {"setinfo", 4}, {"info", 2}, {"list", -2}}
+	client.subs = []subcommand{{"setname", 3, "slow connection"}, {"getname", 2, "slow connection"}, {"id", 2, "slow connection"},
+		{"setinfo", 4, "slow connection"}, {"info", 2, "slow connection"}, {"list", -2, "admin slow dangerous connection"}}
+	registerFamily(&family{name: "connection", commands: []*command{
+		ping,
+		keyless("echo", 2, fFast, "fast connection", "Echo the given string", cmdEcho),
+		keyless("hello", -1, fNoAuth|fFast, "fast connection", "Handshake with Redis", cmdHello),
+		keyless("auth", -2, fNoAuth|fFast, "fast connection", "Authenticate to the server", cmdAuth),
+		keyless("select", 2, fFast, "fast connection", "Change the selected database for the current connection", cmdSelect),
+		keyless("quit", -1, fNoAuth|fNoQueue|fFast, "fast connection", "Close the connection", cmdQuit),
+		client,
+	}})
 }
 
 func cmdPing(c *client, args [][]byte) bool {
-	switch len(args) {
-	case 1:
+	if len(args) == 1 {
 		c.w.Simple("PONG")
-	case 2:
+	} else {
 		c.w.Bulk(args[1])
-	default:
-		c.err(wrongArity("ping"))
 	}
 	return false
 }

@@ -24,12 +24,12 @@ import (
 // LRU or LFU data (it evicts nothing).
 
 func init() {
-	register(
-		&command{name: "dump", arity: 2, flags: fReadonly, lock: lockWrite, first: 1, last: 1, step: 1,
-			group: "generic", since: "2.6.0", summary: "Return a serialized version of the value stored at the specified key.", run: cmdDump},
-		&command{name: "restore", arity: -4, flags: fWrite | fDenyOOM, lock: lockExcl, first: 1, last: 1, step: 1,
-			group: "generic", since: "2.6.0", summary: "Create a key using the provided serialized value, previously obtained using DUMP.", run: cmdRestore},
-	)
+	registerFamily(&family{name: "dump", group: "generic", commands: []*command{
+		{name: "dump", arity: 2, flags: fReadonly, lock: lockWrite, keys: readKey1, acl: "keyspace read slow",
+			since: "2.6.0", summary: "Return a serialized version of the value stored at the specified key.", run: cmdDump},
+		{name: "restore", arity: -4, flags: fWrite | fDenyOOM, lock: lockExcl, keys: writeKey1, acl: "keyspace write slow dangerous",
+			since: "2.6.0", summary: "Create a key using the provided serialized value, previously obtained using DUMP.", run: cmdRestore},
+	}})
 }
 
 const (

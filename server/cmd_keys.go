@@ -10,33 +10,36 @@ import (
 // The generic key commands, as Redis 7.0 answers them.
 
 func init() {
-	k := func(name string, arity int, flags cmdFlags, lock lockMode, first, last, step int, summary string, run func(*client, [][]byte) bool) *command {
-		return &command{name: name, arity: arity, flags: flags, lock: lock, first: first, last: last, step: step,
-			group: "generic", since: "1.0.0", summary: summary, run: run}
+	k := func(name string, arity int, flags cmdFlags, lock lockMode, keys []keySpec, acl, summary string, run func(*client, [][]byte) bool) *command {
+		return &command{name: name, arity: arity, flags: flags, lock: lock, keys: keys, acl: acl, since: "1.0.0", summary: summary, run: run}
 	}
-	register(
-		k("del", -2, fWrite, lockExcl, 1, -1, 1, "Delete a key", cmdDel),
-		k("unlink", -2, fWrite|fFast, lockExcl, 1, -1, 1, "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", cmdDel),
-		k("exists", -2, fReadonly|fFast, lockRead, 1, -1, 1, "Determine if a key exists", cmdExists),
-		k("type", 2, fReadonly|fFast, lockRead, 1, 1, 1, "Determine the type stored at key", cmdType),
-		k("keys", 2, fReadonly, lockRead, 0, 0, 0, "Find all keys matching the given pattern", cmdKeys),
-		k("scan", -2, fReadonly, lockRead, 0, 0, 0, "Incrementally iterate the keys space", cmdScan),
-		k("dbsize", 1, fReadonly|fFast, lockRead, 0, 0, 0, "Return the number of keys in the selected database", cmdDBSize),
-		k("rename", 3, fWrite, lockExcl, 1, 2, 1, "Rename a key", cmdRename),
-		k("expire", -3, fWrite|fFast, lockExcl, 1, 1, 1, "Set a key's time to live in seconds", cmdExpire),
-		k("pexpire", -3, fWrite|fFast, lockExcl, 1, 1, 1, "Set a key's time to live in milliseconds", cmdExpire),
-		k("expireat", -3, fWrite|fFast, lockExcl, 1, 1, 1, "Set the expiration for a key as a UNIX timestamp", cmdExpire),
-		k("pexpireat", -3, fWrite|fFast, lockExcl, 1, 1, 1, "Set the expiration for a key as a UNIX timestamp specified in milliseconds", cmdExpire),
-		k("ttl", 2, fReadonly|fFast, lockRead, 1, 1, 1, "Get the time to live for a key in seconds", cmdTTL),
-		k("pttl", 2, fReadonly|fFast, lockRead, 1, 1, 1, "Get the time to live for a key in milliseconds", cmdTTL),
-		k("persist", 2, fWrite|fFast, lockExcl, 1, 1, 1, "Remove the expiration from a key", cmdPersist),
-		k("flushdb", -1, fWrite, lockExcl, 0, 0, 0, "Remove all keys from the current database", cmdFlush),
-		k("flushall", -1, fWrite, lockExcl, 0, 0, 0, "Remove all keys from all databases", cmdFlush),
-	)
-	m := k("memory", -2, 0, lockRead, 0, 0, 0, "A container for memory diagnostics commands", cmdMemory)
-	m.group, m.since = "server", "4.0.0"
-	register(m)
-	commandTable["memory"].subs = []subcommand{{"usage", -3}}
+	all := func(read, write bool) []keySpec {
+		return []keySpec{{first: 1, last: -1, step: 1, read: read, write: write}}
+	}
+	memory := k("memory", -2, 0, lockRead, nil, "slow", "A container for memory diagnostics commands", cmdMemory)
+	memory.group, memory.since = "server", "4.0.0"
+	memory.subs = []subcommand{{"usage", -3, "read slow"}}
+	registerFamily(&family{name: "generic", commands: []*command{
+		k("del", -2, fWrite, lockExcl, all(false, true), "keyspace write slow", "Delete a key", cmdDel),
+		k("unlink", -2, fWrite|fFast, lockExcl, all(false, true), "keyspace write fast", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", cmdDel),
+		k("exists", -2, fReadonly|fFast, lockRead, all(true, false), "keyspace read fast", "Determine if a key exists", cmdExists),
+		k("type", 2, fReadonly|fFast, lockRead, readKey1, "keyspace read fast", "Determine the type stored at key", cmdType),
+		k("keys", 2, fReadonly, lockRead, nil, "keyspace read slow dangerous", "Find all keys matching the given pattern", cmdKeys),
+		k("scan", -2, fReadonly, lockRead, nil, "keyspace read slow", "Incrementally iterate the keys space", cmdScan),
+		k("dbsize", 1, fReadonly|fFast, lockRead, nil, "keyspace read fast", "Return the number of keys in the selected database", cmdDBSize),
+		k("rename", 3, fWrite, lockExcl, []keySpec{{first: 1, last: 1, step: 1, read: true, write: true}, {first: 2, last: 2, step: 1, write: true}},
+			"keyspace write slow", "Rename a key", cmdRename),
+		k("expire", -3, fWrite|fFast, lockExcl, writeKey1, "keyspace write fast", "Set a key's time to live in seconds", cmdExpire),
+		k("pexpire", -3, fWrite|fFast, lockExcl, writeKey1, "keyspace write fast", "Set a key's time to live in milliseconds", cmdExpire),
+		k("expireat", -3, fWrite|fFast, lockExcl, writeKey1, "keyspace write fast", "Set the expiration for a key as a UNIX timestamp", cmdExpire),
+		k("pexpireat", -3, fWrite|fFast, lockExcl, writeKey1, "keyspace write fast", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", cmdExpire),
+		k("ttl", 2, fReadonly|fFast, lockRead, readKey1, "keyspace read fast", "Get the time to live for a key in seconds", cmdTTL),
+		k("pttl", 2, fReadonly|fFast, lockRead, readKey1, "keyspace read fast", "Get the time to live for a key in milliseconds", cmdTTL),
+		k("persist", 2, fWrite|fFast, lockExcl, writeKey1, "keyspace write fast", "Remove the expiration from a key", cmdPersist),
+		k("flushdb", -1, fWrite, lockExcl, nil, "keyspace write slow dangerous", "Remove all keys from the current database", cmdFlush),
+		k("flushall", -1, fWrite, lockExcl, nil, "keyspace write slow dangerous", "Remove all keys from all databases", cmdFlush),
+		memory,
+	}})
 }
 
 // cmdMemory is MEMORY USAGE key [SAMPLES count]: the bytes the key

@@ -16,24 +16,24 @@ import (
 // RELOAD (DEBUG's one subcommand here).
 
 func init() {
-	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
-		return keyless("server", name, arity, flags, summary, run)
-	}
-	register(
-		g("command", -1, 0, "Get array of Redis command details", cmdCommand),
-		g("config", -2, fAdmin, "A container for server configuration commands", cmdConfig),
-		g("info", -1, 0, "Get information and statistics about the server", cmdInfo),
-		g("save", 1, fAdmin|fNoMulti, "Synchronously save the dataset to disk", cmdSave),
-		g("bgsave", -1, fAdmin, "Asynchronously save the dataset to disk", cmdBgsave),
-		g("bgrewriteaof", 1, fAdmin, "Asynchronously rewrite the append-only file", cmdBgsave),
-		g("lastsave", 1, fFast, "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
-		g("module", -2, fAdmin, "A container for module commands", cmdModule),
-		g("debug", -2, fAdmin, "A container for debugging commands", cmdDebug),
-		g("shutdown", -1, fAdmin|fNoMulti, "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
-	)
-	commandTable["command"].subs = []subcommand{{"count", 2}, {"info", -2}, {"docs", -2}, {"list", -2}}
-	commandTable["module"].subs = []subcommand{{"list", 2}, {"help", 2}, {"load", -3}, {"loadex", -3}, {"unload", 3}}
-	commandTable["config"].subs = []subcommand{{"get", -3}, {"set", -4}, {"resetstat", 2}}
+	cmdCmd := keyless("command", -1, 0, "slow connection", "Get array of Redis command details", cmdCommand)
+	cmdCmd.subs = []subcommand{{"count", 2, "slow connection"}, {"info", -2, "slow connection"}, {"docs", -2, "slow connection"}, {"list", -2, "slow connection"}}
+	config := keyless("config", -2, fAdmin, "slow", "A container for server configuration commands", cmdConfig)
+	config.subs = []subcommand{{"get", -3, "admin slow dangerous"}, {"set", -4, "admin slow dangerous"}, {"resetstat", 2, "admin slow dangerous"}}
+	module := keyless("module", -2, fAdmin, "slow", "A container for module commands", cmdModule)
+	module.subs = []subcommand{{"list", 2, "admin slow dangerous"}, {"help", 2, "slow"}, {"load", -3, "admin slow dangerous"},
+		{"loadex", -3, "admin slow dangerous"}, {"unload", 3, "admin slow dangerous"}}
+	registerFamily(&family{name: "server", commands: []*command{
+		cmdCmd, config,
+		keyless("info", -1, 0, "slow dangerous", "Get information and statistics about the server", cmdInfo),
+		keyless("save", 1, fAdmin|fNoMulti, "admin slow dangerous", "Synchronously save the dataset to disk", cmdSave),
+		keyless("bgsave", -1, fAdmin, "admin slow dangerous", "Asynchronously save the dataset to disk", cmdBgsave),
+		keyless("bgrewriteaof", 1, fAdmin, "admin slow dangerous", "Asynchronously rewrite the append-only file", cmdBgsave),
+		keyless("lastsave", 1, fFast, "admin fast dangerous", "Get the UNIX time stamp of the last successful save to disk", cmdLastSave),
+		module,
+		keyless("debug", -2, fAdmin, "admin slow dangerous", "A container for debugging commands", cmdDebug),
+		keyless("shutdown", -1, fAdmin|fNoMulti, "admin slow dangerous", "Synchronously save the dataset to disk and then shut down the server", cmdShutdown),
+	}})
 }
 
 func cmdCommand(c *client, args [][]byte) bool {
@@ -103,11 +103,11 @@ func (c *client) commandList(filter [][]byte) {
 		return
 	case eqFold(filter[1], "module"):
 		bf := eqFold(filter[2], "bf")
-		match = func(cmd *command) bool { return bf && isModuleCommand(cmd.name) }
+		match = func(cmd *command) bool { return bf && cmd.isModule() }
 	case eqFold(filter[1], "aclcat"):
 		cat := strings.ToLower(string(filter[2]))
 		match = func(cmd *command) bool {
-			return cmd.group == cat && !(c.d.moduleCommands && isModuleCommand(cmd.name))
+			return cmd.group == cat && !(c.d.moduleCommands && cmd.isModule())
 		}
 	case eqFold(filter[1], "pattern"):
 		pat := []byte(strings.ToLower(string(filter[2])))

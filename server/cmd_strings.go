@@ -13,18 +13,21 @@ import (
 // that clients' probes and WRONGTYPE behave as with Redis.
 
 func init() {
-	str := func(name string, arity int, flags cmdFlags, lock lockMode, summary string, run func(*client, [][]byte) bool) *command {
-		return &command{name: name, arity: arity, flags: flags, lock: lock, first: 1, last: 1, step: 1,
-			group: "generic", since: "1.0.0", summary: summary, run: run}
-	}
-	register(
-		str("set", -3, fWrite|fDenyOOM, lockExcl, "Set the string value of a key", cmdSet),
-		str("get", 2, fReadonly|fFast, lockRead, "Get the value of a key", cmdGet),
-	)
+	registerFamily(&family{name: "string", group: "generic", types: []*valueType{stringType},
+		rdb: &rdbCodec{
+			readString:  func(b []byte) value { return &strValue{b} },
+			writeString: func(v value) []byte { return v.(*strValue).b },
+		},
+		commands: []*command{
+			{name: "set", arity: -3, flags: fWrite | fDenyOOM, lock: lockExcl, keys: writeKey1, acl: "write string slow",
+				since: "1.0.0", summary: "Set the string value of a key", run: cmdSet},
+			{name: "get", arity: 2, flags: fReadonly | fFast, lock: lockRead, keys: readKey1, acl: "read string fast",
+				since: "1.0.0", summary: "Get the value of a key", run: cmdGet},
+		}})
 }
 
 // stringType is a string's value type.
-var stringType = registerType(&valueType{name: "string", tag: 3, decode: decodeString})
+var stringType = &valueType{name: "string", tag: 3, decode: decodeString}
 
 // strValue is a string (SET/GET): there so that clients' probes and
 // WRONGTYPE behave as with Redis. It is never changed in place.

@@ -2,10 +2,12 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/tdigest"
 )
 
@@ -29,7 +31,30 @@ import (
 // values arrive.
 
 // tdigestType is TDIGEST's value type.
-var tdigestType = registerType(&valueType{name: "TDIS-TYPE", tag: 8, decode: decodeTDigest})
+var tdigestType = &valueType{name: "TDIS-TYPE", tag: 8, decode: decodeTDigest}
+
+// tdigestRDB is TDIGEST in Redis's RDB files and DUMP payloads:
+// RedisBloom's TDIS-TYPE module type. A digest's buffer must be merged
+// before it is written (RedisBloom's save merges it: the caller does,
+// under the key's write lock, and logs it as the queries do), but for a
+// buffer of total weight 1, which RedisBloom's merge leaves as it is, and
+// so does its save: such a buffer is written as RedisBloom writes it.
+var tdigestRDB = &rdbCodec{module: tdigest.RDBTypeName, encver: tdigest.RDBEncVer,
+	read: func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
+		d, err := tdigest.ReadRedisBloomRDB(m, alloc)
+		if err != nil {
+			return nil, err
+		}
+		return &tdigestValue{d}, nil
+	},
+	write: func(v value, m *rdb.ModuleWriter) error {
+		d := v.(*tdigestValue).d
+		if d.UnmergedNodes() != 0 && d.MergedWeight()+d.UnmergedWeight() > 1 {
+			return errors.New("server: a digest written with its buffer unmerged")
+		}
+		return d.WriteRedisBloomRDB(m)
+	},
+}
 
 type tdigestValue struct{ d *tdigest.Digest }
 
@@ -79,29 +104,114 @@ const (
 )
 
 func init() {
-	td := func(name string, arity int, flags cmdFlags, lock lockMode, summary string, run func(*client, [][]byte) bool) *command {
-		return &command{name: name, arity: arity, flags: flags, lock: lock, first: 1, last: 1, step: 1,
-			group: "tdigest", since: "2.4.0", summary: summary, run: run}
-	}
-	w := fWrite | fDenyOOM
-	r := fReadonly | fFast
 	// Queries take lockWrite: they may merge the buffer (see above).
-	register(
-		td("tdigest.create", -1, w|fFast, lockExcl, "Allocates memory and initializes a new t-digest sketch", tdCreate),
-		td("tdigest.add", -1, w, lockWrite, "Adds one or more observations to a t-digest sketch", tdAdd),
-		td("tdigest.reset", -1, w|fFast, lockWrite, "Resets a t-digest sketch: empty the sketch and re-initializes it.", tdReset),
-		td("tdigest.merge", -1, w, lockExcl, "Merges multiple t-digest sketches into a single sketch", tdMerge),
-		td("tdigest.min", -1, r, lockWrite, "Returns the minimum observation value from a t-digest sketch", tdMinMax),
-		td("tdigest.max", -1, r, lockWrite, "Returns the maximum observation value from a t-digest sketch", tdMinMax),
-		td("tdigest.quantile", -1, r, lockWrite, "Returns, for each input fraction, an estimation of the value (floating point) that is smaller than the given fraction of observations", tdQuantile),
-		td("tdigest.cdf", -1, r, lockWrite, "Returns, for each input value, an estimation of the floating-point fraction of (observations smaller than the given value + half the observations equal to the given value). Multiple fractions can be retrieved in a single call.", tdCDF),
-		td("tdigest.rank", -1, r, lockWrite, "Returns, for each input value (floating-point), the estimated rank of the value (the number of observations in the sketch that are smaller than the value + half the number of observations that are equal to the value)", tdRank),
-		td("tdigest.revrank", -1, r, lockWrite, "Returns, for each input value (floating-point), the estimated reverse rank of the value (the number of observations in the sketch that are larger than the value + half the number of observations that are equal to the value)", tdRank),
-		td("tdigest.byrank", -1, r, lockWrite, "Returns, for each input rank, an estimation of the value (floating-point) with that rank", tdByRank),
-		td("tdigest.byrevrank", -1, r, lockWrite, "Returns, for each input reverse rank, an estimation of the value (floating-point) with that reverse rank", tdByRank),
-		td("tdigest.trimmed_mean", -1, fReadonly, lockWrite, "Returns an estimation of the mean value from the sketch, excluding observation values outside the low and high cutoff quantiles", tdTrimmedMean),
-		td("tdigest.info", -1, r, lockWrite, "Returns information and statistics about a t-digest sketch", tdInfo),
-	)
+	registerFamily(&family{name: "tdigest", category: "tdigest", module: true, types: []*valueType{tdigestType}, rdb: tdigestRDB,
+		commands: []*command{
+			{name: "tdigest.create", arity: -1, args: counts(2, 4, 2), flags: fWrite | fDenyOOM | fFast, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
+				since: "2.4.0", summary: "Allocates memory and initializes a new t-digest sketch", run: tdCreate,
+				info8: &modInfo{-2, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "compression_block", typ: "block", flags: "optional", args: []docArg{
+						{name: "compression_token", typ: "pure-token", token: "COMPRESSION"},
+						{name: "compression", typ: "integer"},
+					}},
+				}}},
+			{name: "tdigest.add", arity: -1, args: argc{min: 3, replay: &argc{min: 2}}, flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "2.4.0", summary: "Adds one or more observations to a t-digest sketch", run: tdAdd,
+				info8: &modInfo{-3, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(N), where N is the number of samples to add", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "value", typ: "double", flags: "multiple"},
+				}}},
+			{name: "tdigest.reset", arity: -1, args: exactly(2), flags: fWrite | fDenyOOM | fFast, lock: lockWrite, keys: key1("rw", ksRW), acl: "write fast",
+				since: "2.4.0", summary: "Resets a t-digest sketch: empty the sketch and re-initializes it.", run: tdReset,
+				info8: &modInfo{2, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+				}}},
+			{name: "tdigest.merge", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: []keySpec{{first: 1, last: 1, step: 1, write: true, read: true, flags: ksRW}, {numkeys: 2, read: true, flags: ksRO}}, acl: "write",
+				since: "2.4.0", summary: "Merges multiple t-digest sketches into a single sketch", run: tdMerge,
+				info8: &modInfo{-4, "write denyoom module movablekeys"},
+				doc: &cmdDoc{complexity: "O(N*K), where N is the number of centroids and K being the number of input sketches", args: []docArg{
+					{name: "destination-key", typ: "key", key: true},
+					{name: "numkeys", typ: "integer"},
+					{name: "source-key", typ: "key", key: true, keySpec: 1, flags: "multiple"},
+					{name: "compression_block", typ: "block", flags: "optional", args: []docArg{
+						{name: "compression_token", typ: "pure-token", token: "COMPRESSION"},
+						{name: "compression", typ: "integer"},
+					}},
+					{name: "override", typ: "pure-token", token: "OVERRIDE", flags: "optional"},
+				}}},
+			{name: "tdigest.min", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns the minimum observation value from a t-digest sketch", run: tdMinMax,
+				info8: &modInfo{2, "readonly module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+				}}},
+			{name: "tdigest.max", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns the maximum observation value from a t-digest sketch", run: tdMinMax,
+				info8: &modInfo{2, "readonly module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+				}}},
+			{name: "tdigest.quantile", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns, for each input fraction, an estimation of the value (floating point) that is smaller than the given fraction of observations", run: tdQuantile,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(N) where N is the number of quantiles specified.", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "quantile", typ: "double", flags: "multiple"},
+				}}},
+			{name: "tdigest.cdf", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns, for each input value, an estimation of the floating-point fraction of (observations smaller than the given value + half the observations equal to the given value). Multiple fractions can be retrieved in a single call.", run: tdCDF,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(N) where N is the number of values specified.", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "value", typ: "double", flags: "multiple"},
+				}}},
+			{name: "tdigest.rank", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns, for each input value (floating-point), the estimated rank of the value (the number of observations in the sketch that are smaller than the value + half the number of observations that are equal to the value)", run: tdRank,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(N) where N is the number of values specified.", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "value", typ: "double", flags: "multiple"},
+				}}},
+			{name: "tdigest.revrank", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns, for each input value (floating-point), the estimated reverse rank of the value (the number of observations in the sketch that are larger than the value + half the number of observations that are equal to the value)", run: tdRank,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(N) where N is the number of values specified.", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "value", typ: "double", flags: "multiple"},
+				}}},
+			{name: "tdigest.byrank", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns, for each input rank, an estimation of the value (floating-point) with that rank", run: tdByRank,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(N) where N is the number of ranks specified", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "rank", typ: "double", flags: "multiple"},
+				}}},
+			{name: "tdigest.byrevrank", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns, for each input reverse rank, an estimation of the value (floating-point) with that reverse rank", run: tdByRank,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(N) where N is the number of reverse ranks specified.", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "reverse_rank", typ: "double", flags: "multiple"},
+				}}},
+			{name: "tdigest.trimmed_mean", arity: -1, args: exactly(4), flags: fReadonly, lock: lockWrite, keys: key1("r", ksRO), acl: "read",
+				since: "2.4.0", summary: "Returns an estimation of the mean value from the sketch, excluding observation values outside the low and high cutoff quantiles", run: tdTrimmedMean,
+				info8: &modInfo{4, "readonly module"},
+				doc: &cmdDoc{complexity: "O(N) where N is the number of centroids", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "low_cut_quantile", typ: "double"},
+					{name: "high_cut_quantile", typ: "double"},
+				}}},
+			{name: "tdigest.info", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.4.0", summary: "Returns information and statistics about a t-digest sketch", run: tdInfo,
+				info8: &modInfo{2, "readonly module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+				}}},
+		}})
 }
 
 // tdOf returns key's entry, locked for writing (nothing under the
@@ -152,10 +262,6 @@ func (c *client) tdMerged(key []byte, e *entry) *tdigestValue {
 
 // tdCreate: TDIGEST.CREATE key [COMPRESSION compression] (default 100).
 func tdCreate(c *client, args [][]byte) bool {
-	if len(args) != 2 && len(args) != 4 {
-		c.err(wrongArity("tdigest.create"))
-		return false
-	}
 	s := c.s
 	if e := s.getForCreate(c, args[1]); e != nil {
 		if _, ok := e.v.(*tdigestValue); ok {
@@ -233,10 +339,6 @@ func (c *client) tdValue(b []byte) (float64, bool) {
 // tdAdd: TDIGEST.ADD key value…, every value checked before any is added.
 // Replay also reads "TDIGEST.ADD key": a query merged the buffer there.
 func tdAdd(c *client, args [][]byte) bool {
-	if len(args) < 3 && !(len(args) == 2 && c.replaying) {
-		c.err(wrongArity("tdigest.add"))
-		return false
-	}
 	e, v := c.tdOf(args[1])
 	if e == nil {
 		return false
@@ -274,10 +376,6 @@ func tdAdd(c *client, args [][]byte) bool {
 }
 
 func tdReset(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("tdigest.reset"))
-		return false
-	}
 	e, _ := c.tdOf(args[1])
 	if e == nil {
 		return false
@@ -300,10 +398,6 @@ func tdReset(c *client, args [][]byte) bool {
 // largest of the sources'; it takes dest's values (unless OVERRIDE) and
 // then each source's, merging each source's buffer first.
 func tdMerge(c *client, args [][]byte) bool {
-	if len(args) < 4 {
-		c.err(wrongArity("tdigest.merge"))
-		return false
-	}
 	s := c.s
 	var start *tdigestValue
 	de := s.getForCreate(c, args[1]) // an expired destination is absent
@@ -461,10 +555,6 @@ func (c *client) tdLogMerged(args [][]byte, srcs []*entry, de *entry, buffered [
 }
 
 func tdMinMax(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity(string(bytes.ToLower(args[0]))))
-		return false
-	}
 	e, v := c.tdOf(args[1])
 	if e == nil {
 		return false
@@ -479,10 +569,6 @@ func tdMinMax(c *client, args [][]byte) bool {
 }
 
 func tdQuantile(c *client, args [][]byte) bool {
-	if len(args) < 3 {
-		c.err(wrongArity("tdigest.quantile"))
-		return false
-	}
 	e, _ := c.tdOf(args[1])
 	if e == nil {
 		return false
@@ -521,10 +607,6 @@ func tdQuantile(c *client, args [][]byte) bool {
 }
 
 func tdCDF(c *client, args [][]byte) bool {
-	if len(args) < 3 {
-		c.err(wrongArity("tdigest.cdf"))
-		return false
-	}
 	e, _ := c.tdOf(args[1])
 	if e == nil {
 		return false
@@ -552,10 +634,6 @@ func tdCDF(c *client, args [][]byte) bool {
 // a value lies within [min, max] of a non-empty digest.
 func tdRank(c *client, args [][]byte) bool {
 	rev := eqFold(args[0], "tdigest.revrank")
-	if len(args) < 3 {
-		c.err(wrongArity(string(bytes.ToLower(args[0]))))
-		return false
-	}
 	e, v := c.tdOf(args[1])
 	if e == nil {
 		return false
@@ -591,10 +669,6 @@ func tdRank(c *client, args [][]byte) bool {
 // only for a rank in (0, size).
 func tdByRank(c *client, args [][]byte) bool {
 	rev := eqFold(args[0], "tdigest.byrevrank")
-	if len(args) < 3 {
-		c.err(wrongArity(string(bytes.ToLower(args[0]))))
-		return false
-	}
 	e, v := c.tdOf(args[1])
 	if e == nil {
 		return false
@@ -631,10 +705,6 @@ func tdByRank(c *client, args [][]byte) bool {
 }
 
 func tdTrimmedMean(c *client, args [][]byte) bool {
-	if len(args) != 4 {
-		c.err(wrongArity("tdigest.trimmed_mean"))
-		return false
-	}
 	e, _ := c.tdOf(args[1])
 	if e == nil {
 		return false
@@ -667,10 +737,6 @@ func tdTrimmedMean(c *client, args [][]byte) bool {
 }
 
 func tdInfo(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("tdigest.info"))
-		return false
-	}
 	e, v := c.tdOf(args[1])
 	if e == nil {
 		return false

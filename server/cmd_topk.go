@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/topk"
 )
 
@@ -30,7 +31,20 @@ import (
 // then reads garbage); here the items before it are added as there, the
 // bad one and every one after it answer the error element, unadded.
 
-var topkType = registerType(&valueType{name: "TopK-TYPE", tag: 7, decode: decodeTopK})
+var topkType = &valueType{name: "TopK-TYPE", tag: 7, decode: decodeTopK}
+
+// topkRDB is TOPK in Redis's RDB files and DUMP payloads: RedisBloom's
+// TopK-TYPE module type.
+var topkRDB = &rdbCodec{module: topk.RDBTypeName, encver: topk.RDBEncVer,
+	read: func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
+		s, err := topk.ReadRedisBloomRDB(m, alloc)
+		if err != nil {
+			return nil, err
+		}
+		return &topkValue{s}, nil
+	},
+	write: func(v value, m *rdb.ModuleWriter) error { return v.(*topkValue).s.WriteRedisBloomRDB(m) },
+}
 
 type topkValue struct{ s *topk.Sketch }
 
@@ -63,29 +77,70 @@ const (
 )
 
 func init() {
-	tk := func(name string, arity int, flags cmdFlags, lock lockMode, summary string, run func(*client, [][]byte) bool) *command {
-		return &command{name: name, arity: arity, flags: flags, lock: lock, first: 1, last: 1, step: 1,
-			group: "topk", since: "2.0.0", summary: summary, run: run}
-	}
-	w := fWrite | fDenyOOM
-	register(
-		tk("topk.reserve", -1, w, lockExcl, "Initializes a Top-K sketch with specified parameters", topkReserve),
-		tk("topk.add", -1, w, lockWrite, "Adds an item to a Top-k sketch. Multiple items can be added at the same time.", topkAdd),
-		tk("topk.incrby", -1, w, lockWrite, "Increases the count of one or more items by increment", topkAdd),
-		tk("topk.query", -1, fReadonly, lockRead, "Checks whether one or more items are in a sketch", topkQuery),
-		tk("topk.count", -1, fReadonly, lockRead, "Return the count for one or more items are in a sketch", topkCount),
-		tk("topk.list", -1, fReadonly, lockRead, "Return the full list of items in Top-K sketch.", topkList),
-		tk("topk.info", -1, fReadonly, lockRead, "Returns information about a sketch", topkInfo),
-	)
+	registerFamily(&family{name: "topk", category: "topk", module: true, types: []*valueType{topkType}, rdb: topkRDB,
+		commands: []*command{
+			{name: "topk.reserve", arity: -1, args: counts(3, 6, 3), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
+				since: "2.0.0", summary: "Initializes a Top-K sketch with specified parameters", run: topkReserve,
+				info8: &modInfo{-3, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "topk", typ: "integer"},
+					{name: "params", typ: "block", flags: "optional", args: []docArg{
+						{name: "width", typ: "integer"},
+						{name: "depth", typ: "integer"},
+						{name: "decay", typ: "double"},
+					}},
+				}}},
+			{name: "topk.add", arity: -1, args: atLeast(3), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "2.0.0", summary: "Adds an item to a Top-k sketch. Multiple items can be added at the same time.", run: topkAdd,
+				info8: &modInfo{-3, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(n * k) where n is the number of items and k is the depth", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "topk.incrby", arity: -1, args: stepped(4, 2), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
+				since: "2.0.0", summary: "Increases the count of one or more items by increment", run: topkAdd,
+				info8: &modInfo{-4, "write denyoom module"},
+				doc: &cmdDoc{complexity: "O(n * k * incr) where n is the number of items, k is the depth and incr is the increment", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item_increment", typ: "block", flags: "multiple", args: []docArg{
+						{name: "item", typ: "string"},
+						{name: "increment", typ: "integer"},
+					}},
+				}}},
+			{name: "topk.query", arity: -1, args: atLeast(3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "2.0.0", summary: "Checks whether one or more items are in a sketch", run: topkQuery,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(n) where n is the number of items", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "topk.count", arity: -1, args: atLeast(3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "2.0.0", summary: "Return the count for one or more items are in a sketch", run: topkCount,
+				info8: &modInfo{-3, "readonly module"},
+				doc: &cmdDoc{complexity: "O(n) where n is the number of items", history: [][2]string{[2]string{"2.4.0", "As of Bloom version 2.4, this command is regarded as deprecated. The count value is not a representative of the number of appearances of an item"}}, args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "item", typ: "string", flags: "multiple"},
+				}}},
+			{name: "topk.list", arity: -1, args: between(2, 3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRO), acl: "read",
+				since: "2.0.0", summary: "Return the full list of items in Top-K sketch.", run: topkList,
+				info8: &modInfo{-2, "readonly module"},
+				doc: &cmdDoc{complexity: "O(k*log(k)) where k is the value of top-k", args: []docArg{
+					{name: "key", typ: "key", key: true},
+					{name: "withcount", typ: "pure-token", token: "WITHCOUNT", flags: "optional"},
+				}}},
+			{name: "topk.info", arity: -1, args: exactly(2), flags: fReadonly, lock: lockRead, keys: key1("r", ksRO), acl: "read fast",
+				since: "2.0.0", summary: "Returns information about a sketch", run: topkInfo,
+				info8: &modInfo{2, "readonly module"},
+				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
+					{name: "key", typ: "key", key: true},
+				}}},
+		}})
 }
 
 // topkReserve is TOPK.RESERVE key topk [width depth decay] (defaults 8,
 // 7, 0.9: RedisBloom's).
 func topkReserve(c *client, args [][]byte) bool {
-	if len(args) != 3 && len(args) != 6 {
-		c.err(wrongArity("topk.reserve"))
-		return false
-	}
 	s := c.s
 	if s.getForCreate(c, args[1]) != nil {
 		c.err("TopK: key already exists")
@@ -194,14 +249,7 @@ func topkIncr(b []byte) (uint32, bool) {
 func topkAdd(c *client, args [][]byte) bool {
 	incrBy := eqFold(args[0], "topk.incrby")
 	step := 1
-	switch {
-	case incrBy && (len(args) < 4 || len(args)%2 == 1):
-		c.err(wrongArity("topk.incrby"))
-		return false
-	case !incrBy && len(args) < 3:
-		c.err(wrongArity("topk.add"))
-		return false
-	case incrBy:
+	if incrBy {
 		step = 2
 	}
 	e, v := c.topkOf(args[1], true)
@@ -257,10 +305,6 @@ func topkAdd(c *client, args [][]byte) bool {
 }
 
 func topkQuery(c *client, args [][]byte) bool {
-	if len(args) < 3 {
-		c.err(wrongArity("topk.query"))
-		return false
-	}
 	e, v := c.topkOf(args[1], false)
 	if e == nil {
 		return false
@@ -274,10 +318,6 @@ func topkQuery(c *client, args [][]byte) bool {
 }
 
 func topkCount(c *client, args [][]byte) bool {
-	if len(args) < 3 {
-		c.err(wrongArity("topk.count"))
-		return false
-	}
 	e, v := c.topkOf(args[1], false)
 	if e == nil {
 		return false
@@ -294,10 +334,6 @@ func topkCount(c *client, args [][]byte) bool {
 // WITHCOUNT (strncasecmp over the argument's length), the empty one
 // included, asks for the counts.
 func topkList(c *client, args [][]byte) bool {
-	if len(args) != 2 && len(args) != 3 {
-		c.err(wrongArity("topk.list"))
-		return false
-	}
 	withCount := len(args) == 3
 	if withCount {
 		a := args[2]
@@ -327,10 +363,6 @@ func topkList(c *client, args [][]byte) bool {
 }
 
 func topkInfo(c *client, args [][]byte) bool {
-	if len(args) != 2 {
-		c.err(wrongArity("topk.info"))
-		return false
-	}
 	e, v := c.topkOf(args[1], false)
 	if e == nil {
 		return false

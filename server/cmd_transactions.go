@@ -4,17 +4,15 @@ package server
 // DISCARD, WATCH, UNWATCH.
 
 func init() {
-	g := func(name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
-		return keyless("transactions", name, arity, flags, summary, run)
-	}
-	register(
-		g("multi", 1, fNoQueue|fFast, "Mark the start of a transaction block", cmdMulti),
-		g("exec", 1, fNoQueue, "Execute all commands issued after MULTI", cmdExec),
-		g("discard", 1, fNoQueue|fFast, "Discard all commands issued after MULTI", cmdDiscard),
-		g("watch", -2, fNoQueue|fFast, "Watch the given keys to determine execution of the MULTI/EXEC block", cmdWatch),
-		g("unwatch", 1, fFast, "Forget about all watched keys", cmdUnwatch),
-	)
-	commandTable["watch"].first, commandTable["watch"].last, commandTable["watch"].step = 1, -1, 1
+	watch := keyless("watch", -2, fNoQueue|fFast, "fast transaction", "Watch the given keys to determine execution of the MULTI/EXEC block", cmdWatch)
+	watch.keys = []keySpec{{first: 1, last: -1, step: 1, read: true}}
+	registerFamily(&family{name: "transactions", commands: []*command{
+		keyless("multi", 1, fNoQueue|fFast, "fast transaction", "Mark the start of a transaction block", cmdMulti),
+		keyless("exec", 1, fNoQueue, "slow transaction", "Execute all commands issued after MULTI", cmdExec),
+		keyless("discard", 1, fNoQueue|fFast, "fast transaction", "Discard all commands issued after MULTI", cmdDiscard),
+		watch,
+		keyless("unwatch", 1, fFast, "fast transaction", "Forget about all watched keys", cmdUnwatch),
+	}})
 }
 
 func cmdMulti(c *client, args [][]byte) bool {

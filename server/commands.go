@@ -35,15 +35,29 @@ const (
 // (only under lockWrite, and before writing any reply) to be run again
 // with the keyspace held exclusively.
 type command struct {
-	name              string // lower case; "client|setname" for subcommands
-	arity             int    // Redis's convention: n exactly, -n at least n
+	name string // lower case; "client|setname" for subcommands
+	// arity is what COMMAND INFO reports and exec checks before it runs
+	// or queues the command, in Redis's convention (n exactly, -n at
+	// least n): RedisBloom's commands register -1 (info8 has Redis 8's).
+	arity int
+	// args are the counts the command takes, checked at dispatch before
+	// it runs (call); zero: the arity's.
+	args              argc
 	flags             cmdFlags
 	lock              lockMode
-	first, last, step int // key positions, for COMMAND INFO
+	keys              []keySpec // where its keys are, and how it uses them
+	first, last, step int       // key positions, for COMMAND INFO (keys[0]'s, unless set)
 	group, since      string
 	summary           string
-	subs              []subcommand // a container's (CLIENT, COMMAND, CONFIG)
-	run               func(c *client, args [][]byte) bool
+	// acl is its ACL categories, space-separated, without @: Redis's for
+	// its own commands, RedisBloom 8.6's declaration for the module's
+	// (its family's category is added: aclCategories).
+	acl   string
+	doc   *cmdDoc      // RedisBloom's commands: COMMAND DOCS under Dialect8
+	info8 *modInfo     // RedisBloom's commands: COMMAND INFO under Dialect8
+	subs  []subcommand // a container's (CLIENT, COMMAND, CONFIG)
+	run   func(c *client, args [][]byte) bool
+	fam   *family
 }
 
 // subcommand is a container command's subcommand (CLIENT SETNAME) and its
@@ -53,6 +67,7 @@ type command struct {
 type subcommand struct {
 	name  string
 	arity int
+	acl   string // Redis's ACL categories, as command.acl
 }
 
 // checkSub returns the error for args[1] if cmd has no such subcommand or
@@ -71,10 +86,11 @@ func (cmd *command) checkSub(args [][]byte) string {
 
 var commandTable = map[string]*command{}
 
-// keyless returns a command of Redis's group that takes no key and no
-// keyspace lock (the connection, server and transaction commands).
-func keyless(group, name string, arity int, flags cmdFlags, summary string, run func(*client, [][]byte) bool) *command {
-	return &command{name: name, arity: arity, flags: flags, lock: lockNone, group: group, since: "1.0.0", summary: summary, run: run}
+// keyless returns a command that takes no key and no keyspace lock (the
+// connection, server and transaction commands), with Redis's ACL
+// categories acl.
+func keyless(name string, arity int, flags cmdFlags, acl, summary string, run func(*client, [][]byte) bool) *command {
+	return &command{name: name, arity: arity, flags: flags, lock: lockNone, acl: acl, since: "1.0.0", summary: summary, run: run}
 }
 
 func register(cmds ...*command) {
@@ -101,11 +117,26 @@ func lookupCommand(name []byte, buf *[32]byte) *command {
 	return commandTable[string(buf[:len(name)])]
 }
 
+// arityOK reports whether n arguments pass the registered arity, which
+// Redis checks before a command runs or is queued. RedisBloom registers
+// its commands with -1 and checks its counts as the command runs, in both
+// releases (Redis 8's COMMAND INFO reports the arity of the module's
+// command info, info8, but a wrong count inside MULTI is still queued:
+// TestCommandCacheCase), see argsOK.
 func (cmd *command) arityOK(n int) bool {
-	if cmd.arity >= 0 {
-		return n == cmd.arity
+	arity := cmd.arity
+	if arity >= 0 {
+		return n == arity
 	}
-	return n >= -cmd.arity
+	return n >= -arity
+}
+
+// argsOK reports whether n arguments are counts cmd takes (cmd.args, or,
+// for a log record, cmd.args.replay), checked as the command is about to
+// run: a queued command's count is checked at EXEC, as RedisBloom checks
+// its counts inside the command.
+func (cmd *command) argsOK(n int, replaying bool) bool {
+	return cmd.args.ok(n) || replaying && cmd.args.replay != nil && cmd.args.replay.ok(n)
 }
 
 func sortedCommands() []*command {

@@ -194,10 +194,6 @@ func familyOf[V value](c *client, e *entry, fam *dumpFamily) V {
 // scanDump is SCANDUMP key iterator: (1, the header) for iterator 0, then
 // the data chunks, then (0, an empty or nil bulk string).
 func (fam *dumpFamily) scanDump(c *client, args [][]byte) bool {
-	if len(args) != 3 {
-		c.err(wrongArity(fam.prefix + ".scandump"))
-		return false
-	}
 	var iter int64
 	var msg string
 	if fam.scanIterFirst {
@@ -246,10 +242,6 @@ func (fam *dumpFamily) scanDump(c *client, args [][]byte) bool {
 // once every byte has arrived (the loader's last checks passed); loading
 // onto a complete filter is refused.
 func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
-	if len(args) != 4 {
-		c.err(wrongArity(fam.prefix + ".loadchunk"))
-		return false
-	}
 	s := c.s
 	iter, msg := fam.loadIter(args[2])
 	if msg != "" {

@@ -113,7 +113,7 @@ func commandFixture(t testing.TB) *cmdFixture {
 // reply.
 func internalCall(s *Server, args ...string) resp.Value {
 	var out bytes.Buffer
-	c := &client{s: s, authed: true}
+	c := &client{s: s, d: s.d, authed: true}
 	c.w = resp.NewWriter(&out)
 	c.exec(argv(args...))
 	c.w.Flush()
@@ -146,7 +146,7 @@ func populateCmds(fx *cmdFixture) [][]string {
 }
 
 func populate(s *Server, fx *cmdFixture) {
-	c := &client{s: s, authed: true}
+	c := &client{s: s, d: s.d, authed: true}
 	c.w = resp.NewWriter(io.Discard)
 	for _, cmd := range populateCmds(fx) {
 		c.exec(argv(cmd...))

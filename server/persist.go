@@ -546,7 +546,7 @@ func (s *Server) replay(dir string, gens []uint64) error {
 				if cmd == nil || cmd.flags&fWrite == 0 {
 					return fmt.Errorf("record %q is not a write command", args[0])
 				}
-				if !cmd.arityOK(len(args)) {
+				if !cmd.arityOK(len(args)) || !cmd.argsOK(len(args), true) {
 					return fmt.Errorf("record %q has %d arguments", args[0], len(args))
 				}
 				cmd.run(c, args)

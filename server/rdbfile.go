@@ -313,7 +313,7 @@ func (s *Server) loadRDB() error {
 			continue
 		}
 		if ent.Type == rdb.TypeModule2 {
-			if _, ok := rdbModules[ent.Module.Name]; !ok {
+			if rdbCodecOf(ent.Module.Name) == nil {
 				if !skipOK {
 					return fail("key %q: %s; -skip-unsupported leaves such keys out", key, (&errRDBType{rdbTypeName(ent.Type, ent.Module)}).Error())
 				}

@@ -1,68 +1,26 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 
-	"github.com/bloomlab/bloomlab/countmin"
-	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/rdb"
-	"github.com/bloomlab/bloomlab/scalable"
-	"github.com/bloomlab/bloomlab/tdigest"
-	"github.com/bloomlab/bloomlab/topk"
 )
 
 // The values of Redis's RDB files and DUMP payloads (package rdb frames
 // them): Redis strings, and RedisBloom's five module types, each read and
-// written by its kind's ReadRedisBloomRDB and WriteRedisBloomRDB and
-// wrapped in the server's value as the commands that create such a key
-// wrap it (BF.RESERVE's chain, CF.RESERVE's filter, CMS.INITBYDIM's
-// sketch, TOPK.RESERVE's, TDIGEST.CREATE's digest).
+// written by the codec its family declares (family.rdb: cmd_bf.go,
+// cmd_cf.go, cmd_cms.go, cmd_topk.go, cmd_tdigest.go, cmd_strings.go).
+// This file only looks codecs up.
 
-// rdbModule is the codec of one RedisBloom module type.
-type rdbModule struct {
-	name   string // the module type name (TYPE's answer)
-	encver int    // the encoding version written (the same for 2.4.23 and 8.6.2)
-	read   func(m *rdb.ModuleValue, alloc func(int64) error) (value, error)
-}
-
-// rdbModules are RedisBloom's types by module type name.
-var rdbModules = map[string]rdbModule{
-	scalable.RDBTypeName: {scalable.RDBTypeName, scalable.RDBEncVer, func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
-		f, err := scalable.ReadRedisBloomRDB(m, alloc)
-		if err != nil {
-			return nil, err
+// rdbCodecOf is the codec of RedisBloom's module type name, or of Redis
+// strings for "", nil if no family declares one.
+func rdbCodecOf(module string) *rdbCodec {
+	for _, f := range families {
+		if f.rdb != nil && f.rdb.module == module {
+			return f.rdb
 		}
-		return newBF(f), nil
-	}},
-	cuckoo.RDBTypeName: {cuckoo.RDBTypeName, cuckoo.RDBEncVer, func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
-		f, err := cuckoo.ReadRedisBloomRDB(m, alloc)
-		if err != nil {
-			return nil, err
-		}
-		return &cfValue{f}, nil
-	}},
-	countmin.RDBTypeName: {countmin.RDBTypeName, countmin.RDBEncVer, func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
-		s, err := countmin.ReadRedisBloomRDB(m, alloc)
-		if err != nil {
-			return nil, err
-		}
-		return &cmsValue{s}, nil
-	}},
-	topk.RDBTypeName: {topk.RDBTypeName, topk.RDBEncVer, func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
-		s, err := topk.ReadRedisBloomRDB(m, alloc)
-		if err != nil {
-			return nil, err
-		}
-		return &topkValue{s}, nil
-	}},
-	tdigest.RDBTypeName: {tdigest.RDBTypeName, tdigest.RDBEncVer, func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
-		d, err := tdigest.ReadRedisBloomRDB(m, alloc)
-		if err != nil {
-			return nil, err
-		}
-		return &tdigestValue{d}, nil
-	}},
+	}
+	return nil
 }
 
 // errRDBType is a value of a Redis type the server does not hold (lists,
@@ -90,13 +48,15 @@ func rdbTypeName(typ byte, m *rdb.ModuleValue) string {
 func readRDBValue(typ byte, str []byte, m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
 	switch typ {
 	case rdb.TypeString:
-		return &strValue{str}, nil
+		if codec := rdbCodecOf(""); codec != nil {
+			return codec.readString(str), nil
+		}
 	case rdb.TypeModule2:
-		mod, ok := rdbModules[m.Name]
-		if !ok {
+		codec := rdbCodecOf(m.Name)
+		if codec == nil {
 			return nil, &errRDBType{rdbTypeName(typ, m)}
 		}
-		v, err := mod.read(m, alloc)
+		v, err := codec.read(m, alloc)
 		if err != nil {
 			return nil, err
 		}
@@ -135,40 +95,17 @@ func (s fileSink) module(name string, encver int) (*rdb.ModuleWriter, error) {
 // rdbUnsupported names what a value holds when Redis cannot load it (a
 // bloomlab kind, a chain of another layout than RedisBloom's, a sketch of
 // bloomlab's profile, a LOADCHUNK in progress), or "" when it is a Redis
-// string or a RedisBloom value that writeRDBValue writes.
+// string or a RedisBloom value that writeRDBValue writes: its family's
+// codec says.
 func rdbUnsupported(v value) string {
-	switch x := v.(type) {
-	case *strValue, *topkValue, *tdigestValue:
-		return ""
-	case *bfValue:
-		if x.chain == nil {
-			return "bloomlab " + x.f.Kind() + " filter"
-		}
-		switch p := x.chain.Profile(); p {
-		case scalable.RedisBloom:
-			return ""
-		case scalable.Blocked:
-			return "bloomlab blocked-layout BF filter"
-		default:
-			return "bloomlab scalable filter (" + p.String() + " profile)"
-		}
-	case *cfValue:
-		if x.f.Profile() != cuckoo.RedisBloom {
-			return "bloomlab cuckoo filter (" + x.f.Profile().String() + " profile)"
-		}
-		return ""
-	case *cmsValue:
-		if x.s.Profile() != countmin.RedisBloom {
-			return "bloomlab count-min sketch (" + x.s.Profile().String() + " profile)"
-		}
-		return ""
-	case *loadingValue:
-		if x.typ() == cfLoadType {
-			return "CF.LOADCHUNK in progress"
-		}
-		return "BF.LOADCHUNK in progress"
+	codec := v.typ().fam.rdb
+	if codec == nil {
+		return "bloomlab " + v.typ().name + " value"
 	}
-	return "bloomlab " + v.typ().name + " value"
+	if codec.unsupported != nil {
+		return codec.unsupported(v)
+	}
+	return ""
 }
 
 // errRDBUnsupported is writeRDBValue's refusal of a value Redis cannot
@@ -179,43 +116,22 @@ func (e *errRDBUnsupported) Error() string {
 	return "key holds a " + e.what + ", which Redis cannot load"
 }
 
-// writeRDBValue writes v to w as Redis with RedisBloom saves it. A
-// digest's buffer must be merged first (RedisBloom's save merges it: the
-// caller does, under the key's write lock, and logs it as the queries
-// do), but for a buffer of total weight 1 that the merge keeps. A value Redis cannot load is an *errRDBUnsupported.
+// writeRDBValue writes v to w as Redis with RedisBloom saves it, with its
+// family's codec. A value Redis cannot load is an *errRDBUnsupported.
 func writeRDBValue(v value, w rdbSink) error {
 	if what := rdbUnsupported(v); what != "" {
 		return &errRDBUnsupported{what}
 	}
-	mod := func(name string, encver int, write func(*rdb.ModuleWriter) error) error {
-		m, err := w.module(name, encver)
-		if err != nil {
-			return err
-		}
-		if err := write(m); err != nil {
-			return err
-		}
-		return m.End()
+	codec := v.typ().fam.rdb
+	if codec.module == "" {
+		return w.str(codec.writeString(v))
 	}
-	switch x := v.(type) {
-	case *strValue:
-		return w.str(x.b)
-	case *bfValue:
-		return mod(scalable.RDBTypeName, scalable.RDBEncVer, x.chain.WriteRedisBloomRDB)
-	case *cfValue:
-		return mod(cuckoo.RDBTypeName, cuckoo.RDBEncVer, x.f.WriteRedisBloomRDB)
-	case *cmsValue:
-		return mod(countmin.RDBTypeName, countmin.RDBEncVer, x.s.WriteRedisBloomRDB)
-	case *topkValue:
-		return mod(topk.RDBTypeName, topk.RDBEncVer, x.s.WriteRedisBloomRDB)
-	case *tdigestValue:
-		// RedisBloom's merge leaves a buffer whose total weight is at
-		// most 1 (one value, nothing merged) as it is, and so does its
-		// save: such a buffer is written as RedisBloom writes it.
-		if d := x.d; d.UnmergedNodes() != 0 && d.MergedWeight()+d.UnmergedWeight() > 1 {
-			return errors.New("server: a digest written with its buffer unmerged")
-		}
-		return mod(tdigest.RDBTypeName, tdigest.RDBEncVer, x.d.WriteRedisBloomRDB)
+	m, err := w.module(codec.module, codec.encver)
+	if err != nil {
+		return err
 	}
-	return &errRDBUnsupported{"bloomlab " + v.typ().name + " value"}
+	if err := codec.write(v, m); err != nil {
+		return err
+	}
+	return m.End()
 }

@@ -21,6 +21,7 @@ type valueType struct {
 	// decode reads a value from exactly its payload bytes; it validates
 	// before it allocates.
 	decode func(r io.Reader, n int64) (value, error)
+	fam    *family // the family that declares it (registerFamily)
 }
 
 // payloadReader reads at most n bytes of r and says how many are left
