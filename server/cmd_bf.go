@@ -31,7 +31,6 @@ const (
 
 const (
 	errBFNotFound = "ERR not found"
-	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	errBFExists   = "ERR item exists"
 	errBFFull     = "ERR non scaling filter is full"
 	errBFInsert   = "ERR problem inserting into filter" // RedisBloom 8: a link that cannot be made
@@ -696,22 +695,9 @@ func bfReserve(c *client, args [][]byte) bool {
 	return false
 }
 
-// argIndex returns the index of the first argument from `from` on that
-// equals name (case-insensitive), or -1. (RedisBloom searches from the
-// command name on, so that a key named "nonscaling" counts as the
-// option; here only the options do.)
-func argIndex(args [][]byte, from int, name string) int {
-	for i := from; i < len(args); i++ {
-		if eqFold(args[i], name) {
-			return i
-		}
-	}
-	return -1
-}
-
 // bfOf returns key's filter for a command that reads it, or writes the
 // error reply (and returns nil): WRONGTYPE, or a load in progress.
-func (c *client) bfOf(e *entry) *bfValue { return familyOf[*bfValue](c, e, bfDumps) }
+func (c *client) bfOf(e *entry) *bfValue { v, _ := asValue[*bfValue](c, e); return v }
 
 // insertOptions are BF.INSERT's (and, with the defaults, BF.ADD's).
 type insertOptions struct {

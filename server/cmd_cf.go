@@ -452,7 +452,7 @@ func cfReserve(c *client, args [][]byte) bool {
 
 // cfOf returns key's filter for a command that uses it, or writes the
 // error reply (and returns nil): WRONGTYPE, or a load in progress.
-func (c *client) cfOf(e *entry) *cfValue { return familyOf[*cfValue](c, e, cfDumps) }
+func (c *client) cfOf(e *entry) *cfValue { v, _ := asValue[*cfValue](c, e); return v }
 
 // cfInsertOptions are CF.INSERT's (and, with the defaults, CF.ADD's).
 type cfInsertOptions struct {

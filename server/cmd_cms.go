@@ -244,48 +244,11 @@ func cmsInit(c *client, args [][]byte) bool {
 	return false
 }
 
-// cmsOf returns key's entry, locked for reading or writing, and its
-// sketch; or it writes the error reply and returns nil (nothing locked).
-// Under the exclusive lock (MERGE) it locks nothing.
+// cmsOf returns key's entry, locked for reading or writing (nothing under
+// the exclusive lock: MERGE), and its sketch; or it writes the error
+// reply and returns nil, nothing locked.
 func (c *client) cmsOf(key []byte, write bool) (*entry, *cmsValue) {
-	e := c.s.get(key)
-	if e == nil {
-		c.err(errCMSMissing)
-		return nil, nil
-	}
-	switch {
-	case c.excl:
-	case write:
-		e.mu.Lock()
-	default:
-		e.mu.RLock()
-	}
-	v, ok := e.v.(*cmsValue)
-	if !ok {
-		c.unlockEntry(e, write)
-		c.err(errWrongType)
-		return nil, nil
-	}
-	return e, v
-}
-
-// unlockWrittenEntry is unlockEntry(e, true) for a command that changed
-// e: if it panicked, e stays locked (see unlockWritten).
-func (c *client) unlockWrittenEntry(e *entry) {
-	if r := recover(); r != nil {
-		panic(r)
-	}
-	c.unlockEntry(e, true)
-}
-
-func (c *client) unlockEntry(e *entry, write bool) {
-	switch {
-	case c.excl:
-	case write:
-		e.mu.Unlock()
-	default:
-		e.mu.RUnlock()
-	}
+	return valueAt[*cmsValue](c, key, errCMSMissing, write)
 }
 
 func cmsIncrBy(c *client, args [][]byte) bool {

@@ -557,13 +557,6 @@ func (c *client) keyCounts() (keys, expires int) {
 	return len(c.s.db.m), len(c.s.db.expires)
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func human(n int64) string {
 	f := float64(n)
 	for _, u := range []string{"B", "K", "M", "G", "T"} {

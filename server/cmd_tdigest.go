@@ -218,21 +218,7 @@ func init() {
 // exclusive lock), and its digest; or it writes RedisBloom's error reply
 // ("key does not exist", WRONGTYPE) and returns nil, nothing locked.
 func (c *client) tdOf(key []byte) (*entry, *tdigestValue) {
-	e := c.s.get(key)
-	if e == nil {
-		c.err(errTDMissing)
-		return nil, nil
-	}
-	if !c.excl {
-		e.mu.Lock()
-	}
-	v, ok := e.v.(*tdigestValue)
-	if !ok {
-		c.unlockEntry(e, true)
-		c.err(errWrongType)
-		return nil, nil
-	}
-	return e, v
+	return valueAt[*tdigestValue](c, key, errTDMissing, true)
 }
 
 // tdMerged merges e's buffered values, as RedisBloom's query is about to

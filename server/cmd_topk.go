@@ -197,25 +197,7 @@ func topkReserve(c *client, args [][]byte) bool {
 // topkOf returns key's entry, locked for reading or writing, and its
 // sketch; or it writes the error reply and returns nil (nothing locked).
 func (c *client) topkOf(key []byte, write bool) (*entry, *topkValue) {
-	e := c.s.get(key)
-	if e == nil {
-		c.err(errTopKMissing)
-		return nil, nil
-	}
-	switch {
-	case c.excl:
-	case write:
-		e.mu.Lock()
-	default:
-		e.mu.RLock()
-	}
-	v, ok := e.v.(*topkValue)
-	if !ok {
-		c.unlockEntry(e, write)
-		c.err(errWrongType)
-		return nil, nil
-	}
-	return e, v
+	return valueAt[*topkValue](c, key, errTopKMissing, write)
 }
 
 // topkItem writes an item as RedisBloom does: a C string (to its first

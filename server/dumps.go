@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
 )
@@ -111,26 +110,6 @@ func valueOf[V interface {
 	}
 }
 
-// readKey looks up key for a command that reads a family's value:
-// the entry, read-locked (the caller unlocks it), and its value; or nil,
-// the error reply written (RedisBloom's "ERR not found", WRONGTYPE, a
-// load in progress) and no lock held.
-func readKey[V comparable](c *client, key []byte, of func(*client, *entry) V) (*entry, V) {
-	var none V
-	e := c.s.get(key)
-	if e == nil {
-		c.err(errBFNotFound)
-		return nil, none
-	}
-	e.mu.RLock()
-	v := of(c, e)
-	if v == none {
-		e.mu.RUnlock()
-		return nil, none
-	}
-	return e, v
-}
-
 // loadingValue is a filter being loaded with LOADCHUNK: it answers no
 // query until every byte has arrived (RedisBloom answers from the bytes
 // not loaded yet meanwhile: false negatives).
@@ -169,26 +148,6 @@ func (fam *dumpFamily) decodeLoading(r io.Reader, n int64) (value, error) {
 	// the rest, accounted for from the header on, arrives from clients.
 	ld.AllocateWhole()
 	return &loadingValue{fam: fam, ld: ld, reserved: int64(total)}, nil
-}
-
-// familyOf returns e's value for a command of fam's family, of type V,
-// or writes the error reply and returns nil: a load in progress of the
-// family answers nothing until every chunk has arrived, any other value
-// WRONGTYPE.
-func familyOf[V value](c *client, e *entry, fam *dumpFamily) V {
-	var none V
-	switch v := e.v.(type) {
-	case V:
-		return v
-	case *loadingValue:
-		if v.fam == fam {
-			got, total := v.ld.Progress()
-			c.err(fmt.Sprintf("ERR the filter is being loaded with %s.LOADCHUNK (%d of %d bytes): it answers once every chunk has arrived", strings.ToUpper(fam.prefix), got, total))
-			return none
-		}
-	}
-	c.err(errWrongType)
-	return none
 }
 
 // scanDump is SCANDUMP key iterator: (1, the header) for iterator 0, then

@@ -180,8 +180,8 @@ func checkFamily(f *family) []string {
 		add("value types without an RDB codec or the reason they have none")
 	}
 	if r := f.rdb; r != nil {
-		if r.module != "" && (r.read == nil || r.write == nil || r.encver == 0) {
-			add("an RDB module codec without its encoding version, read or write")
+		if r.module != "" && (r.read == nil || r.write == nil) {
+			add("an RDB module codec without its read or write")
 		}
 		if r.module == "" && (r.readString == nil || r.writeString == nil) {
 			add("an RDB string codec without readString or writeString")

@@ -34,12 +34,12 @@ func armPanics(t *testing.T) {
 }
 
 func init() {
-	register(
-		&command{name: "test.panicread", arity: 2, flags: fReadonly, lock: lockRead, first: 1, last: 1, step: 1,
-			group: "test", since: "0.0.0", summary: "Panics while reading (tests only)", run: testPanicRead},
-		&command{name: "test.panicwrite", arity: 3, flags: fWrite, lock: lockWrite, first: 1, last: 1, step: 1,
-			group: "test", since: "0.0.0", summary: "Panics halfway through a write (tests only)", run: testPanicWrite},
-	)
+	registerFamily(&family{name: "test", commands: []*command{
+		{name: "test.panicread", arity: 2, flags: fReadonly, lock: lockRead, keys: readKey1, acl: "read",
+			since: "0.0.0", summary: "Panics while reading (tests only)", run: testPanicRead},
+		{name: "test.panicwrite", arity: 3, flags: fWrite, lock: lockWrite, keys: writeKey1, acl: "write",
+			since: "0.0.0", summary: "Panics halfway through a write (tests only)", run: testPanicWrite},
+	}})
 }
 
 func testPanicRead(c *client, args [][]byte) bool {

@@ -10,11 +10,9 @@ import (
 )
 
 // valueType is one kind of value a key holds: the name TYPE answers and
-// how a snapshot stores it. A new type is one file beside the others
-// (cmd_bf.go, cmd_cms.go…): its valueType registered with a new tag, its
-// value, and its commands registered in the command table (commands.go);
-// nothing else changes, but for a type Redis's files and DUMP payloads
-// hold, whose codec goes in rdbvalue.go's table.
+// how a snapshot stores it. A new type is declared by its family, in one
+// file beside the others (cmd_bf.go, cmd_cms.go…: family.go), with a new
+// tag, its value, its RDB codec and its commands; nothing else changes.
 type valueType struct {
 	name string // TYPE's reply (RedisBloom's module type names)
 	tag  byte   // the value's tag in a snapshot record (never reused)
@@ -62,11 +60,12 @@ type value interface {
 	memory() int64
 }
 
-// valueTypes are the value types by tag. Each is registered beside its
-// commands; the tags are part of the snapshot format (docs/SERVER.md) and
-// are never reused: 1 BF (cmd_bf.go), 2 CMS (cmd_cms.go), 3 string
-// (cmd_strings.go), 4 a BF.LOADCHUNK in progress (cmd_bf.go), 5 CF and 6
-// a CF.LOADCHUNK in progress (cmd_cf.go).
+// valueTypes are the value types by tag, registered by their families
+// (registerFamily). The tags are part of the snapshot format
+// (docs/SERVER.md) and are never reused: 1 BF (cmd_bf.go), 2 CMS
+// (cmd_cms.go), 3 string (cmd_strings.go), 4 a BF.LOADCHUNK in progress
+// (cmd_bf.go), 5 CF and 6 a CF.LOADCHUNK in progress (cmd_cf.go), 7 TOPK
+// (cmd_topk.go), 8 TDIGEST (cmd_tdigest.go).
 var valueTypes = map[byte]*valueType{}
 
 // registerType registers t, whose tag no other type has.
