@@ -76,71 +76,35 @@ func init() {
 			{name: "cf.add", arity: -1, args: exactly(3), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
 				since: "1.0.0", summary: "Adds an item to a Cuckoo Filter", run: cfAdd,
 				info8: &modInfo{3, "write denyoom module"},
-				doc: &cmdDoc{complexity: "O(k + i), where k is the number of sub-filters and i is maxIterations", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(k + i), where k is the number of sub-filters and i is maxIterations", args: docKeyItem}},
 			{name: "cf.addnx", arity: -1, args: exactly(3), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
 				since: "1.0.0", summary: "Adds an item to a Cuckoo Filter if the item did not exist previously.", run: cfAdd,
 				info8: &modInfo{3, "write denyoom module"},
-				doc: &cmdDoc{complexity: "O(k + i), where k is the number of sub-filters and i is maxIterations", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(k + i), where k is the number of sub-filters and i is maxIterations", args: docKeyItem}},
 			{name: "cf.insert", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
 				since: "1.0.0", summary: "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", run: cfInsertCmd,
 				info8: &modInfo{-4, "write denyoom module"},
-				doc: &cmdDoc{complexity: "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "capacity", typ: "block", flags: "optional", args: []docArg{
-						{name: "capacity", typ: "pure-token", token: "CAPACITY"},
-						{name: "capacity", typ: "integer"},
-					}},
-					{name: "nocreate", typ: "pure-token", token: "NOCREATE", flags: "optional"},
-					{name: "items", typ: "pure-token", token: "ITEMS"},
-					{name: "item", typ: "string", flags: "multiple"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations", args: cfInsertArgs}},
 			{name: "cf.insertnx", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
 				since: "1.0.0", summary: "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist", run: cfInsertCmd,
 				info8: &modInfo{-4, "write denyoom module"},
-				doc: &cmdDoc{complexity: "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "capacity", typ: "block", flags: "optional", args: []docArg{
-						{name: "capacity", typ: "pure-token", token: "CAPACITY"},
-						{name: "capacity", typ: "integer"},
-					}},
-					{name: "nocreate", typ: "pure-token", token: "NOCREATE", flags: "optional"},
-					{name: "items", typ: "pure-token", token: "ITEMS"},
-					{name: "item", typ: "string", flags: "multiple"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations", args: cfInsertArgs}},
 			{name: "cf.exists", arity: -1, args: exactly(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
 				since: "1.0.0", summary: "Checks whether one or more items exist in a Cuckoo Filter", run: cfCheck,
 				info8: &modInfo{3, "readonly module fast"},
-				doc: &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: docKeyItem}},
 			{name: "cf.mexists", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
 				since: "1.0.0", summary: "Checks whether one or more items exist in a Cuckoo Filter", run: cfCheck,
 				info8: &modInfo{-3, "readonly module fast"},
-				doc: &cmdDoc{complexity: "O(k * n), where k is the number of sub-filters and n is the number of items", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string", flags: "multiple"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(k * n), where k is the number of sub-filters and n is the number of items", args: docKeyItems}},
 			{name: "cf.count", arity: -1, args: exactly(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
 				since: "1.0.0", summary: "Return the number of times an item might be in a Cuckoo Filter", run: cfCheck,
 				info8: &modInfo{3, "readonly module fast"},
-				doc: &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: docKeyItem}},
 			{name: "cf.del", arity: -1, args: exactly(3), flags: fWrite | fFast, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
 				since: "1.0.0", summary: "Deletes an item from a Cuckoo Filter", run: cfDel,
 				info8: &modInfo{3, "write module fast"},
-				doc: &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(k), where k is the number of sub-filters", args: docKeyItem}},
 			{name: "cf.compact", arity: -1, args: exactly(2), flags: fWrite, lock: lockWrite, keys: key1("rw", ksRWUpdate), acl: "read",
 				since: "1.0.0", summary: "Frees sub-filters that deletes emptied", run: cfCompact,
 				info8: &modInfo{-1, "readonly module fast"},
@@ -148,9 +112,7 @@ func init() {
 			{name: "cf.info", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read fast",
 				since: "1.0.0", summary: "Returns information about a Cuckoo Filter", run: cfInfo,
 				info8: &modInfo{2, "readonly module fast"},
-				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
-					{name: "key", typ: "key", key: true},
-				}}},
+				doc:   &cmdDoc{complexity: "O(1)", args: docKeyOnly}},
 			{name: "cf.debug", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRWUpdate), acl: "read",
 				since: "1.0.0", summary: "Returns the parameters and counts of a Cuckoo Filter on one line", run: cfDebug,
 				info8: &modInfo{-1, "readonly module fast"},
@@ -158,18 +120,11 @@ func init() {
 			{name: "cf.scandump", arity: -1, args: exactly(3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRW), acl: "read",
 				since: "1.0.0", summary: "Begins an incremental save of the bloom filter", run: cfDumps.scanDump,
 				info8: &modInfo{3, "readonly module fast"},
-				doc: &cmdDoc{complexity: "O(n), where n is the capacity", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "iterator", typ: "integer"},
-				}}},
+				doc:   scanDumpDoc},
 			{name: "cf.loadchunk", arity: -1, args: exactly(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write",
 				since: "1.0.0", summary: "Restores a filter previously saved using SCANDUMP", run: cfDumps.loadChunk,
 				info8: &modInfo{4, "write denyoom module"},
-				doc: &cmdDoc{complexity: "O(n), where n is the capacity", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "iterator", typ: "integer"},
-					{name: "data", typ: "string"},
-				}}},
+				doc:   loadChunkDoc},
 		}})
 	// RedisBloom's texts: its CF.SCANDUMP and CF.LOADCHUNK read the
 	// iterator first, and answer a header onto any key.
@@ -242,6 +197,19 @@ var (
 	cfType     = &valueType{name: "MBbloomCF", tag: 5, decode: decodeCF}
 	cfLoadType = &valueType{name: "MBbloomCF", tag: 6, decode: cfDumps.decodeLoading}
 )
+
+// cfInsertArgs are CF.INSERT's and CF.INSERTNX's arguments in COMMAND
+// DOCS (RedisBloom 8.6.2's, its capacity block as it nests it).
+var cfInsertArgs = []docArg{
+	docKey,
+	{name: "capacity", typ: "block", flags: "optional", args: []docArg{
+		{name: "capacity", typ: "pure-token", token: "CAPACITY"},
+		{name: "capacity", typ: "integer"},
+	}},
+	{name: "nocreate", typ: "pure-token", token: "NOCREATE", flags: "optional"},
+	{name: "items", typ: "pure-token", token: "ITEMS"},
+	{name: "item", typ: "string", flags: "multiple"},
+}
 
 // cfRDB is CF in Redis's RDB files and DUMP payloads: RedisBloom's
 // MBbloomCF module type, which holds filters of RedisBloom's profile.

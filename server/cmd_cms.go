@@ -114,10 +114,7 @@ func init() {
 			{name: "cms.query", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read",
 				since: "2.0.0", summary: "Returns the count for one or more items in a sketch", run: cmsQuery,
 				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(n) where n is the number of items", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string", flags: "multiple"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(n) where n is the number of items", args: docKeyItems}},
 			{name: "cms.merge", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: []keySpec{{first: 1, last: 1, step: 1, write: true, read: true, flags: ksRW}, {numkeys: 2, read: true}}, acl: "write",
 				since: "2.0.0", summary: "Merges several sketches into one sketch", run: cmsMerge,
 				info8: &modInfo{-4, "write denyoom module"},
@@ -133,9 +130,7 @@ func init() {
 			{name: "cms.info", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockRead, keys: key1("r", ksRO), acl: "read fast",
 				since: "2.0.0", summary: "Returns information about a sketch", run: cmsInfo,
 				info8: &modInfo{2, "readonly module"},
-				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
-					{name: "key", typ: "key", key: true},
-				}}},
+				doc:   &cmdDoc{complexity: "O(1)", args: docKeyOnly}},
 		}})
 }
 

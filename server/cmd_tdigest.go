@@ -33,6 +33,16 @@ import (
 // tdigestType is TDIGEST's value type.
 var tdigestType = &valueType{name: "TDIS-TYPE", tag: 8, decode: decodeTDigest}
 
+// tdQuery declares one of TDIGEST's queries of many values (QUANTILE,
+// CDF, RANK, REVRANK, BYRANK, BYREVRANK): read-only, but under the key's
+// write lock, since a query may merge the buffer first.
+func tdQuery(name, summary, complexity, arg string, run func(*client, [][]byte) bool) *command {
+	return &command{name: name, arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
+		since: "2.4.0", summary: summary, run: run,
+		info8: &modInfo{-3, "readonly module"},
+		doc:   &cmdDoc{complexity: complexity, args: []docArg{docKey, {name: arg, typ: "double", flags: "multiple"}}}}
+}
+
 // tdigestRDB is TDIGEST in Redis's RDB files and DUMP payloads:
 // RedisBloom's TDIS-TYPE module type. A digest's buffer must be merged
 // before it is written (RedisBloom's save merges it: the caller does,
@@ -127,9 +137,7 @@ func init() {
 			{name: "tdigest.reset", arity: -1, args: exactly(2), flags: fWrite | fDenyOOM | fFast, lock: lockWrite, keys: key1("rw", ksRW), acl: "write fast",
 				since: "2.4.0", summary: "Resets a t-digest sketch: empty the sketch and re-initializes it.", run: tdReset,
 				info8: &modInfo{2, "write denyoom module"},
-				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
-					{name: "key", typ: "key", key: true},
-				}}},
+				doc:   &cmdDoc{complexity: "O(1)", args: docKeyOnly}},
 			{name: "tdigest.merge", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: []keySpec{{first: 1, last: 1, step: 1, write: true, read: true, flags: ksRW}, {numkeys: 2, read: true, flags: ksRO}}, acl: "write",
 				since: "2.4.0", summary: "Merges multiple t-digest sketches into a single sketch", run: tdMerge,
 				info8: &modInfo{-4, "write denyoom module movablekeys"},
@@ -146,57 +154,17 @@ func init() {
 			{name: "tdigest.min", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
 				since: "2.4.0", summary: "Returns the minimum observation value from a t-digest sketch", run: tdMinMax,
 				info8: &modInfo{2, "readonly module"},
-				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
-					{name: "key", typ: "key", key: true},
-				}}},
+				doc:   &cmdDoc{complexity: "O(1)", args: docKeyOnly}},
 			{name: "tdigest.max", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
 				since: "2.4.0", summary: "Returns the maximum observation value from a t-digest sketch", run: tdMinMax,
 				info8: &modInfo{2, "readonly module"},
-				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
-					{name: "key", typ: "key", key: true},
-				}}},
-			{name: "tdigest.quantile", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
-				since: "2.4.0", summary: "Returns, for each input fraction, an estimation of the value (floating point) that is smaller than the given fraction of observations", run: tdQuantile,
-				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(N) where N is the number of quantiles specified.", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "quantile", typ: "double", flags: "multiple"},
-				}}},
-			{name: "tdigest.cdf", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
-				since: "2.4.0", summary: "Returns, for each input value, an estimation of the floating-point fraction of (observations smaller than the given value + half the observations equal to the given value). Multiple fractions can be retrieved in a single call.", run: tdCDF,
-				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(N) where N is the number of values specified.", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "value", typ: "double", flags: "multiple"},
-				}}},
-			{name: "tdigest.rank", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
-				since: "2.4.0", summary: "Returns, for each input value (floating-point), the estimated rank of the value (the number of observations in the sketch that are smaller than the value + half the number of observations that are equal to the value)", run: tdRank,
-				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(N) where N is the number of values specified.", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "value", typ: "double", flags: "multiple"},
-				}}},
-			{name: "tdigest.revrank", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
-				since: "2.4.0", summary: "Returns, for each input value (floating-point), the estimated reverse rank of the value (the number of observations in the sketch that are larger than the value + half the number of observations that are equal to the value)", run: tdRank,
-				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(N) where N is the number of values specified.", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "value", typ: "double", flags: "multiple"},
-				}}},
-			{name: "tdigest.byrank", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
-				since: "2.4.0", summary: "Returns, for each input rank, an estimation of the value (floating-point) with that rank", run: tdByRank,
-				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(N) where N is the number of ranks specified", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "rank", typ: "double", flags: "multiple"},
-				}}},
-			{name: "tdigest.byrevrank", arity: -1, args: atLeast(3), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
-				since: "2.4.0", summary: "Returns, for each input reverse rank, an estimation of the value (floating-point) with that reverse rank", run: tdByRank,
-				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(N) where N is the number of reverse ranks specified.", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "reverse_rank", typ: "double", flags: "multiple"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(1)", args: docKeyOnly}},
+			tdQuery("tdigest.quantile", "Returns, for each input fraction, an estimation of the value (floating point) that is smaller than the given fraction of observations", "O(N) where N is the number of quantiles specified.", "quantile", tdQuantile),
+			tdQuery("tdigest.cdf", "Returns, for each input value, an estimation of the floating-point fraction of (observations smaller than the given value + half the observations equal to the given value). Multiple fractions can be retrieved in a single call.", "O(N) where N is the number of values specified.", "value", tdCDF),
+			tdQuery("tdigest.rank", "Returns, for each input value (floating-point), the estimated rank of the value (the number of observations in the sketch that are smaller than the value + half the number of observations that are equal to the value)", "O(N) where N is the number of values specified.", "value", tdRank),
+			tdQuery("tdigest.revrank", "Returns, for each input value (floating-point), the estimated reverse rank of the value (the number of observations in the sketch that are larger than the value + half the number of observations that are equal to the value)", "O(N) where N is the number of values specified.", "value", tdRank),
+			tdQuery("tdigest.byrank", "Returns, for each input rank, an estimation of the value (floating-point) with that rank", "O(N) where N is the number of ranks specified", "rank", tdByRank),
+			tdQuery("tdigest.byrevrank", "Returns, for each input reverse rank, an estimation of the value (floating-point) with that reverse rank", "O(N) where N is the number of reverse ranks specified.", "reverse_rank", tdByRank),
 			{name: "tdigest.trimmed_mean", arity: -1, args: exactly(4), flags: fReadonly, lock: lockWrite, keys: key1("r", ksRO), acl: "read",
 				since: "2.4.0", summary: "Returns an estimation of the mean value from the sketch, excluding observation values outside the low and high cutoff quantiles", run: tdTrimmedMean,
 				info8: &modInfo{4, "readonly module"},
@@ -208,9 +176,7 @@ func init() {
 			{name: "tdigest.info", arity: -1, args: exactly(2), flags: fReadonly | fFast, lock: lockWrite, keys: key1("r", ksRO), acl: "read fast",
 				since: "2.4.0", summary: "Returns information and statistics about a t-digest sketch", run: tdInfo,
 				info8: &modInfo{2, "readonly module"},
-				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
-					{name: "key", typ: "key", key: true},
-				}}},
+				doc:   &cmdDoc{complexity: "O(1)", args: docKeyOnly}},
 		}})
 }
 

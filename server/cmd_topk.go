@@ -94,10 +94,7 @@ func init() {
 			{name: "topk.add", arity: -1, args: atLeast(3), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
 				since: "2.0.0", summary: "Adds an item to a Top-k sketch. Multiple items can be added at the same time.", run: topkAdd,
 				info8: &modInfo{-3, "write denyoom module"},
-				doc: &cmdDoc{complexity: "O(n * k) where n is the number of items and k is the depth", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string", flags: "multiple"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(n * k) where n is the number of items and k is the depth", args: docKeyItems}},
 			{name: "topk.incrby", arity: -1, args: stepped(4, 2), flags: fWrite | fDenyOOM, lock: lockWrite, keys: key1("rw", ksRW), acl: "write",
 				since: "2.0.0", summary: "Increases the count of one or more items by increment", run: topkAdd,
 				info8: &modInfo{-4, "write denyoom module"},
@@ -111,17 +108,11 @@ func init() {
 			{name: "topk.query", arity: -1, args: atLeast(3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRO), acl: "read",
 				since: "2.0.0", summary: "Checks whether one or more items are in a sketch", run: topkQuery,
 				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(n) where n is the number of items", args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string", flags: "multiple"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(n) where n is the number of items", args: docKeyItems}},
 			{name: "topk.count", arity: -1, args: atLeast(3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRO), acl: "read",
 				since: "2.0.0", summary: "Return the count for one or more items are in a sketch", run: topkCount,
 				info8: &modInfo{-3, "readonly module"},
-				doc: &cmdDoc{complexity: "O(n) where n is the number of items", history: [][2]string{[2]string{"2.4.0", "As of Bloom version 2.4, this command is regarded as deprecated. The count value is not a representative of the number of appearances of an item"}}, args: []docArg{
-					{name: "key", typ: "key", key: true},
-					{name: "item", typ: "string", flags: "multiple"},
-				}}},
+				doc:   &cmdDoc{complexity: "O(n) where n is the number of items", history: [][2]string{[2]string{"2.4.0", "As of Bloom version 2.4, this command is regarded as deprecated. The count value is not a representative of the number of appearances of an item"}}, args: docKeyItems}},
 			{name: "topk.list", arity: -1, args: between(2, 3), flags: fReadonly, lock: lockRead, keys: key1("r", ksRO), acl: "read",
 				since: "2.0.0", summary: "Return the full list of items in Top-K sketch.", run: topkList,
 				info8: &modInfo{-2, "readonly module"},
@@ -132,9 +123,7 @@ func init() {
 			{name: "topk.info", arity: -1, args: exactly(2), flags: fReadonly, lock: lockRead, keys: key1("r", ksRO), acl: "read fast",
 				since: "2.0.0", summary: "Returns information about a sketch", run: topkInfo,
 				info8: &modInfo{2, "readonly module"},
-				doc: &cmdDoc{complexity: "O(1)", args: []docArg{
-					{name: "key", typ: "key", key: true},
-				}}},
+				doc:   &cmdDoc{complexity: "O(1)", args: docKeyOnly}},
 		}})
 }
 

@@ -23,6 +23,17 @@ type cmdDoc struct {
 	args                       []docArg
 }
 
+// The arguments, and the dumps' docs, that several of RedisBloom's
+// commands document alike.
+var (
+	docKey       = docArg{name: "key", typ: "key", key: true}
+	docKeyOnly   = []docArg{docKey}
+	docKeyItem   = []docArg{docKey, {name: "item", typ: "string"}}
+	docKeyItems  = []docArg{docKey, {name: "item", typ: "string", flags: "multiple"}}
+	scanDumpDoc  = &cmdDoc{complexity: "O(n), where n is the capacity", args: []docArg{docKey, {name: "iterator", typ: "integer"}}}
+	loadChunkDoc = &cmdDoc{complexity: "O(n), where n is the capacity", args: []docArg{docKey, {name: "iterator", typ: "integer"}, {name: "data", typ: "string"}}}
+)
+
 // docArg is one argument in COMMAND DOCS: its name and type, whether it
 // is a key (and its key spec's index), its token, its flags
 // (space-separated: optional, multiple) and its sub-arguments.
