@@ -40,6 +40,7 @@ const (
 
 func init() {
 	registerFamily(&family{name: "bf", category: "bloom", module: true, types: []*valueType{bfType, bfLoadType}, rdb: bfRDB,
+		files: []string{"*"}, fromFile: func(f kind.Filter) value { return newBF(f) },
 		commands: []*command{
 			{name: "bf.reserve", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
 				since: "1.0.0", summary: "Creates a new Bloom Filter", run: bfReserve,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/blrd"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/rdb"
 )
 
@@ -56,6 +57,7 @@ const (
 
 func init() {
 	registerFamily(&family{name: "cf", category: "cuckoo", module: true, types: []*valueType{cfType, cfLoadType}, rdb: cfRDB,
+		files: []string{"cuckoo"}, fromFile: func(f kind.Filter) value { return &cfValue{f.(*cuckoo.Filter)} },
 		commands: []*command{
 			{name: "cf.reserve", arity: -1, args: stepped(3, 2), flags: fWrite | fDenyOOM, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
 				since: "1.0.0", summary: "Creates a new Cuckoo Filter", run: cfReserve,

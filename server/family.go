@@ -2,8 +2,10 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"github.com/bloomlab/bloomlab/rdb"
 )
 
@@ -32,8 +34,12 @@ type family struct {
 	types    []*valueType // the values its keys hold
 	// rdb is how Redis's RDB files and DUMP payloads hold the family's
 	// values; nil if they cannot, and noRDB says why.
-	rdb      *rdbCodec
-	noRDB    string
+	rdb   *rdbCodec
+	noRDB string
+	// files makes the family's value of a bloomlab file served with
+	// -load, for the file kinds it names ("*": every kind no family names).
+	files    []string
+	fromFile func(f kind.Filter) value
 	commands []*command
 }
 
@@ -163,8 +169,21 @@ func registerFamily(f *family) *family {
 	return f
 }
 
-// familyOfType is the family whose values are of type t.
-func familyOfType(t *valueType) *family { return t.fam }
+// fileValue is the value that serves a bloomlab file of f's kind
+// (-load): the family that names the kind makes it, else the one that
+// takes every kind ("*").
+func fileValue(f kind.Filter) value {
+	var any *family
+	for _, fam := range families {
+		switch {
+		case slices.Contains(fam.files, f.Kind()):
+			return fam.fromFile(f)
+		case slices.Contains(fam.files, "*"):
+			any = fam
+		}
+	}
+	return any.fromFile(f)
+}
 
 // checkFamily lists what f leaves undeclared.
 func checkFamily(f *family) []string {
@@ -194,6 +213,9 @@ func checkFamily(f *family) []string {
 	}
 	if len(f.commands) == 0 {
 		add("no commands")
+	}
+	if (len(f.files) > 0) != (f.fromFile != nil) {
+		add("file kinds without the value that serves them, or the reverse")
 	}
 	for _, c := range f.commands {
 		switch {

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/bloomlab/bloomlab"
-	"github.com/bloomlab/bloomlab/cuckoo"
 )
 
 // The snapshot, bloomlab.snap in Config.Dir (docs/SERVER.md):
@@ -586,12 +585,7 @@ func (s *Server) preload() (changed bool, err error) {
 		if err != nil {
 			return false, fmt.Errorf("-load %s=%s: %w", ld.Name, ld.Path, err)
 		}
-		var v value
-		if cf, ok := f.(*cuckoo.Filter); ok {
-			v = &cfValue{cf} // CF.*, TYPE MBbloomCF
-		} else {
-			v = newBF(f)
-		}
+		v := fileValue(f) // its family's value: CF.* for a cuckoo filter, BF.* for every other kind
 		if need := entryMem(ld.Name, v); !s.reserve(need) {
 			return false, fmt.Errorf("-load %s=%s: the filter (%d bytes) does not fit under maxmemory (%d bytes, %d in use)", ld.Name, ld.Path, need, s.maxMem, s.mem.Load())
 		} else {
