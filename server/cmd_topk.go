@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/topk"
@@ -318,6 +319,13 @@ func topkList(c *client, args [][]byte) bool {
 		return false
 	}
 	defer c.unlockEntry(e, false)
+	// The reply, and the list it is built from, are reserved against
+	// MaxMemory before either is built: a client chooses k.
+	filled, itemBytes := v.s.Listed()
+	if !c.replyFits(int64(filled)*(int64(unsafe.Sizeof(topk.Entry{}))+topkReplyPerItem) + itemBytes) {
+		c.err(errOOM)
+		return false
+	}
 	list := v.s.List(nil)
 	n := len(list)
 	if withCount {
@@ -332,6 +340,11 @@ func topkList(c *client, args [][]byte) bool {
 	}
 	return false
 }
+
+// topkReplyPerItem bounds the RESP framing of one TOPK.LIST element
+// beside its bytes: a bulk header ($, 10 digits, CRLF), the CRLF after
+// it, and its count (:, 20 digits, CRLF).
+const topkReplyPerItem = 16 + 2 + 23
 
 func topkInfo(c *client, args [][]byte) bool {
 	e, v := c.topkOf(args[1], false)

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,5 +159,54 @@ func TestReplyMemoryCommandDocs(t *testing.T) {
 		if got := c.do("COMMAND", sub, "cms.merge"); !strings.HasPrefix(got, "*[") {
 			t.Fatalf("COMMAND %s cms.merge: %.80s", sub, got)
 		}
+	}
+}
+
+// TestReplyMemoryTopKList: TOPK.LIST reserves its reply, and the list it
+// is built from, before building either, and lists only filled slots.
+// Before, one client crashed the server: TOPK.RESERVE big 67108864 1 1 0.9
+// under -maxmemory 4gb, then TOPK.LIST big WITHCOUNT on the empty sketch
+// appended and sorted an entry per slot (2 GiB) outside -maxmemory until
+// the runtime died out of memory; and a reply that did not fit was built
+// whole before fitReply dropped it.
+func TestReplyMemoryTopKList(t *testing.T) {
+	const limit = 20 << 20
+	s := start(t, Config{MaxMemory: limit})
+	c := dial(t, s)
+	// An empty sketch of k = 2^17: nothing to list, nothing allocated.
+	if got := c.do("TOPK.RESERVE", "empty", strconv.Itoa(1<<17), "1", "1", "0.9"); got != "+OK" {
+		t.Fatal(got)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if got := c.do("TOPK.LIST", "empty", "WITHCOUNT"); got != "*[]" {
+		t.Fatalf("TOPK.LIST of an empty sketch: %s", got)
+	}
+	runtime.ReadMemStats(&after)
+	if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
+		t.Errorf("TOPK.LIST of an empty sketch of k = 2^17 allocated %d bytes", d)
+	}
+	// 3,000 items of 2,500 bytes: a reply of 7.5 MB, more than is left.
+	if got := c.do("TOPK.RESERVE", "full", "3000", "6000", "4", "0.9"); got != "+OK" {
+		t.Fatal(got)
+	}
+	for i := 0; i < 3000; i += 100 {
+		args := []string{"TOPK.ADD", "full"}
+		for j := i; j < i+100; j++ {
+			args = append(args, fmt.Sprintf("%04d", j)+strings.Repeat("x", 2496))
+		}
+		c.do(args...)
+	}
+	used := s.mem.Load()
+	if used+7<<20 < limit {
+		t.Skipf("used memory %d leaves room for the reply under %d", used, limit)
+	}
+	runtime.ReadMemStats(&before)
+	if got := c.do("TOPK.LIST", "full"); !strings.HasPrefix(got, "-OOM") {
+		t.Fatalf("TOPK.LIST of 7.5 MB with %d of %d bytes used: %.80s", used, limit, got)
+	}
+	runtime.ReadMemStats(&after)
+	if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
+		t.Errorf("a TOPK.LIST refused for memory allocated %d bytes first", d)
 	}
 }

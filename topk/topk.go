@@ -328,13 +328,18 @@ func (s *Sketch) Count(item []byte) uint32 {
 }
 
 // List appends the heap's items with a count above zero to dst, by count,
-// descending (TOPK.LIST). The items' bytes are the sketch's: valid until
-// the next Add or IncrBy.
+// descending (TOPK.LIST), growing dst once: by the number of filled slots
+// (Listed), never by the heap's k (a sketch of k = 2^26 that holds nothing
+// lists nothing and allocates nothing). The items' bytes are the
+// sketch's: valid until the next Add or IncrBy.
 func (s *Sketch) List(dst []Entry) []Entry {
 	start := len(dst)
+	n, _ := s.Listed()
+	dst = slices.Grow(dst, n)
 	for i := range s.heap {
-		h := &s.heap[i]
-		dst = append(dst, Entry{Item: h.item, Count: h.count})
+		if h := &s.heap[i]; h.count != 0 {
+			dst = append(dst, Entry{Item: h.item, Count: h.count})
+		}
 	}
 	out := dst[start:]
 	slices.SortStableFunc(out, func(a, b Entry) int {
@@ -346,11 +351,20 @@ func (s *Sketch) List(dst []Entry) []Entry {
 		}
 		return 0
 	})
-	n := 0
-	for n < len(out) && out[n].Count != 0 {
-		n++
+	return dst
+}
+
+// Listed is what List would append: the number of items with a count
+// above zero, and the sum of their lengths; it allocates nothing (a
+// server reserves the reply's memory before it builds it).
+func (s *Sketch) Listed() (n int, bytes int64) {
+	for i := range s.heap {
+		if h := &s.heap[i]; h.count != 0 {
+			n++
+			bytes += int64(len(h.item))
+		}
 	}
-	return dst[:start+n]
+	return n, bytes
 }
 
 // Clone returns an independent copy (generator state included).

@@ -357,3 +357,33 @@ func FuzzReadFrom(f *testing.F) {
 		d.List(nil)
 	})
 }
+
+// TestListOnlyFilled: List grows its result by the filled slots alone:
+// an empty sketch of k = 2^20 lists nothing without allocating (it
+// appended and sorted an entry per slot, 32 MiB here, 2 GiB at k = 2^26,
+// which crashed the server), and a sketch listing 3 items allocates its
+// result once; Listed says what List gives.
+func TestListOnlyFilled(t *testing.T) {
+	s, err := New(Config{K: 1 << 20, Width: 8, Depth: 1, Decay: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(3, func() {
+		if got := s.List(nil); len(got) != 0 {
+			t.Fatalf("an empty sketch lists %d items", len(got))
+		}
+	}); n != 0 {
+		t.Fatalf("List of an empty sketch of k = 2^20: %v allocations", n)
+	}
+	for _, it := range []string{"a", "bb", "a", "ccc", "a", "bb"} {
+		s.Add([]byte(it))
+	}
+	n, b := s.Listed()
+	var list []Entry
+	if allocs := testing.AllocsPerRun(3, func() { list = s.List(nil) }); allocs != 1 {
+		t.Errorf("List of 3 items: %v allocations, want 1", allocs)
+	}
+	if n != 3 || b != 6 || len(list) != 3 || string(list[0].Item) != "a" || list[0].Count != 3 || string(list[1].Item) != "bb" {
+		t.Errorf("Listed %d, %d bytes; List %+v", n, b, list)
+	}
+}
