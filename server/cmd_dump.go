@@ -47,23 +47,26 @@ func cmdDump(c *client, args [][]byte) bool {
 		c.w.Null()
 		return false
 	}
-	_, td := e.v.(*tdigestValue)
+	// A value its family settles before it is serialised (a digest's
+	// buffer merged) is changed under the key's write lock.
+	settle := e.v.typ().fam.settle != nil
 	if !c.excl {
-		if td {
+		if settle {
 			e.mu.Lock()
 		} else {
 			e.mu.RLock()
 		}
 	}
-	defer c.unlockEntry(e, td)
-	v := e.v
-	if td {
+	defer c.unlockEntry(e, settle)
+	if settle {
 		// The type cannot change under the entry's lock held with the
 		// keyspace's shared lock.
-		if v = c.tdMerged(args[1], e); v == nil {
+		if err := c.settleKey(string(args[1]), e); err != nil {
+			c.err("ERR " + err.Error())
 			return false
 		}
 	}
+	v := e.v
 	if what := rdbUnsupported(v); what != "" {
 		c.err("ERR " + (&errRDBUnsupported{what}).Error())
 		return false

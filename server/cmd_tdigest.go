@@ -115,7 +115,7 @@ const (
 
 func init() {
 	// Queries take lockWrite: they may merge the buffer (see above).
-	registerFamily(&family{name: "tdigest", category: "tdigest", module: true, types: []*valueType{tdigestType}, rdb: tdigestRDB,
+	registerFamily(&family{name: "tdigest", category: "tdigest", module: true, types: []*valueType{tdigestType}, rdb: tdigestRDB, settle: tdSettle,
 		commands: []*command{
 			{name: "tdigest.create", arity: -1, args: counts(2, 4, 2), flags: fWrite | fDenyOOM | fFast, lock: lockExcl, keys: key1("rw", ksRW), acl: "write fast",
 				since: "2.4.0", summary: "Allocates memory and initializes a new t-digest sketch", run: tdCreate,
@@ -193,23 +193,41 @@ func (c *client) tdOf(key []byte) (*entry, *tdigestValue) {
 // "TDIGEST.ADD key" so that a replay merges there too. It returns the
 // value to query, nil after writing the error reply.
 func (c *client) tdMerged(key []byte, e *entry) *tdigestValue {
-	v := e.v.(*tdigestValue)
-	if v.d.UnmergedNodes() == 0 {
-		return v
+	if e.v.(*tdigestValue).d.UnmergedNodes() == 0 {
+		return e.v.(*tdigestValue)
 	}
-	if err := c.s.writable(e); err != nil {
-		c.err("ERR " + err.Error())
+	if err := c.settleKey(string(key), e); err != nil {
+		if errors.Is(err, errTDOverflow) {
+			c.err("ERR T-Digest: overflow detected")
+		} else {
+			c.err("ERR " + err.Error())
+		}
 		return nil
 	}
-	v = e.v.(*tdigestValue)
-	if err := v.d.Compress(); err != nil {
-		c.err("ERR T-Digest: overflow detected")
-		return nil
+	return e.v.(*tdigestValue)
+}
+
+// errTDOverflow is a merge that overflowed (tdSettle).
+var errTDOverflow = errors.New("T-Digest: overflow detected")
+
+// tdSettle merges a digest's buffer, as RedisBloom's rdb_save compresses
+// the live sketch whenever it is saved (SAVE, DEBUG RELOAD, DUMP; a
+// BGSAVE's forked child compresses only its copy there, the live one
+// here: docs/SERVER.md), and as a query does before it reads. A replay
+// merges on the record "TDIGEST.ADD key" (no values). A buffer that the
+// merge leaves (total weight 1) is no change.
+func tdSettle(key string, v value) ([]string, error) {
+	d := v.(*tdigestValue).d
+	if d.UnmergedNodes() == 0 {
+		return nil, nil
 	}
-	if v.d.UnmergedNodes() == 0 {
-		c.logArgs("TDIGEST.ADD", string(key))
+	if err := d.Compress(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errTDOverflow, err)
 	}
-	return v
+	if d.UnmergedNodes() != 0 {
+		return nil, nil
+	}
+	return []string{"TDIGEST.ADD", key}, nil
 }
 
 // tdCreate: TDIGEST.CREATE key [COMPRESSION compression] (default 100).

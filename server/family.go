@@ -40,6 +40,8 @@ type family struct {
 	// -load, for the file kinds it names ("*": every kind no family names).
 	files    []string
 	fromFile func(f kind.Filter) value
+	// settle, if set, brings a value to its serialised state (settler).
+	settle   settler
 	commands []*command
 }
 
@@ -60,6 +62,15 @@ type rdbCodec struct {
 	// profile or layout than RedisBloom's, a load in progress), or "".
 	unsupported func(v value) string
 }
+
+// A settler brings a value to the state RedisBloom serialises it in, in
+// place (a t-digest's buffer merged: RedisBloom's rdb_save compresses
+// the live sketch), and returns the log record that repeats the change on
+// a replay, or nil when nothing changed. Every serialisation of the live
+// keyspace settles its values first (settleKey): SAVE, BGSAVE, DEBUG
+// RELOAD, DUMP, and replication's full sync, so that every path gives one
+// state and a restart gives it too.
+type settler func(key string, v value) (record []string, err error)
 
 // argc is the argument counts a command takes (its name included),
 // checked by dispatch before the command runs (after the checks its flags
@@ -167,6 +178,45 @@ func registerFamily(f *family) *family {
 	}
 	families = append(families, f)
 	return f
+}
+
+// settleKey settles e's value (its family's settle) before it is
+// serialised: the value is made writable first (a snapshot in progress
+// keeps its copy), the change logged and its memory accounted. The
+// caller holds e for writing, or the keyspace exclusively.
+func (c *client) settleKey(key string, e *entry) error {
+	settle := e.v.typ().fam.settle
+	if settle == nil {
+		return nil
+	}
+	if err := c.s.writable(e); err != nil {
+		return err
+	}
+	rec, err := settle(key, e.v)
+	if rec != nil {
+		c.logArgs(rec...)
+		c.s.resize([]byte(key), e)
+	}
+	return err
+}
+
+// settleAll settles every value (settleKey) under the keyspace's
+// exclusive lock, which the caller holds, logging each change as an
+// internal command.
+func (s *Server) settleAll() error {
+	var ic *client
+	for k, e := range s.db.m {
+		if e.v.typ().fam.settle == nil {
+			continue
+		}
+		if ic == nil {
+			ic = s.internalClient()
+		}
+		if err := ic.settleKey(k, e); err != nil {
+			return fmt.Errorf("key %q: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // fileValue is the value that serves a bloomlab file of f's kind

@@ -101,6 +101,14 @@ func (s *Server) save(final bool) error {
 	}
 
 	s.db.mu.Lock()
+	// Values are saved as RedisBloom saves them (settleAll: a digest's
+	// buffer merged, and logged, in the generation the snapshot ends).
+	if err := s.settleAll(); err != nil {
+		s.db.mu.Unlock()
+		p.lastOK.Store(false)
+		s.logf("bloomlab: snapshot failed: %v", err)
+		return err
+	}
 	p.lastID++
 	id := p.lastID
 	p.frozen.Store(id)
@@ -677,7 +685,12 @@ var errReloadOOM = errors.New(errOOM)
 // with that snapshot; its copy is not frozen. The caller holds db.mu
 // exclusively.
 func (s *Server) reloadValues() error {
-	reloaded := func(v value) bool { t := v.typ(); return t != bfLoadType && t != cfLoadType }
+	// Values are reloaded as RedisBloom saves them (a digest's buffer
+	// merged, and logged), with a directory or without.
+	if err := s.settleAll(); err != nil {
+		return err
+	}
+	reloaded := func(v value) bool { _, loading := v.(*loadingValue); return !loading }
 	var copies, largest int64
 	n := 0
 	for _, e := range s.db.m {

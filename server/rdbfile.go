@@ -119,11 +119,11 @@ func WriteRDB(dir string, w io.Writer, opt RDBWriteOptions) (RDBStats, error) {
 		if e.expireAt != 0 {
 			expires++
 		}
-		if td, ok := e.v.(*tdigestValue); ok && td.d.UnmergedNodes() != 0 {
-			// RedisBloom's save merges the buffer (the copy is the
-			// private server's: nothing is logged).
-			if err := td.d.Compress(); err != nil {
-				return RDBStats{}, fmt.Errorf("server: key %q: merging the digest's buffer: %w", k, err)
+		if settle := e.v.typ().fam.settle; settle != nil {
+			// RedisBloom's save settles the value (a digest's buffer
+			// merged; the copy is the private server's: nothing is logged).
+			if _, err := settle(k, e.v); err != nil {
+				return RDBStats{}, fmt.Errorf("server: key %q: %w", k, err)
 			}
 		}
 	}

@@ -432,3 +432,82 @@ func TestTDigestMergeOverflowReplay(t *testing.T) {
 		t.Fatalf("after a restart from the log: %s\nbefore: %s", got, want)
 	}
 }
+
+// TestTDigestSettledWhenSaved: a digest is compressed whenever it is
+// serialised, as RedisBloom's rdb_save compresses the live sketch:
+// after 100 × TDIGEST.ADD k 1.0, SAVE with DEBUG RELOAD, DEBUG RELOAD
+// NOSAVE, BGSAVE, DUMP, and DEBUG RELOAD on a server without a directory
+// each leave TDIGEST.INFO at RedisBloom's Merged nodes 36, Merged weight
+// 100, Unmerged nodes 0, Total compressions 1 (tests/flow/test_tdigest.py
+// test_save_load; serve kept 100 unmerged nodes through SAVE and reload),
+// and a restart from the log alone gives the same state (the merge is
+// logged).
+func TestTDigestSettledWhenSaved(t *testing.T) {
+	want := []string{"Merged nodes, :36", "Unmerged nodes, :0", "Merged weight, :100", "Unmerged weight, :0", "Total compressions, :1"}
+	check := func(t *testing.T, c *rawConn, when string) {
+		t.Helper()
+		got := c.do("TDIGEST.INFO", "k")
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: TDIGEST.INFO %s, want %s", when, got, w)
+			}
+		}
+	}
+	fill := func(c *rawConn) {
+		c.do("TDIGEST.CREATE", "k")
+		for range 100 {
+			c.do("TDIGEST.ADD", "k", "1.0")
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		dir  bool
+		cmds [][]string
+	}{
+		{"SAVE and DEBUG RELOAD", true, [][]string{{"SAVE"}, {"DEBUG", "RELOAD"}}},
+		{"DEBUG RELOAD", true, [][]string{{"DEBUG", "RELOAD"}}},
+		{"DEBUG RELOAD NOSAVE", true, [][]string{{"DEBUG", "RELOAD", "NOSAVE"}}},
+		{"BGSAVE", true, [][]string{{"BGSAVE"}}},
+		{"DUMP", true, [][]string{{"DUMP", "k"}}},
+		{"DEBUG RELOAD without a directory", false, [][]string{{"DEBUG", "RELOAD"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{}
+			if tc.dir {
+				cfg.Dir = t.TempDir()
+			}
+			s := start(t, cfg)
+			c := dial(t, s)
+			fill(c)
+			if got := c.do("TDIGEST.INFO", "k"); !strings.Contains(got, "Unmerged nodes, :100") {
+				t.Fatalf("before: %s", got)
+			}
+			for _, cmd := range tc.cmds {
+				if got := c.do(cmd...); strings.HasPrefix(got, "-") {
+					t.Fatalf("%v: %s", cmd, got)
+				}
+			}
+			if tc.name == "BGSAVE" {
+				waitSaved(t, c)
+			}
+			check(t, c, tc.name)
+			if tc.dir {
+				s = restart(t, s, cfg) // Close: no snapshot at the end, the log replays
+				check(t, dial(t, s), tc.name+", then a restart")
+			}
+		})
+	}
+}
+
+// waitSaved waits until no snapshot is in progress (INFO persistence).
+func waitSaved(t *testing.T, c *rawConn) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := c.do("INFO", "persistence"); strings.Contains(got, "rdb_bgsave_in_progress:0") {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("BGSAVE did not finish")
+}
