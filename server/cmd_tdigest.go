@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/tdigest"
@@ -138,7 +140,7 @@ func init() {
 				since: "2.4.0", summary: "Resets a t-digest sketch: empty the sketch and re-initializes it.", run: tdReset,
 				info8: &modInfo{2, "write denyoom module"},
 				doc:   &cmdDoc{complexity: "O(1)", args: docKeyOnly}},
-			{name: "tdigest.merge", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockExcl, keys: []keySpec{{first: 1, last: 1, step: 1, write: true, read: true, flags: ksRW}, {numkeys: 2, read: true, flags: ksRO}}, acl: "write",
+			{name: "tdigest.merge", arity: -1, args: atLeast(4), flags: fWrite | fDenyOOM, lock: lockWrite, keys: []keySpec{{first: 1, last: 1, step: 1, write: true, read: true, flags: ksRW}, {numkeys: 2, read: true, flags: ksRO}}, acl: "write",
 				since: "2.4.0", summary: "Merges multiple t-digest sketches into a single sketch", run: tdMerge,
 				info8: &modInfo{-4, "write denyoom module movablekeys"},
 				doc: &cmdDoc{complexity: "O(N*K), where N is the number of centroids and K being the number of input sketches", args: []docArg{
@@ -369,6 +371,20 @@ func tdReset(c *client, args [][]byte) bool {
 // then each source's, merging each source's buffer first.
 func tdMerge(c *client, args [][]byte) bool {
 	s := c.s
+	if !c.excl {
+		// Under the keyspace's shared lock, holding only the keys it
+		// touches (tdMergeLock); anything else (a destination to create,
+		// to delete or to drop a TTL from, an argument that is answered
+		// an error) runs again with the keyspace held exclusively.
+		unlock, ok := c.tdMergeLock(args)
+		if !ok {
+			return true
+		}
+		defer unlock()
+	}
+	if hook := tdMergeHook.Load(); hook != nil {
+		(*hook)()
+	}
 	var start *tdigestValue
 	de := s.getForCreate(c, args[1]) // an expired destination is absent
 	if de != nil {
@@ -431,8 +447,12 @@ func tdMerge(c *client, args [][]byte) bool {
 			}
 			srcs[i] = de
 		} else {
-			e, _ := c.tdOf(name) // under the exclusive lock: nothing locked
+			e := s.get(name) // held: by the exclusive lock, or by tdMergeLock
 			if e == nil {
+				c.err(errTDMissing)
+				return false
+			}
+			if _, ok := asValue[*tdigestValue](c, e); !ok {
 				return false
 			}
 			srcs[i] = e
@@ -503,6 +523,66 @@ func tdMerge(c *client, args [][]byte) bool {
 	c.log(args)
 	c.w.Simple("OK")
 	return false
+}
+
+// tdMergeHook, if set (tests), runs when TDIGEST.MERGE holds its keys.
+var tdMergeHook atomic.Pointer[func()]
+
+// tdMergeLock write-locks the keys of a TDIGEST.MERGE that may run under
+// the keyspace's shared lock: a live destination without a TTL, numkeys
+// sources that exist, all t-digests, and numkeys well formed. The keys
+// are locked once each, in the order of their names (two merges of the
+// same keys in any order never deadlock), and unlock releases them (kept
+// locked if the merge panicked: unlockWritten). ok false: run the merge
+// exclusively (it creates, deletes or drops a TTL, or answers an error,
+// in the order the exclusive path checks them). Other clients' commands
+// on other keys run meanwhile; what still waits is said in
+// docs/SERVER.md.
+func (c *client) tdMergeLock(args [][]byte) (unlock func(), ok bool) {
+	s := c.s
+	de := s.db.m[string(args[1])]
+	if de == nil || de.expireAt != 0 || s.expiredNow(de) {
+		return nil, false
+	}
+	numKeys, ok := parseInt(args[2])
+	if !ok || numKeys <= 0 || numKeys > int64(len(args)-3) {
+		return nil, false
+	}
+	names := make([]string, 0, numKeys+1)
+	names = append(names, string(args[1]))
+	for _, a := range args[3 : 3+numKeys] {
+		names = append(names, string(a))
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	held := make([]*entry, 0, len(names))
+	for _, n := range names {
+		e := s.db.m[n]
+		if e == nil || s.expiredNow(e) {
+			return nil, false
+		}
+		held = append(held, e)
+	}
+	for _, e := range held {
+		e.mu.Lock()
+	}
+	for _, e := range held {
+		// A value changes under its entry's lock: read its type locked.
+		if _, td := e.v.(*tdigestValue); !td {
+			for _, e := range held {
+				e.mu.Unlock()
+			}
+			return nil, false
+		}
+	}
+	return func() {
+		if r := recover(); r != nil {
+			panic(r)
+		}
+		for _, e := range held {
+			e.mu.Unlock()
+		}
+	}, true
 }
 
 // tdLogMerged logs "TDIGEST.ADD key" (merge the buffer) for each digest
