@@ -219,6 +219,15 @@ func cmdScan(c *client, args [][]byte) bool {
 		}
 		out = append(out, x)
 	}
+	// COUNT is the client's: the reply is reserved before it is built.
+	size := int64(64)
+	for _, x := range out {
+		size += int64(len(x.k)) + 16
+	}
+	if !c.replyFits(size) {
+		c.err(errOOM)
+		return false
+	}
 	c.w.Array(2)
 	c.w.BulkString(strconv.FormatUint(next, 10))
 	c.w.Array(len(out))

@@ -177,6 +177,12 @@ func (fam *dumpFamily) scanDump(c *client, args [][]byte) bool {
 		c.err(msg)
 		return false
 	}
+	// A chunk is reserved before it is built: at most maxScanChunk, and
+	// no more than the value holds.
+	if !c.replyFits(min(int64(maxScanChunk), v.memory())) {
+		c.err(errOOM)
+		return false
+	}
 	next, data, err := d.ScanDump(iter, maxScanChunk)
 	if err != nil {
 		c.err("ERR " + oneLine(err.Error()))

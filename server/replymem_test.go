@@ -210,3 +210,92 @@ func TestReplyMemoryTopKList(t *testing.T) {
 		t.Errorf("a TOPK.LIST refused for memory allocated %d bytes first", d)
 	}
 }
+
+// reservedBuilders are the commands whose reply's size the client
+// chooses without sending as much (a key's size, a COUNT, k, a keyspace):
+// each reserves its reply against MaxMemory before it builds it
+// (replyFits, replyGrows). The replies of every other command are at
+// most a few times its request (an element per argument) or bounded
+// (INFO, CLIENT LIST within maxclients), and counted after they are
+// built (fitReply). TestReplyMemoryBuilders checks each one listed.
+var reservedBuilders = []string{"get", "keys", "scan", "dump", "bf.scandump", "cf.scandump", "topk.list", "command"}
+
+// TestReplyMemoryBuilders: each reply builder of reservedBuilders, asked
+// for a reply larger than what is left under MaxMemory, answers OOM
+// without building it (it allocates less than a tenth of the reply).
+func TestReplyMemoryBuilders(t *testing.T) {
+	const limit = 48 << 20
+	s := start(t, Config{MaxMemory: limit})
+	c := dial(t, s)
+	big := strings.Repeat("v", 6<<20)
+	setup := [][]string{
+		{"SET", "s", big},
+		{"BF.RESERVE", "bf", "0.001", "7000000"}, // about 12 MiB
+		{"CF.RESERVE", "cf", "8000000"},          // about 8 MiB
+		{"TOPK.RESERVE", "tk", "2000", "4000", "3", "0.9"},
+	}
+	for _, cmd := range setup {
+		if got := c.do(cmd...); got != "+OK" {
+			t.Fatalf("%v: %.80s", cmd, got)
+		}
+	}
+	c.do("CF.ADD", "cf", "x")
+	c.send("CF.SCANDUMP", "cf", "0")
+	hdr, _ := c.read()
+	cfHeader := strconv.FormatInt(hdr.Elems[0].Int, 10) // the first data chunk's iterator
+	for i := 0; i < 2000; i += 100 {
+		args := []string{"TOPK.ADD", "tk"}
+		for j := i; j < i+100; j++ {
+			args = append(args, fmt.Sprintf("%04d", j)+strings.Repeat("x", 4996))
+		}
+		c.do(args...)
+	}
+	for i := range 3000 {
+		c.send("SET", fmt.Sprintf("key-%d-%s", i, strings.Repeat("k", 1000)), "1")
+	}
+	for range 3000 {
+		c.read()
+	}
+	// Fill what is left to under 1 MiB: less than each reply below.
+	filler := strings.Repeat("f", 512<<10)
+	for i := 0; ; i++ {
+		if got := c.do("SET", fmt.Sprint("fill", i), filler); got != "+OK" {
+			break
+		}
+	}
+	left := limit - s.mem.Load()
+	if left > 3<<20 {
+		t.Skipf("%d bytes left under %d: the replies would fit", left, limit)
+	}
+	covered := map[string]bool{}
+	for _, tc := range []struct {
+		args []string
+		size int64
+	}{
+		{[]string{"GET", "s"}, 6 << 20},
+		{[]string{"KEYS", "*"}, 3 << 20},
+		{[]string{"SCAN", "0", "COUNT", "100000"}, 3 << 20},
+		{[]string{"DUMP", "s"}, 6 << 20},
+		{[]string{"BF.SCANDUMP", "bf", "1"}, 12 << 20},
+		{[]string{"CF.SCANDUMP", "cf", cfHeader}, 8 << 20},
+		{[]string{"TOPK.LIST", "tk"}, 10 << 20},
+	} {
+		covered[strings.ToLower(tc.args[0])] = true
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got := c.do(tc.args...)
+		runtime.ReadMemStats(&after)
+		if !strings.HasPrefix(got, "-OOM") {
+			t.Errorf("%v with %d bytes left: %.60s, want OOM", tc.args, left, got)
+		}
+		if d := int64(after.TotalAlloc - before.TotalAlloc); d > tc.size/10 {
+			t.Errorf("%v: refused after allocating %d bytes (the reply is about %d)", tc.args, d, tc.size)
+		}
+	}
+	covered["command"] = true // TestReplyMemoryCommandDocs
+	for _, name := range reservedBuilders {
+		if !covered[name] {
+			t.Errorf("%s reserves its reply, but no case here checks it", name)
+		}
+	}
+}
