@@ -463,14 +463,27 @@ func (c *client) moduleList() {
 // INFO, with Redis's section and field names.
 func cmdInfo(c *client, args [][]byte) bool {
 	s := c.s
+	// Redis 7.0's selection: no argument or "default" is every section
+	// but Commandstats and Latencystats; "all" and "everything" are every
+	// section (no module adds its own here); other arguments name
+	// sections. Sections come in Redis's order whatever the arguments'.
 	want := map[string]bool{}
+	var deflt, all bool
 	for _, a := range args[1:] {
-		want[strings.ToLower(string(a))] = true
+		switch n := strings.ToLower(string(a)); n {
+		case "default":
+			deflt = true
+		case "all", "everything":
+			all = true
+		default:
+			want[n] = true
+		}
 	}
-	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	deflt = deflt || len(args) == 1
 	var b strings.Builder
 	section := func(name string, fields ...any) {
-		if !all && !want[strings.ToLower(name)] {
+		n := strings.ToLower(name)
+		if !all && !want[n] && !(deflt && n != "commandstats" && n != "latencystats") {
 			return
 		}
 		if b.Len() > 0 {
@@ -538,7 +551,18 @@ func cmdInfo(c *client, args [][]byte) bool {
 	} else {
 		c.observe() // the counts wait for the log like any read
 	}
+	// No replicas: serve is a master without replication.
+	section("Replication", "role", "master", "connected_slaves", 0)
+	usr, sys := cpuTimes()
+	section("CPU", "used_cpu_sys", cpuSeconds(sys), "used_cpu_user", cpuSeconds(usr),
+		"used_cpu_sys_children", "0.000000", "used_cpu_user_children", "0.000000")
 	section("Modules", "module", fmt.Sprintf("name=bf,ver=%d,api=1,filters=0,usedby=[],using=[],options=[handle-io-errors]", s.d.moduleVersion))
+	// Commands, errors and latencies are not counted per command here:
+	// the sections are there, empty (as Redis's are before any call).
+	section("Commandstats")
+	section("Errorstats")
+	section("Latencystats")
+	section("Cluster", "cluster_enabled", 0)
 	if nkeys > 0 {
 		section("Keyspace", "db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", nkeys, nexp))
 	} else {
@@ -555,6 +579,11 @@ func (c *client) keyCounts() (keys, expires int) {
 		defer c.s.db.mu.RUnlock()
 	}
 	return len(c.s.db.m), len(c.s.db.expires)
+}
+
+// cpuSeconds formats a CPU time as Redis does: seconds with 6 decimals.
+func cpuSeconds(d time.Duration) string {
+	return fmt.Sprintf("%d.%06d", d/time.Second, d%time.Second/time.Microsecond)
 }
 
 func human(n int64) string {

@@ -1,7 +1,9 @@
 // Package server is a Redis-protocol server for bloomlab's filters: it
-// speaks RESP2 and RESP3 and answers RedisBloom's BF.*, CF.* and CMS.*
-// commands as RedisBloom 2.4.23 does, byte for byte (the recorded
-// transcripts in testdata replay over a socket), so unchanged Redis
+// speaks RESP2 and RESP3 and answers RedisBloom's BF.*, CF.*, CMS.*,
+// TOPK.* and TDIGEST.* commands as RedisBloom 8.6.2 does (or, with
+// Config.Dialect Dialect24, `bloomlab serve -dialect 2.4`, as RedisBloom
+// 2.4.23 does), byte for byte (the recorded transcripts in testdata
+// replay over a socket), so unchanged Redis
 // clients (go-redis, redis-cli, redis-py, Jedis…) use it. It also serves
 // filters built offline by bloomlab (Config.Load), of any kind. `bloomlab
 // serve` is this package behind flags; tests and programs run it

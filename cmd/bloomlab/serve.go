@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name: "serve",
-		summary: "Serve filters over Redis's protocol: RedisBloom's BF.*, CF.* and CMS.* commands for any Redis client " +
+		summary: "Serve filters over Redis's protocol: RedisBloom's BF.*, CF.*, CMS.*, TOPK.* and TDIGEST.* commands for any Redis client " +
 			"(RESP2 and RESP3), filters built offline with -load, a snapshot and an append-only log in -dir. " +
 			"SIGTERM or SIGINT finishes the commands in flight, takes a snapshot if anything changed since the last one and exits 0 (docs/SERVER.md).",
 		usage:      "bloomlab serve [-addr HOST:PORT] [-dir DIR] [-appendfsync always|everysec|no] [-load NAME=FILE.blf …] [-load-rdb dump.rdb] [flags]",
