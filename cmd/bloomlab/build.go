@@ -343,9 +343,10 @@ func allRereadable(files []string) bool {
 }
 
 // memoryLimit is the memory, in bytes, this process may use
-// (sysmem.Limit: RAM, RLIMIT_AS, the cgroup's limit; 0 if unknown);
+// (sysmem.HeapLimit: RAM, the cgroup's limit, and under RLIMIT_AS the
+// address space left less the runtime's headroom; 0 if unknown);
 // replaceable by tests.
-var memoryLimit = sysmem.Limit
+var memoryLimit = sysmem.HeapLimit
 
 // setMemoryBudget bounds, to the memory this process may use, the growth
 // of a structure that allocates as keys come (kind.MemoryBudgeter: a
