@@ -23,7 +23,7 @@ var ErrConstruction = errors.New("fuse: construction failed")
 // NewBuilder(Config{})'s.
 type Builder struct {
 	cfg      Config
-	hashes   []uint64
+	hashes   heldhash.Store
 	budget   heldhash.Budget
 	capacity uint64
 }
@@ -53,8 +53,9 @@ func (b *Builder) need(n uint64) uint64 { return 8 * BuildBytes(b.cfg, n) }
 
 // BuildBytes bounds the memory, in bytes, that building a filter of c
 // from n keys takes at its peak: the hashes a Builder holds (8 bytes per
-// key, 10 with the headroom of a growing slice; 18 while the slice is
-// copied to its next array, less than what follows), Finish's working arrays
+// key, in chunks that are never copied: heldhash.Store; the bound keeps
+// the 10 of the growing slice it replaced, the 2 beyond them headroom for
+// the runtime's own memory), Finish's working arrays
 // (a copy of the hashes in segment order and each key's peeling slot: 9
 // bytes per key; per cell a count, a xor of hashes and a queue entry: 13
 // bytes) and the filter (theory.FuseBits). About 36 bytes per key for
@@ -77,10 +78,10 @@ func BuildBytes(c Config, n uint64) uint64 {
 // memory budget (SetMaxBits).
 func (b *Builder) AddHash64(h uint64) error {
 	b.init()
-	if err := b.admit(uint64(len(b.hashes)) + 1); err != nil {
+	if err := b.admit(b.hashes.Len() + 1); err != nil {
 		return err
 	}
-	b.hashes = append(b.hashes, h)
+	b.hashes.Append(h)
 	return nil
 }
 
@@ -92,7 +93,7 @@ func (b *Builder) admit(n uint64) error {
 }
 
 // Len is the number of keys added so far (duplicates counted).
-func (b *Builder) Len() int { return len(b.hashes) }
+func (b *Builder) Len() int { return int(b.hashes.Len()) }
 
 // SetMaxBits bounds the memory of a build (BuildBytes: the held hashes,
 // Finish's working arrays and the filter it would build, in bits): an
@@ -105,8 +106,8 @@ func (b *Builder) SetMaxBits(bits uint64) { b.budget.Set(bits) }
 // hashes may be reordered and deduplicated) and may be finished again.
 func (b *Builder) Finish() (*Filter, error) {
 	b.init()
-	f, hashes, err := build(b.cfg, b.hashes)
-	b.hashes = hashes
+	f, distinct, err := build(b.cfg, &b.hashes)
+	b.hashes.Truncate(distinct)
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +127,11 @@ func New(keys [][]byte, c Config) (*Filter, error) {
 	if uint64(len(keys)) > MaxKeys {
 		return nil, fmt.Errorf("fuse: %d keys, more than %d: %w", len(keys), uint64(MaxKeys), ErrParam)
 	}
-	b.hashes = make([]uint64, len(keys))
+	hs := make([]uint64, len(keys))
 	for i, k := range keys {
-		b.hashes[i] = hashing.Sum64(k, c.Seed)
+		hs[i] = hashing.Sum64(k, c.Seed)
 	}
+	b.hashes = heldhash.StoreOf(hs)
 	return b.Finish()
 }
 
@@ -143,7 +145,8 @@ func NewFromHashes(hashes []uint64, c Config) (*Filter, error) {
 	if uint64(len(hashes)) > MaxKeys {
 		return nil, fmt.Errorf("fuse: %d keys, more than %d: %w", len(hashes), uint64(MaxKeys), ErrParam)
 	}
-	f, _, err := build(c, hashes)
+	s := heldhash.StoreOf(hashes)
+	f, _, err := build(c, &s)
 	if err != nil {
 		return nil, err
 	}
@@ -187,9 +190,13 @@ func (l layout) halved() layout {
 // of the distinct keys. As the authors' code does, every fourth attempt
 // below 10^6 keys uses segments half as long, over the same cells: the
 // empirical segment length is too long for a few sizes. It returns the
-// hashes, perhaps reordered and deduplicated.
-func build(c Config, hashes []uint64) (*Filter, []uint64, error) {
-	n := uint64(len(hashes))
+// number of distinct hashes when they were deduplicated (the store then
+// holds them first, in order, and the copies behind them), or else the
+// store's length. The store's chunks are read in place: a build copies
+// no hash but to its working array.
+func build(c Config, store *heldhash.Store) (*Filter, uint64, error) {
+	n := store.Len()
+	hashes := store.Chunks()
 	base := newLayoutHook(c, n)
 	cells := base.cells
 	var (
@@ -227,23 +234,43 @@ func build(c Config, hashes []uint64) (*Filter, []uint64, error) {
 			default:
 				assign(f.fp32, &l, sorted, found)
 			}
-			return f, hashes, nil
+			return f, n, nil
 		}
 		clear(t2count)
 		clear(t2hash)
 		if !deduped {
 			deduped = true
-			slices.Sort(hashes)
-			hashes = compact(hashes)
-			if uint64(len(hashes)) != n {
-				n = uint64(len(hashes))
+			// Sorted in the working array, which the next attempt
+			// overwrites; the store gets them back, distinct first.
+			all := sorted[:n]
+			store.CopyTo(all)
+			slices.Sort(all)
+			d := uint64(len(compact(all)))
+			store.CopyFrom(all)
+			if d != n {
+				n = d
+				hashes = prefix(store.Chunks(), n)
 				base = newLayoutHook(c, n)
 				sorted, found = sorted[:n], found[:n]
 				t2count, t2hash, alone = t2count[:base.cells], t2hash[:base.cells], alone[:base.cells]
 			}
 		}
 	}
-	return nil, hashes, fmt.Errorf("%w: %d attempts for %d keys", ErrConstruction, MaxAttempts, n)
+	return nil, n, fmt.Errorf("%w: %d attempts for %d keys", ErrConstruction, MaxAttempts, n)
+}
+
+// prefix is the first n hashes of chunks.
+func prefix(chunks [][]uint64, n uint64) [][]uint64 {
+	var p [][]uint64
+	for _, c := range chunks {
+		if n == 0 {
+			break
+		}
+		c = c[:min(uint64(len(c)), n)]
+		p = append(p, c)
+		n -= uint64(len(c))
+	}
+	return p
 }
 
 // compact moves the distinct values of the sorted hashes to its front,
@@ -265,25 +292,29 @@ func compact(hashes []uint64) []uint64 {
 // (as a stack) the mixed hashes in peeling order and in found the index
 // of the cell each one owns, and reports whether every key was peeled.
 // t2count and t2hash must be zero; counts has 2^blockBits entries.
-func peel(l *layout, hashes, sorted []uint64, found, t2count []uint8, t2hash []uint64, alone, counts []uint32, blockBits uint) bool {
-	n := len(hashes)
+func peel(l *layout, hashes [][]uint64, sorted []uint64, found, t2count []uint8, t2hash []uint64, alone, counts []uint32, blockBits uint) bool {
+	n := len(sorted)
 	shift := 64 - blockBits
 	// Counting sort by the high bits of the mixed hash (the first
 	// segment is a monotone function of them).
 	clear(counts)
-	for _, h := range hashes {
-		counts[mix(h, l.seed)>>shift]++
+	for _, c := range hashes {
+		for _, h := range c {
+			counts[mix(h, l.seed)>>shift]++
+		}
 	}
 	sum := uint32(0)
 	for i, c := range counts {
 		counts[i] = sum
 		sum += c
 	}
-	for _, h := range hashes {
-		hh := mix(h, l.seed)
-		b := hh >> shift
-		sorted[counts[b]] = hh
-		counts[b]++
+	for _, c := range hashes {
+		for _, h := range c {
+			hh := mix(h, l.seed)
+			b := hh >> shift
+			sorted[counts[b]] = hh
+			counts[b]++
+		}
 	}
 	// Each cell: the number of its keys (times 4), the xor of their
 	// indexes in their key (low 2 bits), the xor of their hashes.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/heldhash"
 	"math"
 	"slices"
 	"sync"
@@ -147,14 +148,15 @@ func TestConstructionBounded(t *testing.T) {
 	l := newLayout(c, 10)
 	n := len(hs)
 	sorted, found := make([]uint64, n), make([]uint8, n)
-	ok := peel(&l, hs, sorted, found, make([]uint8, l.cells), make([]uint64, l.cells), make([]uint32, l.cells), make([]uint32, 2), 1)
+	ok := peel(&l, [][]uint64{hs}, sorted, found, make([]uint8, l.cells), make([]uint64, l.cells), make([]uint32, l.cells), make([]uint32, 2), 1)
 	if ok {
 		t.Fatal("100 keys peeled in 48 cells")
 	}
 	old := newLayoutHook
 	newLayoutHook = func(c Config, n uint64) layout { return old(c, n/10) }
 	defer func() { newLayoutHook = old }()
-	_, _, err := build(c, hs)
+	st := heldhash.StoreOf(hs)
+	_, _, err := build(c, &st)
 	if !errors.Is(err, ErrConstruction) {
 		t.Fatalf("%v, want ErrConstruction", err)
 	}

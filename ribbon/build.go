@@ -23,7 +23,7 @@ var ErrConstruction = errors.New("ribbon: construction failed")
 // NewBuilder(Config{})'s.
 type Builder struct {
 	cfg      Config
-	hashes   []uint64
+	hashes   heldhash.Store
 	budget   heldhash.Budget
 	capacity uint64
 }
@@ -54,8 +54,10 @@ func (b *Builder) need(n uint64) uint64 { return 8 * BuildBytes(b.cfg, n) }
 
 // BuildBytes bounds the memory, in bytes, that building a filter of c
 // from n keys takes at its peak: the hashes a Builder holds (8 bytes per
-// key; 18 while the growing slice is copied to its next, 1.25 times
-// larger array, both live), the banding arrays of
+// key, in chunks that are never copied: heldhash.Store; the bound keeps
+// the 18 of the growing slice it replaced, the 10 beyond them the
+// headroom of the runtime's own memory and of one shard's keys copied
+// out of the chunks it straddles), the banding arrays of
 // one shard (20 bytes per slot: a 128-bit row and a result) and the
 // largest filter n keys can make (theory.RibbonMaxBits). c's zero fields
 // take their defaults; a Config out of range gives the r = 32 bound.
@@ -76,16 +78,16 @@ func BuildBytes(c Config, n uint64) uint64 {
 // exceed the memory budget (SetMaxBits).
 func (b *Builder) AddHash64(h uint64) error {
 	b.init()
-	if err := b.budget.Admit(uint64(len(b.hashes))+1, MaxKeys, b.need, "ribbon",
+	if err := b.budget.Admit(b.hashes.Len()+1, MaxKeys, b.need, "ribbon",
 		"BuildBytes: the held hashes, one shard's banding arrays and the filter"); err != nil {
 		return err
 	}
-	b.hashes = append(b.hashes, h)
+	b.hashes.Append(h)
 	return nil
 }
 
 // Len is the number of keys added so far (duplicates counted).
-func (b *Builder) Len() int { return len(b.hashes) }
+func (b *Builder) Len() int { return int(b.hashes.Len()) }
 
 // SetMaxBits bounds the memory of a build (BuildBytes: the held hashes,
 // one shard's banding arrays and the largest filter they could make, in
@@ -98,7 +100,7 @@ func (b *Builder) SetMaxBits(bits uint64) { b.budget.Set(bits) }
 // (reordered) and may be finished again.
 func (b *Builder) Finish() (*Filter, error) {
 	b.init()
-	f, err := build(b.cfg, b.hashes)
+	f, err := build(b.cfg, &b.hashes)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +137,8 @@ func NewFromHashes(hashes []uint64, c Config) (*Filter, error) {
 	if uint64(len(hashes)) > MaxKeys {
 		return nil, fmt.Errorf("ribbon: %d keys, more than %d: %w", len(hashes), uint64(MaxKeys), ErrParam)
 	}
-	f, err := build(c, hashes)
+	s := heldhash.StoreOf(hashes)
+	f, err := build(c, &s)
 	if err != nil {
 		return nil, err
 	}
@@ -147,17 +150,21 @@ func NewFromHashes(hashes []uint64, c Config) (*Filter, error) {
 var shardBlocksHook = theory.RibbonShardBlocks
 
 // build bands every shard of hashes (which it reorders: grouped by shard,
-// sorted within one, copies kept) and back-substitutes the solution into the blocks.
-func build(c Config, hashes []uint64) (*Filter, error) {
-	n := uint64(len(hashes))
+// copies kept) and back-substitutes the solution into the blocks. The
+// store's chunks are read in place; a shard's keys are sorted where they
+// lie, or in a copy when they straddle two chunks.
+func build(c Config, hashes *heldhash.Store) (*Filter, error) {
+	n := hashes.Len()
 	shards := theory.RibbonShards(n)
 	// Group the hashes by shard in place (shard = ⌊h·shards/2^64⌋, so
 	// shards are contiguous ranges of h): count, then cycle each hash to
 	// its shard's next free place.
 	ends := make([]uint64, shards+1) // ends[i+1]: the end of shard i
-	for _, h := range hashes {
-		s, _ := bits.Mul64(h, shards)
-		ends[s+1]++
+	for _, c := range hashes.Chunks() {
+		for _, h := range c {
+			s, _ := bits.Mul64(h, shards)
+			ends[s+1]++
+		}
 	}
 	for i := uint64(1); i <= shards; i++ {
 		ends[i] += ends[i-1]
@@ -165,13 +172,14 @@ func build(c Config, hashes []uint64) (*Filter, error) {
 	next := slices.Clone(ends[:shards])
 	for s := range shards {
 		for next[s] < ends[s+1] {
-			h := hashes[next[s]]
+			h := hashes.At(next[s])
 			d, _ := bits.Mul64(h, shards)
 			if d == s {
 				next[s]++
 				continue
 			}
-			hashes[next[s]], hashes[next[d]] = hashes[next[d]], h
+			hashes.Set(next[s], hashes.At(next[d]))
+			hashes.Set(next[d], h)
 			next[d]++
 		}
 	}
@@ -182,11 +190,12 @@ func build(c Config, hashes []uint64) (*Filter, error) {
 	// shard by shard into a growing slice.
 	data := hugepage.WordsCap(0, (theory.RibbonSlots(n)/128+shards+1)*2*uint64(r))
 	var bd band
+	var scratch []uint64
 	distinct := uint64(0)
 	most := 0
 	blocks := uint64(0)
 	for s := range shards {
-		keys := hashes[ends[s]:ends[s+1]]
+		keys := hashes.Range(ends[s], ends[s+1], &scratch)
 		slices.Sort(keys) // copies side by side: run skips them
 		k := uint64(0)
 		for i, h := range keys {

@@ -109,3 +109,44 @@ func TestStaticRate(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticBuildMemoryDocs: the README and build's help give, for a
+// static build of 10^9 keys, what plan says its peak takes ("build
+// memory" at -fpr 0.001), not only the 8 bytes of hash per key it holds.
+func TestStaticBuildMemoryDocs(t *testing.T) {
+	out, e, code := invoke([]string{"plan", "-n", "1e9", "-fpr", "0.001"}, "")
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, e)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	docs := map[string]string{"README.md": flat(string(readme)), "build's help": flat(lookup("build").summary)}
+	for _, k := range staticKinds {
+		var bytes float64
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == k {
+				_, after, ok := strings.Cut(line, "build memory: ")
+				if !ok {
+					t.Fatalf("plan's %s row has no build memory: %s", k, line)
+				}
+				if _, err := fmt.Sscanf(after, "%g bytes", &bytes); err != nil {
+					t.Fatalf("plan's %s row: %v: %s", k, err, line)
+				}
+			}
+		}
+		want := fmt.Sprintf("%.1f GB for %s", bytes/1e9, k)
+		for name, text := range docs {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s does not say %q (plan -n 1e9 -fpr 0.001)", name, want)
+			}
+		}
+	}
+	for name, text := range docs {
+		if strings.Contains(text, "(8 GB for 10^9 keys)") {
+			t.Errorf("%s gives 8 GB as a static build's memory for 10^9 keys", name)
+		}
+	}
+}

@@ -49,3 +49,52 @@ func TestAdmit(t *testing.T) {
 		t.Errorf("6 keys need 1200 bits > 1000, admitted (fits %d)", c.Fits())
 	}
 }
+
+// TestStore: a Store holds its hashes in order across chunks, copies them
+// out and back, truncates, gives ranges in place or in a copy, and
+// StoreOf wraps a slice without copying it.
+func TestStore(t *testing.T) {
+	var s Store
+	n := uint64(2*ChunkLen + 5)
+	for i := range n {
+		s.Append(i * 3)
+	}
+	if s.Len() != n || len(s.Chunks()) != 3 || len(s.Chunks()[2]) != 5 {
+		t.Fatalf("Len %d, %d chunks", s.Len(), len(s.Chunks()))
+	}
+	all := make([]uint64, n)
+	s.CopyTo(all)
+	for i, h := range all {
+		if h != uint64(i)*3 || s.At(uint64(i)) != h {
+			t.Fatalf("hash %d = %d", i, h)
+		}
+	}
+	var scratch []uint64
+	if r := s.Range(ChunkLen-2, ChunkLen+2, &scratch); len(r) != 4 || r[0] != (ChunkLen-2)*3 || r[3] != (ChunkLen+1)*3 || &r[0] != &scratch[0] {
+		t.Fatalf("a range straddling two chunks: %v", r)
+	}
+	if r := s.Range(3, 7, &scratch); len(r) != 4 || &r[0] != &s.Chunks()[0][3] {
+		t.Fatalf("a range within a chunk is not the chunk's: %v", r)
+	}
+	for i := range all {
+		all[i] = uint64(i) + 1
+	}
+	s.CopyFrom(all[:ChunkLen+1])
+	if s.At(ChunkLen) != ChunkLen+1 || s.At(ChunkLen+1) != (ChunkLen+1)*3 {
+		t.Fatal("CopyFrom")
+	}
+	s.Truncate(ChunkLen)
+	if s.Len() != ChunkLen || len(s.Chunks()) != 1 {
+		t.Fatalf("Truncate: Len %d, %d chunks", s.Len(), len(s.Chunks()))
+	}
+	s.Append(7)
+	if s.Len() != ChunkLen+1 || s.At(ChunkLen) != 7 {
+		t.Fatal("Append after Truncate")
+	}
+	h := []uint64{1, 2, 3}
+	w := StoreOf(h)
+	w.Set(1, 9)
+	if h[1] != 9 || w.Len() != 3 {
+		t.Fatal("StoreOf copied")
+	}
+}

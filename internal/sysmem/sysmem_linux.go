@@ -43,3 +43,50 @@ func Limit() uint64 {
 	}
 	return limit
 }
+
+// HeapLimit is Limit for what the Go heap may still grow by under an
+// address-space limit (RLIMIT_AS): that limit counts every mapping, the
+// Go runtime's reservations (the page allocator's summaries, arenas),
+// thread stacks and C malloc arenas among them (about 1 GiB at start for
+// the command), and the runtime maps more as the heap grows (64 MiB
+// arenas, their metadata, new threads). So under RLIMIT_AS it is the
+// limit less the address space mapped now, less headroom for what the
+// runtime maps of its own: 128 MiB and an eighth of the rest. Past it an
+// allocation ends the process with a fatal out-of-memory error while the
+// heap holds far less than the limit.
+func HeapLimit() uint64 {
+	limit := Limit()
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_AS, &rl) != nil || rl.Cur == ^uint64(0) {
+		return limit
+	}
+	mapped := mappedBytes()
+	if mapped >= rl.Cur {
+		return 1 // unknown would be 0: no room at all
+	}
+	free := rl.Cur - mapped
+	free -= min(free, headroom(free))
+	return max(1, min(limit, free))
+}
+
+// headroom is what HeapLimit keeps, of free bytes of address space, for
+// the runtime's own mappings.
+func headroom(free uint64) uint64 { return 128<<20 + free/8 }
+
+// mappedBytes is the process's address space (/proc/self/statm's size),
+// or 0 if unknown.
+func mappedBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
+}

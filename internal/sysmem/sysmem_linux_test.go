@@ -59,3 +59,35 @@ func TestLimit(t *testing.T) {
 		t.Errorf("Limit %d above RLIMIT_AS %d", l, lowered.Cur)
 	}
 }
+
+// TestHeapLimit: under RLIMIT_AS, HeapLimit leaves out the address space
+// already mapped (Go's reservations take most of a GiB at start) and
+// headroom for the runtime's growth; without one it is Limit.
+func TestHeapLimit(t *testing.T) {
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &old); err != nil {
+		t.Skip(err)
+	}
+	if old.Cur == ^uint64(0) {
+		if h, l := HeapLimit(), Limit(); h != l {
+			t.Errorf("no RLIMIT_AS: HeapLimit %d, Limit %d", h, l)
+		}
+	}
+	mapped := mappedBytes()
+	if mapped == 0 {
+		t.Skip("no /proc/self/statm")
+	}
+	lowered := old
+	lowered.Cur = mapped + 1<<30
+	if old.Cur < lowered.Cur {
+		t.Skip("RLIMIT_AS below what the test needs")
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lowered); err != nil {
+		t.Skip(err)
+	}
+	h := HeapLimit()
+	syscall.Setrlimit(syscall.RLIMIT_AS, &old)
+	if h == 0 || h > 1<<30-headroom(1<<30) {
+		t.Errorf("RLIMIT_AS %d with %d mapped: HeapLimit %d, want at most %d", lowered.Cur, mapped, h, 1<<30-headroom(1<<30))
+	}
+}
