@@ -2,8 +2,12 @@ package rdb
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
+
+	"github.com/bloomlab/bloomlab/internal/format"
 )
 
 // Opcodes of a module value's fields.
@@ -75,6 +79,10 @@ type ModuleValue struct {
 	ID     uint64
 	Name   string
 	EncVer int
+	// Key is the value's key, when Reader.Next read it from a file.
+	Key []byte
+
+	start int64 // the offset of the value's first field in the file
 
 	in     *input
 	lim    Limits
@@ -220,3 +228,63 @@ func (m *ModuleValue) Skip() error {
 
 // Fields returns the number of fields read or skipped so far.
 func (m *ModuleValue) Fields() int64 { return m.fields }
+
+// ValueError is a module value of an RDB file that its decoder refused
+// (ModuleValue.Err): the key, the module type and encoding version, and
+// the offset in the file where it went wrong (the byte a malformed field
+// stopped at, or else the offset of the value's first field, for a
+// value well formed but whose fields do not make a valid structure).
+type ValueError struct {
+	Key    []byte
+	Module string
+	EncVer int
+	Offset int64
+	Err    error
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("rdb: key %q (module value %s encoding version %d) at offset %d: %s", e.Key, e.Module, e.EncVer, e.Offset, e.what())
+}
+
+func (e *ValueError) Unwrap() error { return e.Err }
+
+// what is what is wrong: the decoder's message without what the prefix
+// already says (the package and module type, the encoding version, the
+// "invalid bloomlab file" of a decoder's format error, which names the
+// file format and not an RDB value).
+func (e *ValueError) what() string {
+	var fe *FormatError
+	if errors.As(e.Err, &fe) {
+		return fe.Msg
+	}
+	msg := strings.TrimSuffix(e.Err.Error(), ": "+format.ErrFormat.Error())
+	if _, after, ok := strings.Cut(msg, fmt.Sprintf("RDB value (encoding version %d): ", e.EncVer)); ok {
+		msg = after
+	}
+	return msg
+}
+
+// Err returns err, a decoder's refusal of m, as a *ValueError naming m's
+// key, type and offset, when m was read from a file (Reader.Next) and err
+// says the value is malformed (an *FormatError of this package, or a
+// decoder's error wrapping format.ErrFormat); any other error (a memory
+// limit's, say) is returned as it is.
+func (m *ModuleValue) Err(err error) error {
+	if err == nil || m == nil || m.Key == nil {
+		return err
+	}
+	var ve *ValueError
+	if errors.As(err, &ve) {
+		return err
+	}
+	off := m.start
+	var fe *FormatError
+	switch {
+	case errors.As(err, &fe):
+		off = fe.Offset
+	case errors.Is(err, format.ErrFormat):
+	default:
+		return err
+	}
+	return &ValueError{Key: m.Key, Module: m.Name, EncVer: m.EncVer, Offset: off, Err: err}
+}

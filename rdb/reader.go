@@ -623,7 +623,7 @@ func (r *Reader) readValue(e *Entry) error {
 		if err != nil {
 			return err
 		}
-		m := &ModuleValue{in: &r.in, lim: r.lim, ID: id, Name: ModuleName(id), EncVer: int(id & 1023)}
+		m := &ModuleValue{in: &r.in, lim: r.lim, ID: id, Name: ModuleName(id), EncVer: int(id & 1023), Key: e.Key, start: r.in.off}
 		e.Module = m
 		r.pending = m
 		return nil

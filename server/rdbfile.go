@@ -351,6 +351,10 @@ func (s *Server) loadRDB() error {
 		}
 		v, err := readRDBValue(ent.Type, ent.String, ent.Module, alloc)
 		if err != nil {
+			var ve *rdb.ValueError
+			if err = ent.Module.Err(err); errors.As(err, &ve) {
+				return fail("%v", err) // names the key
+			}
 			return fail("key %q: %v", key, err)
 		}
 		if need := entryMem(key, v); need > reserved {

@@ -189,6 +189,10 @@ func importEntry(ent *rdb.Entry, file, kindName string, alloc func(int64) error)
 		}
 	}
 	if err != nil {
+		var ve *rdb.ValueError
+		if err = ent.Module.Err(err); errors.As(err, &ve) {
+			return nil, &rdbFileError{file, fmt.Errorf("db %d: %w", ent.DB, err)}
+		}
 		return nil, &rdbFileError{file, fmt.Errorf("key %s (db %d): %w", k, ent.DB, err)}
 	}
 	return f, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -255,5 +256,30 @@ func TestImportRDBSameAsScanDump(t *testing.T) {
 	}
 	if compared != 16 {
 		t.Errorf("%d BF and CF keys compared, want 8 in each file", compared)
+	}
+}
+
+// TestImportRDBCorruptValue: a RedisBloom value of an RDB file whose
+// fields are well formed but wrong (key ns's error rate made negative)
+// is reported as the RDB value it is (key, module type, encoding
+// version, offset), not as an "invalid bloomlab file".
+func TestImportRDBCorruptValue(t *testing.T) {
+	d, err := os.ReadFile("../../rdb/testdata/redisbloom-8.6.2-rdb.rdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(d, []byte("\x07\x02ns"))
+	if i < 0 || d[i+31] != 0x3f {
+		t.Fatal("key ns not where expected")
+	}
+	d[i+31] = 0xbf // the error rate 0.01 becomes -0.01
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("bad.rdb", d, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, e, code := invoke([]string{"import", "-format", "rdb", "-key", "ns", "-o", "x.blf", "bad.rdb"}, "")
+	want := fmt.Sprintf(`key "ns" (module value MBbloom-- encoding version 4) at offset %d: link 0: error rate -0.01 out of (0, 1)`, i+13) // its first field, after the key and the module id
+	if code != 1 || !strings.Contains(e, want) || strings.Contains(e, "invalid bloomlab file") {
+		t.Fatalf("exit %d: %s\nwant %s", code, e, want)
 	}
 }
