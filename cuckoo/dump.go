@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"io"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
@@ -51,7 +52,7 @@ func (f *Filter) checkRedis() error {
 		return errZero
 	}
 	if f.profile != RedisBloom {
-		return fmt.Errorf("cuckoo: a %v-profile filter has no RedisBloom dump: build it with the RedisBloom profile (-profile redisbloom): %w", f.profile, ErrParam)
+		return kind.Paramf("cuckoo", "a %v-profile filter has no RedisBloom dump: build it with the RedisBloom profile ({profile} redisbloom)", f.profile)
 	}
 	return nil
 }

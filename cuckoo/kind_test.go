@@ -3,7 +3,6 @@ package cuckoo
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"math"
 	"runtime"
 	"strings"
@@ -25,12 +24,11 @@ func spec(t *testing.T) *kind.Spec {
 
 func planWith(t *testing.T, args []string, tg kind.Target) (kind.Plan, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("cuckoo", flag.ContinueOnError)
-	planner := spec(t).Options(fs)
-	if err := fs.Parse(args); err != nil {
+	v := spec(t).Defaults()
+	if err := v.ParseArgs(args); err != nil {
 		t.Fatal(err)
 	}
-	return planner(tg)
+	return spec(t).Planner(v)(tg)
 }
 
 // TestKindBuild: every option set builds through Plan.New, Add and Finish
