@@ -41,7 +41,7 @@ func init() {
 			"RedisBloom's CF.SCANDUMP chunks in a file (magic BLRD; docs/CUCKOO.md), for CF.LOADCHUNK: "+
 				"a filter built with -profile redisbloom, or one dumped from Redis",
 			// CF.SCANDUMP's header chunk is 38 bytes.
-			ReadRedisBloom, func(n uint32) bool { return n == headerSize })},
+			readRedisBloom, func(n uint32) bool { return n == headerSize })},
 	})
 }
 
@@ -65,7 +65,7 @@ func planner(v *kind.Values) kind.Planner {
 		}
 		if p == RedisBloom {
 			if !v.Given("expansion") {
-				c.Expansion = RedisDefaultExpansion
+				c.Expansion = redisDefaultExpansion
 			}
 			return planRedis(c, t)
 		}
@@ -110,7 +110,7 @@ func planBloomlab(c Config, t kind.Target) (kind.Plan, error) {
 	var err error
 	switch {
 	case t.BitsPerKey != 0:
-		p, err = PlanBitsPerKey(t.N, t.BitsPerKey, c)
+		p, err = planBitsPerKey(t.N, t.BitsPerKey, c)
 	default:
 		c.Capacity, c.FPR = t.N, t.FPR
 		if c.FPR == 0 && c.FingerprintBits == 0 {
@@ -163,10 +163,10 @@ func planRedis(c Config, t kind.Target) (kind.Plan, error) {
 	}
 	bs, mi := c.BucketSize, c.MaxKicks
 	if bs == 0 {
-		bs = RedisDefaultBucketSize
+		bs = redisDefaultBucketSize
 	}
 	if mi == 0 {
-		mi = RedisDefaultMaxIterations
+		mi = redisDefaultMaxIterations
 	}
 	if _, err := NewRedisBloom(uint64(2*bs), bs, mi, c.Expansion); err != nil {
 		return kind.Plan{}, err
@@ -178,7 +178,7 @@ func planRedis(c Config, t kind.Target) (kind.Plan, error) {
 		return kind.Plan{}, kind.Paramf("cuckoo", "{n} %d: RedisBloom's capacity must be at least 2 × the bucket size %d", t.N, bs)
 	}
 	nb := redisBuckets(t.N, bs)
-	if nb == 0 || nb > MaxBits/8/uint64(bs) {
+	if nb == 0 || nb > maxTableBits/8/uint64(bs) {
 		return kind.Plan{}, kind.Paramf("cuckoo", "{n} %d needs %s buckets of %d bytes, more than 2^48 bits", t.N, bucketCount(nb), bs)
 	}
 	slots := nb * uint64(bs)
@@ -238,11 +238,11 @@ func describe(g kind.Filter) []kind.Field {
 		kind.Field{Name: "deletes", Value: f.deletes, Note: "since the last compaction"},
 		kind.Field{Name: "sub-filters", Value: len(f.subs)},
 	)
-	for i, s := range f.Stats() {
+	for i, s := range f.stats() {
 		fields = append(fields, kind.Field{Name: fmt.Sprintf("sub-filter %d", i),
 			Value: fmt.Sprintf("%d buckets, %d entries, load %.4g, rate %.4g", s.Buckets, s.Entries, s.Load, s.FPR)})
 	}
-	fields = append(fields, kind.Field{Name: "fpr at keys added", Value: f.FormulaFPR(), Note: "formula, 1 − (1 − α/(2^f − 1))^{2b} per sub-filter at its load α"})
+	fields = append(fields, kind.Field{Name: "fpr at keys added", Value: f.formulaFPR(), Note: "formula, 1 − (1 − α/(2^f − 1))^{2b} per sub-filter at its load α"})
 	if f.profile == RedisBloom {
 		fields = append(fields, kind.Field{Name: "redisbloom size", Value: f.RedisInfo().Size, Note: "bytes, as CF.INFO reports"})
 	}
@@ -258,9 +258,9 @@ func describe(g kind.Filter) []kind.Field {
 	} else if b > 0 {
 		fields = append(fields, kind.Field{Name: "next sub-filter", Value: b, Note: "bits the next growth allocates"})
 	}
-	if f.expansion == 0 && f.profile == Bloomlab && f.LoadFactor() > DesignLoad(f.lay.b) {
+	if f.expansion == 0 && f.profile == Bloomlab && f.LoadFactor() > designLoad(f.lay.b) {
 		fields = append(fields, kind.Field{Name: "nearly full", Value: true, Warn: true,
-			Note: fmt.Sprintf("load above %.2f: inserts may be refused (the filter does not grow)", DesignLoad(f.lay.b))})
+			Note: fmt.Sprintf("load above %.2f: inserts may be refused (the filter does not grow)", designLoad(f.lay.b))})
 	}
 	return fields
 }

@@ -58,10 +58,10 @@ func TestKindPlan(t *testing.T) {
 				}
 				b, f := int(p.Extra[0].Value.(int)), int(p.Extra[1].Value.(int))
 				load := float64(n) / float64(p.M*uint64(b))
-				if r := theory.FPCuckoo(f, b, load); !(r <= fpr) || p.FPR != r || load > DesignLoad(b) || !ValidBuckets(p.M) {
+				if r := theory.FPCuckoo(f, b, load); !(r <= fpr) || p.FPR != r || load > designLoad(b) || !validBuckets(p.M) {
 					t.Errorf("%q n=%d fpr=%v: %d buckets, f = %d: rate %v, plan %v, load %v", args, n, fpr, p.M, f, r, p.FPR, load)
 				}
-				if f > MinFingerprintBits && theory.FPCuckoo(f-1, b, load) <= fpr {
+				if f > minFingerprintBits && theory.FPCuckoo(f-1, b, load) <= fpr {
 					t.Errorf("%q n=%d fpr=%v: f = %d is not the shortest", args, n, fpr, f)
 				}
 			}

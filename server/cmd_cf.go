@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/blrd"
+	"github.com/bloomlab/bloomlab/internal/redisbloom"
 )
 
 // RedisBloom's CF.* commands on package cuckoo's RedisBloom profile,
@@ -236,8 +237,8 @@ type cfParams struct {
 // they were RedisBloom's; a replay never refuses an acknowledged add.
 func (c *client) cfDefaults() cfParams {
 	if c.replaying {
-		return cfParams{cuckoo.RedisDefaultCapacity, cuckoo.RedisDefaultBucketSize,
-			cuckoo.RedisDefaultMaxIterations, cuckoo.RedisDefaultExpansion, cuckoo.MaxSubFilters}
+		return cfParams{redisbloom.CFDefaultCapacity, redisbloom.CFDefaultBucketSize,
+			redisbloom.CFDefaultMaxIterations, redisbloom.CFDefaultExpansion, redisbloom.CFMaxNumFilters}
 	}
 	b, capacity, mi, e, mx := c.s.modcfg.cfDefaults()
 	return cfParams{capacity, b, mi, e, mx}
@@ -258,10 +259,10 @@ func cfReserveRecord(key []byte, p cfParams) [][]byte {
 // range when cf-initial-size is set). A replay takes the widest range.
 func (c *client) cfMaxBucketSize() int64 {
 	if c.replaying || c.s.cfg.Dialect == Dialect24 {
-		return cuckoo.RedisMaxBucketSize
+		return redisbloom.CFMaxBucketSize
 	}
 	_, capacity, _, _, _ := c.s.modcfg.cfDefaults()
-	return min(capacity/2, cuckoo.RedisMaxBucketSize)
+	return min(capacity/2, redisbloom.CFMaxBucketSize)
 }
 
 // cfOption reads the value of CF.RESERVE's option at args[i], in
@@ -304,9 +305,9 @@ func cfReserve(c *client, args [][]byte) bool {
 		lo, hi int64
 		v      *int64
 	}{
-		{"MAXITERATIONS", 1, cuckoo.MaxKicks, &p.maxIter},
+		{"MAXITERATIONS", 1, redisbloom.CFMaxIterations, &p.maxIter},
 		{"BUCKETSIZE", 1, c.cfMaxBucketSize(), &p.bucketSize},
-		{"EXPANSION", 0, cuckoo.MaxExpansion, &p.expansion},
+		{"EXPANSION", 0, redisbloom.CFMaxExpansion, &p.expansion},
 	}
 	for k := range opts {
 		o := &opts[k]
@@ -378,7 +379,7 @@ func (c *client) cfCapacityOK(capacity, bucketSize int64) bool {
 			return false
 		}
 	case c.s.cfg.Dialect == Dialect24:
-		if capacity < 2*cuckoo.RedisDefaultBucketSize {
+		if capacity < 2*redisbloom.CFDefaultBucketSize {
 			c.err(errCFCapMin)
 			return false
 		}

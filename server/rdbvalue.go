@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/countmin"
 	"github.com/bloomlab/bloomlab/cuckoo"
+	"github.com/bloomlab/bloomlab/internal/redisbloom"
 	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 	"github.com/bloomlab/bloomlab/tdigest"
@@ -35,7 +36,7 @@ var rdbModules = map[string]rdbModule{
 		}
 		return newBF(f), nil
 	}},
-	cuckoo.RDBTypeName: {cuckoo.RDBTypeName, cuckoo.RDBEncVer, func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
+	redisbloom.CFTypeName: {redisbloom.CFTypeName, redisbloom.CFEncVer, func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
 		f, err := cuckoo.ReadRedisBloomRDB(m, alloc)
 		if err != nil {
 			return nil, err
@@ -203,7 +204,7 @@ func writeRDBValue(v value, w rdbSink) error {
 	case *bfValue:
 		return mod(scalable.RDBTypeName, scalable.RDBEncVer, x.chain.WriteRedisBloomRDB)
 	case *cfValue:
-		return mod(cuckoo.RDBTypeName, cuckoo.RDBEncVer, x.f.WriteRedisBloomRDB)
+		return mod(redisbloom.CFTypeName, redisbloom.CFEncVer, x.f.WriteRedisBloomRDB)
 	case *cmsValue:
 		return mod(countmin.RDBTypeName, countmin.RDBEncVer, x.s.WriteRedisBloomRDB)
 	case *topkValue:
