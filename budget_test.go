@@ -1,7 +1,6 @@
 package bloomlab_test
 
 import (
-	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -35,11 +34,11 @@ func TestMemoryBudgetEveryKind(t *testing.T) {
 		}
 	}
 	build := func(s *kind.Spec, opts []string, budget uint64) (kind.Filter, uint64, [][]byte, []error) {
-		fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
-		planner := s.Options(fs)
-		if err := fs.Parse(opts); err != nil {
+		v := s.Defaults()
+		if err := v.ParseArgs(opts); err != nil {
 			t.Fatal(err)
 		}
+		planner := s.Planner(v)
 		p, err := planner(kind.Target{N: 100, FPR: 0.01})
 		if err != nil {
 			t.Fatalf("%s %v: %v", s.Name, opts, err)

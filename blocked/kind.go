@@ -1,7 +1,6 @@
 package blocked
 
 import (
-	"flag"
 	"fmt"
 	"math"
 
@@ -21,7 +20,7 @@ func init() {
 		Summary: "cache-line-blocked Bloom filter: a key's k bits in one 512-bit block, one cache line per query (004 §8; Putze, Sanders and Singler 2007)",
 		Order:   40, Format: format.KindBlocked, Decode: kind.Decoded(decode),
 		FPRMethod: "mean over blocks of (block fill)^k, from the bits",
-		Options:   func(*flag.FlagSet) kind.Planner { return plan }, // one layout: no options
+		Plan:      func(*kind.Values) kind.Planner { return plan }, // one layout: no options
 		Describe:  describe,
 		Combine:   kind.Union[*Filter](),
 	})

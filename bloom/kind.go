@@ -1,8 +1,6 @@
 package bloom
 
 import (
-	"flag"
-	"fmt"
 	"math"
 
 	"github.com/bloomlab/bloomlab/hashing"
@@ -27,7 +25,8 @@ func init() {
 	} {
 		spec := kind.Spec{
 			Name: s.name, Summary: s.summary, Order: s.order, Format: format.KindBloom, FPRMethod: s.method,
-			Options:  schemeOptions(s.name, s.scheme),
+			Options:  []kind.Option{{Name: "scheme", Type: kind.String, Default: s.scheme.String(), Usage: "index scheme: " + schemeList(s.scheme.Partitioned())}},
+			Plan:     schemePlanner(s.name, s.scheme),
 			Describe: describe,
 			Combine:  kind.Union[*Filter](),
 		}
@@ -38,20 +37,20 @@ func init() {
 	}
 }
 
-// schemeOptions declares -scheme for the kind named name (whose scheme must
-// be partitioned exactly when def is) and plans with it.
-func schemeOptions(name string, def hashing.Scheme) func(fs *flag.FlagSet) kind.Planner {
-	return func(fs *flag.FlagSet) kind.Planner {
-		schemeName := fs.String("scheme", def.String(), "index scheme: "+schemeList(def.Partitioned()))
+// schemePlanner plans the kind named name with its option scheme (which
+// must be partitioned exactly when def is).
+func schemePlanner(name string, def hashing.Scheme) func(v *kind.Values) kind.Planner {
+	return func(v *kind.Values) kind.Planner {
+		schemeName := v.String("scheme")
 		return func(t kind.Target) (kind.Plan, error) {
-			s, err := hashing.ParseScheme(*schemeName)
+			s, err := hashing.ParseScheme(schemeName)
 			switch {
 			case err == nil && s.Partitioned() && !def.Partitioned():
-				return kind.Plan{}, fmt.Errorf("%s: -scheme %v is partitioned: use -kind partitioned: %w", name, s, kind.ErrParam)
+				return kind.Plan{}, kind.Paramf(name, "{scheme} %v is partitioned: use {kind} partitioned", s)
 			case err == nil && !s.Partitioned() && def.Partitioned():
-				return kind.Plan{}, fmt.Errorf("%s: -scheme %v is not partitioned: use -kind bloom: %w", name, s, kind.ErrParam)
+				return kind.Plan{}, kind.Paramf(name, "{scheme} %v is not partitioned: use {kind} bloom", s)
 			case err != nil:
-				return kind.Plan{}, fmt.Errorf("%s: unknown -scheme %q (want one of %s): %w", name, *schemeName, schemeList(def.Partitioned()), kind.ErrParam)
+				return kind.Plan{}, kind.Paramf(name, "unknown {scheme} %q (want one of %s)", schemeName, schemeList(def.Partitioned()))
 			}
 			return plan(name, s, t)
 		}

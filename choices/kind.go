@@ -1,7 +1,6 @@
 package choices
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"strings"
@@ -22,9 +21,14 @@ func init() {
 		Summary: "Bloom filter with c choices: each key sets the one of its c groups of k bits that needs the fewest new ones (000 §3)",
 		Order:   50, Format: format.KindChoices, Decode: kind.Decoded(decode),
 		FPRMethod: "1 − (1 − r)^c with r a group's rate: fill^k from the bits with the pair floor of double hashing (exact for a small filter)",
-		Options:   kindOptions,
-		Describe:  describe,
-		Combine:   kind.Union[*Filter](),
+		Options: []kind.Option{
+			{Name: "scheme", Type: kind.String, Default: hashing.DefaultScheme.String(), Usage: "index scheme inside each group: " + groupSchemeNames()},
+			{Name: "c", Type: kind.Int, Default: 2, Usage: fmt.Sprintf("groups of hash functions (choices), 1 … %d", MaxC)},
+			{Name: "rounds", Type: kind.Int, Default: 0, Usage: "0 adds the keys online (000 §3.1); R ≥ 1 builds offline, each key inserted R times (000 §3.2; the keys are held in memory as 16-byte digests)"},
+		},
+		Plan:     kindPlanner,
+		Describe: describe,
+		Combine:  kind.Union[*Filter](),
 	})
 }
 
@@ -39,23 +43,21 @@ func groupSchemeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// kindOptions declares -scheme, -c and -rounds and plans with them.
-func kindOptions(fs *flag.FlagSet) kind.Planner {
-	schemeName := fs.String("scheme", hashing.DefaultScheme.String(), "index scheme inside each group: "+groupSchemeNames())
-	c := fs.Int("c", 2, fmt.Sprintf("groups of hash functions (choices), 1 … %d", MaxC))
-	rounds := fs.Int("rounds", 0, "0 adds the keys online (000 §3.1); R ≥ 1 builds offline, each key inserted R times (000 §3.2; the keys are held in memory as 16-byte digests)")
+// kindPlanner plans with the options scheme, c and rounds.
+func kindPlanner(v *kind.Values) kind.Planner {
+	schemeName, c, rounds := v.String("scheme"), v.Int("c"), v.Int("rounds")
 	return func(t kind.Target) (kind.Plan, error) {
-		s, err := hashing.ParseScheme(*schemeName)
+		s, err := hashing.ParseScheme(schemeName)
 		if err != nil || !validScheme(s) {
-			return kind.Plan{}, fmt.Errorf("choices: -scheme %q is not one of %s: %w", *schemeName, groupSchemeNames(), kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("choices", "{scheme} %q is not one of %s", schemeName, groupSchemeNames())
 		}
-		if *c < 1 || *c > MaxC {
-			return kind.Plan{}, fmt.Errorf("choices: -c %d out of range [1, %d]: %w", *c, MaxC, kind.ErrParam)
+		if c < 1 || c > MaxC {
+			return kind.Plan{}, kind.Paramf("choices", "{c} %d out of range [1, %d]", c, MaxC)
 		}
-		if *rounds < 0 || *rounds > MaxRounds {
-			return kind.Plan{}, fmt.Errorf("choices: -rounds %d out of range [0, %d]: %w", *rounds, MaxRounds, kind.ErrParam)
+		if rounds < 0 || rounds > MaxRounds {
+			return kind.Plan{}, kind.Paramf("choices", "{rounds} %d out of range [0, %d]", rounds, MaxRounds)
 		}
-		return plan(s, *c, *rounds, t)
+		return plan(s, c, rounds, t)
 	}
 }
 

@@ -1,7 +1,6 @@
 package counting
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"strings"
@@ -21,28 +20,31 @@ func init() {
 		Summary: "counting Bloom filter: a w-bit counter per position instead of a bit, so keys can be removed (000 §2.1, 004 §9)",
 		Order:   30, Format: format.KindCounting, Decode: kind.Decoded(decode),
 		FPRMethod: "fill^k with fill the fraction of nonzero counters (the product of the subarrays' fills for a partitioned scheme), with the pair floor of double hashing (exact for a small filter)",
-		Options:   kindOptions,
-		Describe:  describe,
-		Combine:   kind.Merge[*Filter](),
+		Options: []kind.Option{
+			{Name: "scheme", Type: kind.String, Default: hashing.DefaultScheme.String(), Usage: "index scheme: " + schemeNames()},
+			{Name: "counter-bits", Type: kind.Int, Default: DefaultCounterBits, Usage: "counter width in bits: 2, 4, 8, 16 or 32"},
+		},
+		Plan:     kindPlanner,
+		Describe: describe,
+		Combine:  kind.Merge[*Filter](),
 	})
 }
 
 // counterBits lists the counter widths, as -counter-bits takes them.
 var counterBits = []int{2, 4, 8, 16, 32}
 
-// kindOptions declares -scheme and -counter-bits and plans with them.
-func kindOptions(fs *flag.FlagSet) kind.Planner {
-	schemeName := fs.String("scheme", hashing.DefaultScheme.String(), "index scheme: "+schemeNames())
-	w := fs.Int("counter-bits", DefaultCounterBits, "counter width in bits: 2, 4, 8, 16 or 32")
+// kindPlanner plans with the options scheme and counter-bits.
+func kindPlanner(v *kind.Values) kind.Planner {
+	schemeName, w := v.String("scheme"), v.Int("counter-bits")
 	return func(t kind.Target) (kind.Plan, error) {
-		s, err := hashing.ParseScheme(*schemeName)
+		s, err := hashing.ParseScheme(schemeName)
 		if err != nil {
-			return kind.Plan{}, fmt.Errorf("counting: unknown -scheme %q (want one of %s): %w", *schemeName, schemeNames(), kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("counting", "unknown {scheme} %q (want one of %s)", schemeName, schemeNames())
 		}
-		if checkBits(*w) != nil {
-			return kind.Plan{}, fmt.Errorf("counting: -counter-bits %d is not one of 2, 4, 8, 16, 32: %w", *w, kind.ErrParam)
+		if checkBits(w) != nil {
+			return kind.Plan{}, kind.Paramf("counting", "{counter-bits} %d is not one of 2, 4, 8, 16, 32", w)
 		}
-		return plan(s, *w, t)
+		return plan(s, w, t)
 	}
 }
 

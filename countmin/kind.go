@@ -1,7 +1,6 @@
 package countmin
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -16,12 +15,20 @@ var _ kind.Filter = (*Sketch)(nil)
 
 func init() {
 	kind.Register(kind.Spec{
-		Name:      "countmin",
-		Summary:   "Count-Min sketch: d rows of w counters, estimates within εN with probability 1 − δ; rows g_i = h1 + i·h2 (001 §7); bit for bit RedisBloom's CMS.* in the redisbloom profile",
-		Order:     80,
-		Format:    format.KindCountMin,
-		Decode:    kind.Decoded(decode),
-		Options:   options,
+		Name:    "countmin",
+		Summary: "Count-Min sketch: d rows of w counters, estimates within εN with probability 1 − δ; rows g_i = h1 + i·h2 (001 §7); bit for bit RedisBloom's CMS.* in the redisbloom profile",
+		Order:   80,
+		Format:  format.KindCountMin,
+		Decode:  kind.Decoded(decode),
+		Options: []kind.Option{
+			{Name: "profile", Type: kind.String, Default: "bloomlab", Usage: "bloomlab (xxh3-128 rows, 64-bit counters) or redisbloom (bit for bit RedisBloom's CMS.*: " +
+				"MurmurHash2 rows, 32-bit counters; -m and -k as CMS.INITBYDIM's width and depth, -eps and -delta as CMS.INITBYPROB's; -seed 0 only)"},
+			{Name: "eps", Type: kind.Float, Default: 0.0, Usage: "size by the error bound: estimates within eps·N (w = ⌈e/eps⌉); with -delta, instead of -fpr, -bits-per-key or -m/-k"},
+			{Name: "delta", Type: kind.Float, Default: 0.0, Usage: "size by the error bound: with probability 1 − delta (d = ⌈ln(1/delta)⌉); with -eps"},
+			{Name: "scheme", Type: kind.String, Default: hashing.Double.String(), Usage: "row hashes: double (g_i = h1 + i·h2, 001), enhanced or independent"},
+			{Name: "conservative", Type: kind.Bool, Default: false, Usage: "conservative update (Estan and Varghese): additions only, estimates never larger"},
+		},
+		Plan:      rowPlanner,
 		FPRMethod: "Π over rows of the fraction of nonzero counters, from the counters; two-hash rows add their pair floor (exact for a small sketch)",
 		Describe:  describe,
 		Combine:   kind.Merge[*Sketch](),
@@ -33,34 +40,30 @@ var rowSchemes = []hashing.Scheme{hashing.Double, hashing.Enhanced, hashing.Inde
 
 // options declares -profile, -eps, -delta, -scheme and -conservative and
 // plans with them.
-func options(fs *flag.FlagSet) kind.Planner {
-	profile := fs.String("profile", "bloomlab", "bloomlab (xxh3-128 rows, 64-bit counters) or redisbloom (bit for bit RedisBloom's CMS.*: "+
-		"MurmurHash2 rows, 32-bit counters; -m and -k as CMS.INITBYDIM's width and depth, -eps and -delta as CMS.INITBYPROB's; -seed 0 only)")
-	eps := fs.Float64("eps", 0, "size by the error bound: estimates within eps·N (w = ⌈e/eps⌉); with -delta, instead of -fpr, -bits-per-key or -m/-k")
-	delta := fs.Float64("delta", 0, "size by the error bound: with probability 1 − delta (d = ⌈ln(1/delta)⌉); with -eps")
-	schemeName := fs.String("scheme", hashing.Double.String(), "row hashes: double (g_i = h1 + i·h2, 001), enhanced or independent")
-	conservative := fs.Bool("conservative", false, "conservative update (Estan and Varghese): additions only, estimates never larger")
+func rowPlanner(v *kind.Values) kind.Planner {
+	profile, schemeName, conservative := v.String("profile"), v.String("scheme"), v.Bool("conservative")
+	eps, delta := v.Float("eps"), v.Float("delta")
 	return func(t kind.Target) (kind.Plan, error) {
-		p, err := ParseProfile(*profile)
+		p, err := ParseProfile(profile)
 		if err != nil {
 			return kind.Plan{}, err
 		}
 		if p == RedisBloom {
 			switch {
-			case *schemeName != hashing.Double.String():
-				return kind.Plan{}, fmt.Errorf("countmin: the redisbloom profile's rows are MurmurHash2 with seeds 0, 1, …; -scheme %s does not apply: %w", *schemeName, ErrParam)
-			case *conservative:
-				return kind.Plan{}, fmt.Errorf("countmin: the redisbloom profile updates every row (RedisBloom has no conservative update); -conservative does not apply: %w", ErrParam)
+			case schemeName != hashing.Double.String():
+				return kind.Plan{}, kind.Paramf("countmin", "the redisbloom profile's rows are MurmurHash2 with seeds 0, 1, …; {scheme} %s does not apply", schemeName)
+			case conservative:
+				return kind.Plan{}, kind.Paramf("countmin", "the redisbloom profile updates every row (RedisBloom has no conservative update); {conservative} does not apply")
 			case t.Seed != 0:
-				return kind.Plan{}, fmt.Errorf("countmin: the redisbloom profile has no seed (RedisBloom's rows have seeds 0 … d − 1); -seed %d: %w", t.Seed, ErrParam)
+				return kind.Plan{}, kind.Paramf("countmin", "the redisbloom profile has no seed (RedisBloom's rows have seeds 0 … d − 1); {seed} %d", t.Seed)
 			}
-			return planRedis(*eps, *delta, t)
+			return planRedis(eps, delta, t)
 		}
-		s, err := hashing.ParseScheme(*schemeName)
+		s, err := hashing.ParseScheme(schemeName)
 		if err != nil || !slices.Contains(rowSchemes, s) {
-			return kind.Plan{}, fmt.Errorf("countmin: unknown -scheme %q (want double, enhanced or independent): %w", *schemeName, kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("countmin", "unknown {scheme} %q (want double, enhanced or independent)", schemeName)
 		}
-		return plan(Config{Scheme: s, Conservative: *conservative, Seed: t.Seed}, *eps, *delta, t)
+		return plan(Config{Scheme: s, Conservative: conservative, Seed: t.Seed}, eps, delta, t)
 	}
 }
 
@@ -71,11 +74,11 @@ func plan(cfg Config, eps, delta float64, t kind.Target) (kind.Plan, error) {
 	switch {
 	case eps != 0 || delta != 0:
 		if t.FPR != 0 || t.BitsPerKey != 0 || t.M != 0 || t.K != 0 {
-			return kind.Plan{}, fmt.Errorf("countmin: give -eps and -delta, or one of -fpr, -bits-per-key or -m with -k, not both: %w", kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("countmin", "give {eps} and {delta}, or one of {fpr}, {bits-per-key} or {m} with {k}, not both")
 		}
 		cfg.Width, cfg.Depth, err = Dimensions(eps, delta)
 	case t.FPR == 0 && t.BitsPerKey == 0 && t.M == 0 && t.K == 0:
-		return kind.Plan{}, fmt.Errorf("countmin: give -eps with -delta, -fpr or -bits-per-key with -n, or -m (width) with -k (depth): %w", kind.ErrParam)
+		return kind.Plan{}, kind.Paramf("countmin", "give {eps} with {delta}, {fpr} or {bits-per-key} with {n}, or {m} (width) with {k} (depth)")
 	case t.Explicit() || t.K != 0:
 		if err = sizing.Check("countmin", t); err == nil {
 			cfg.Width, cfg.Depth = t.M, t.K
@@ -134,16 +137,16 @@ func planRedis(eps, delta float64, t kind.Target) (kind.Plan, error) {
 	switch {
 	case eps != 0 || delta != 0:
 		if t.FPR != 0 || t.BitsPerKey != 0 || t.M != 0 || t.K != 0 {
-			return kind.Plan{}, fmt.Errorf("countmin: give -eps and -delta, or one of -fpr, -bits-per-key or -m with -k, not both: %w", kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("countmin", "give {eps} and {delta}, or one of {fpr}, {bits-per-key} or {m} with {k}, not both")
 		}
 		w, d, err = RedisDimensions(eps, delta)
 	case t.M != 0 || t.K != 0:
 		if t.FPR != 0 || t.BitsPerKey != 0 || t.M == 0 || t.K == 0 {
-			return kind.Plan{}, fmt.Errorf("countmin: give -m (width) with -k (depth), or one of -eps with -delta, -fpr or -bits-per-key: %w", kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("countmin", "give {m} (width) with {k} (depth), or one of {eps} with {delta}, {fpr} or {bits-per-key}")
 		}
 		w, d = t.M, t.K
 	case t.FPR == 0 && t.BitsPerKey == 0:
-		return kind.Plan{}, fmt.Errorf("countmin: give -m (width) with -k (depth), -eps with -delta, or -fpr or -bits-per-key with -n: %w", kind.ErrParam)
+		return kind.Plan{}, kind.Paramf("countmin", "give {m} (width) with {k} (depth), {eps} with {delta}, or {fpr} or {bits-per-key} with {n}")
 	case t.FPR != 0:
 		if err = sizing.Check("countmin", t); err == nil {
 			w, d, err = DimensionsFPRScheme(hashing.Independent, t.N, t.FPR)

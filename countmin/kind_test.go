@@ -3,7 +3,6 @@ package countmin
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"math"
 	"reflect"
 	"strings"
@@ -120,12 +119,11 @@ func planner(t *testing.T, args ...string) kind.Planner {
 	if !ok {
 		t.Fatal("countmin not registered")
 	}
-	fs := flag.NewFlagSet("countmin", flag.ContinueOnError)
-	p := spec.Options(fs)
-	if err := fs.Parse(args); err != nil {
+	v := spec.Defaults()
+	if err := v.ParseArgs(args); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return spec.Planner(v)
 }
 
 func TestKind(t *testing.T) {

@@ -30,7 +30,7 @@ func TestDuplicatesBounded(t *testing.T) {
 		added := uint64(0)
 		var refused error
 		for i := 0; i < 200 && refused == nil; i++ {
-			d := f.HashString("same")
+			d := f.hashString("same")
 			if err := f.TryAddHash(d); err == nil {
 				added++
 				continue
@@ -186,7 +186,7 @@ func TestExtremeSizes(t *testing.T) {
 		bs, exp  int
 	}{
 		{1<<63 + 1, 1, 1}, {1<<64 - 1, 1, 1}, {1<<64 - 1, 2, 1}, {1 << 50, 1, 1},
-		{1000, 2, MaxExpansion + 1}, {1000, 2, 1 << 31}, {1000, 2, -1}, {1000, 2, 1<<63 - 1},
+		{1000, 2, maxExpansion + 1}, {1000, 2, 1 << 31}, {1000, 2, -1}, {1000, 2, 1<<63 - 1},
 	} {
 		if _, err := NewRedisBloom(c.capacity, c.bs, 20, c.exp); !errors.Is(err, ErrParam) {
 			t.Errorf("NewRedisBloom(%d, %d, 20, %d): %v", c.capacity, c.bs, c.exp, err)
@@ -195,16 +195,16 @@ func TestExtremeSizes(t *testing.T) {
 			t.Errorf("New(RedisBloom %d, %d, %d): %v", c.capacity, c.bs, c.exp, err)
 		}
 	}
-	for _, exp := range []int{MaxExpansion + 1, 1 << 31, 3, -2} {
+	for _, exp := range []int{maxExpansion + 1, 1 << 31, 3, -2} {
 		if _, err := New(Config{Capacity: 1000, Expansion: exp}); !errors.Is(err, ErrParam) {
 			t.Errorf("New(Expansion %d): %v", exp, err)
 		}
 	}
 	// Growth at the largest expansion, with no budget: refused at 2^48
 	// bits, nothing allocated.
-	f := must(NewRedisBloom(1<<20, 1, 1, MaxExpansion))
+	f := must(NewRedisBloom(1<<20, 1, 1, maxExpansion))
 	f.SetMaxBits(0)
-	f.subs = append(f.subs, sub{m: f.m0 * MaxExpansion}) // pretend: no bytes
+	f.subs = append(f.subs, sub{m: f.m0 * maxExpansion}) // pretend: no bytes
 	if _, err := f.NextSubFilterBits(); !errors.Is(err, ErrCannotGrow) {
 		t.Errorf("a sub-filter of 2^50 buckets: %v", err)
 	}

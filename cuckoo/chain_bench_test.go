@@ -14,7 +14,7 @@ func BenchmarkRedisBloomChain(b *testing.B) {
 	for _, n := range []int{5_000, 40_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
-				f, err := NewRedisBloom(2, 1, RedisDefaultMaxIterations, 1)
+				f, err := NewRedisBloom(2, 1, 20, 1) // MAXITERATIONS 20, RedisBloom's default
 				if err != nil {
 					b.Fatal(err)
 				}

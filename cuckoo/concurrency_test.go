@@ -27,7 +27,7 @@ func TestConcurrentReads(t *testing.T) {
 					switch i % 50 {
 					case 0:
 						_ = f.EstimatedFPR()
-						_ = f.Stats()
+						_ = f.stats()
 					case 1:
 						var b bytes.Buffer
 						if _, err := f.WriteTo(&b); err != nil {

@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"errors"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/redisbloom"
 	"math"
 	"math/bits"
 	"sync"
@@ -67,53 +68,52 @@ func ParseProfile(name string) (Profile, error) {
 	return 0, fmt.Errorf("cuckoo: unknown profile %q (want bloomlab or redisbloom): %w", name, ErrParam)
 }
 
+// DefaultFPR is the target rate when none is given.
+const DefaultFPR = 0.01
+
+// NoMaxBits as Config.MaxBits removes the memory budget, the default
+// included (as SetMaxBits(0) does): growth is then bounded only by 2^48
+// bits per sub-filter and 65535 sub-filters.
+const NoMaxBits = math.MaxUint64
+
 // Defaults and limits.
 const (
-	// DefaultBucketSize is the bloomlab profile's slots per bucket (CF §5.1:
+	// defaultBucketSize is the bloomlab profile's slots per bucket (CF §5.1:
 	// 95% load, the best bits per key for rates above 0.00001).
-	DefaultBucketSize = 4
-	// DefaultMaxKicks is the bloomlab profile's relocation budget (CF §5.1).
-	DefaultMaxKicks = 500
-	// DefaultFPR is the target rate when none is given.
-	DefaultFPR = 0.01
-	// MaxKicks bounds the relocation budget of both profiles (RedisBloom's
-	// CF_MAX_ITERATIONS).
-	MaxKicks = 65535
-	// MinFingerprintBits and MaxFingerprintBits bound f (bloomlab).
-	MinFingerprintBits = 4
-	MaxFingerprintBits = 32
-	// MaxBits bounds one sub-filter's table: 2^48 bits.
-	MaxBits = 1 << 48
-	// MaxSubFilters bounds the sub-filters of a growing filter (RedisBloom's
-	// CF_MAX_NUM_FILTERS). RedisBloom's CF.ADD and CF.INSERT refuse to add
-	// to a filter of RedisMaxFilters or more.
-	MaxSubFilters = 65535
-	// RedisMaxFilters is RedisBloom's CFMaxExpansions: CF.ADD and CF.INSERT
-	// reply "Maximum expansions reached" to a filter of this many
-	// sub-filters (a check of the command, not of the filter).
-	RedisMaxFilters = 32
-	// MaxExpansion bounds the expansion (RedisBloom's CF_MAX_EXPANSION).
-	MaxExpansion = 32768
-	// RedisDefaultBucketSize, RedisDefaultMaxIterations,
-	// RedisDefaultExpansion and RedisDefaultCapacity are CF.RESERVE's and
-	// CF.ADD's defaults.
-	RedisDefaultBucketSize    = 2
-	RedisDefaultMaxIterations = 20
-	RedisDefaultExpansion     = 1
-	RedisDefaultCapacity      = 1024
-	// RedisMaxBucketSize is RedisBloom's CF_MAX_BUCKET_SIZE.
-	RedisMaxBucketSize = 255
-	// DefaultMaxGrowth and DefaultMinMaxBits make the default memory
+	defaultBucketSize = 4
+	// defaultMaxKicks is the bloomlab profile's relocation budget (CF §5.1).
+	defaultMaxKicks = 500
+	// maxKicksLimit bounds the relocation budget of both profiles
+	// (RedisBloom's CF_MAX_ITERATIONS).
+	maxKicksLimit = redisbloom.CFMaxIterations
+	// minFingerprintBits and maxFingerprintBits bound f (bloomlab).
+	minFingerprintBits = 4
+	maxFingerprintBits = 32
+	// maxTableBits bounds one sub-filter's table: 2^48 bits.
+	maxTableBits = 1 << 48
+	// maxSubFilters bounds the sub-filters of a growing filter
+	// (RedisBloom's CF_MAX_NUM_FILTERS). RedisBloom's CF.ADD and
+	// CF.INSERT refuse to add to a filter of redisMaxFilters or more.
+	maxSubFilters = redisbloom.CFMaxNumFilters
+	// redisMaxFilters is RedisBloom's CFMaxExpansions.
+	redisMaxFilters = redisbloom.CFMaxExpansions
+	// maxExpansion bounds the expansion (RedisBloom's CF_MAX_EXPANSION).
+	maxExpansion = redisbloom.CFMaxExpansion
+	// CF.RESERVE's and CF.ADD's defaults, which a RedisBloom-profile
+	// Config's zero fields take.
+	redisDefaultBucketSize    = redisbloom.CFDefaultBucketSize
+	redisDefaultMaxIterations = redisbloom.CFDefaultMaxIterations
+	redisDefaultExpansion     = redisbloom.CFDefaultExpansion
+	redisDefaultCapacity      = redisbloom.CFDefaultCapacity
+	// redisMaxBucketSize is RedisBloom's CF_MAX_BUCKET_SIZE.
+	redisMaxBucketSize = redisbloom.CFMaxBucketSize
+	// defaultMaxGrowth and defaultMinMaxBits make the default memory
 	// budget of a filter given none (Config.MaxBits 0, DefaultMaxBits):
-	// its tables may take DefaultMaxGrowth times its first sub-filter's
-	// bits or DefaultMinMaxBits (2^30 bits, 128 MiB), whichever is
+	// its tables may take defaultMaxGrowth times its first sub-filter's
+	// bits or defaultMinMaxBits (2^30 bits, 128 MiB), whichever is
 	// larger, but at most half the memory the process may use.
-	DefaultMaxGrowth  = 1024
-	DefaultMinMaxBits = 1 << 30
-	// NoMaxBits as Config.MaxBits removes the memory budget, the default
-	// included (as SetMaxBits(0) does): growth is then bounded only by
-	// MaxBits per sub-filter and MaxSubFilters.
-	NoMaxBits = math.MaxUint64
+	defaultMaxGrowth  = 1024
+	defaultMinMaxBits = 1 << 30
 )
 
 // Config describes a filter. Zero fields take the documented defaults,
@@ -213,13 +213,13 @@ func New(c Config) (*Filter, error) {
 		}
 		bs, mi := c.BucketSize, c.MaxKicks
 		if bs == 0 {
-			bs = RedisDefaultBucketSize
+			bs = redisDefaultBucketSize
 		}
 		if mi == 0 {
-			mi = RedisDefaultMaxIterations
+			mi = redisDefaultMaxIterations
 		}
-		if bs >= 1 && bs <= RedisMaxBucketSize {
-			if nb := redisBuckets(c.Capacity, bs); nb != 0 && nb <= MaxBits/8/uint64(bs) {
+		if bs >= 1 && bs <= redisMaxBucketSize {
+			if nb := redisBuckets(c.Capacity, bs); nb != 0 && nb <= maxTableBits/8/uint64(bs) {
 				if err := checkMaxBits(c.MaxBits, nb*8*uint64(bs)); err != nil {
 					return nil, err
 				}
@@ -261,7 +261,7 @@ func NewWithEstimates(n uint64, fpr float64, seed uint64) (*Filter, error) {
 // NewWithBitsPerKey returns a bloomlab-profile filter for n keys using at
 // most bitsPerKey·n bits (PlanBitsPerKey). seed is the base hash seed.
 func NewWithBitsPerKey(n uint64, bitsPerKey float64, seed uint64) (*Filter, error) {
-	p, err := PlanBitsPerKey(n, bitsPerKey, Config{Seed: seed})
+	p, err := planBitsPerKey(n, bitsPerKey, Config{Seed: seed})
 	if err != nil {
 		return nil, err
 	}
@@ -359,8 +359,8 @@ func (f *Filter) DefaultMaxBits() uint64 {
 	if len(f.subs) == 0 {
 		return 0
 	}
-	d := uint64(DefaultMinMaxBits)
-	if hi, g := bits.Mul64(f.m0*f.lay.bucketBits, DefaultMaxGrowth); hi != 0 {
+	d := uint64(defaultMinMaxBits)
+	if hi, g := bits.Mul64(f.m0*f.lay.bucketBits, defaultMaxGrowth); hi != 0 {
 		d = math.MaxUint64
 	} else {
 		d = max(d, g)
@@ -437,7 +437,7 @@ func (f *Filter) Hash(key []byte) hashing.Digest {
 }
 
 // HashString is Hash of a string key.
-func (f *Filter) HashString(key string) hashing.Digest {
+func (f *Filter) hashString(key string) hashing.Digest {
 	if f.profile == RedisBloom {
 		return hashing.Digest{H1: hashing.MurmurHash64A([]byte(key), 0)}
 	}
@@ -454,7 +454,7 @@ func (f *Filter) Contains(key []byte) bool {
 }
 
 // ContainsString is Contains of a string key.
-func (f *Filter) ContainsString(key string) bool { return f.ContainsHash(f.HashString(key)) }
+func (f *Filter) ContainsString(key string) bool { return f.ContainsHash(f.hashString(key)) }
 
 // ContainsHash is Contains of a key hashed by Hash.
 func (f *Filter) ContainsHash(d hashing.Digest) bool {
@@ -476,7 +476,7 @@ func (f *Filter) ContainsHash(d hashing.Digest) bool {
 func (f *Filter) Add(key []byte) error { return f.AddHash(f.Hash(key)) }
 
 // AddString is Add of a string key.
-func (f *Filter) AddString(key string) error { return f.AddHash(f.HashString(key)) }
+func (f *Filter) AddString(key string) error { return f.AddHash(f.hashString(key)) }
 
 // AddHash is Add of a key hashed by Hash.
 func (f *Filter) AddHash(d hashing.Digest) error {
@@ -503,12 +503,12 @@ func (f *Filter) addHash(d hashing.Digest, mayGrow bool) error {
 // AddUnique inserts key unless the filter already reports it present
 // (CF.ADDNX, CF.INSERTNX): added is false, and nothing changes, for a key
 // that may be present. Errors as for Add.
-func (f *Filter) AddUnique(key []byte) (added bool, err error) {
-	return f.AddUniqueHash(f.Hash(key))
+func (f *Filter) addUnique(key []byte) (added bool, err error) {
+	return f.addUniqueHash(f.Hash(key))
 }
 
 // AddUniqueHash is AddUnique of a key hashed by Hash.
-func (f *Filter) AddUniqueHash(d hashing.Digest) (added bool, err error) {
+func (f *Filter) addUniqueHash(d hashing.Digest) (added bool, err error) {
 	if f.lay.mode == 0 {
 		return false, errZero
 	}
@@ -526,10 +526,10 @@ func (f *Filter) AddUniqueHash(d hashing.Digest) (added bool, err error) {
 // not deleted, more when other keys share its fingerprint and buckets.
 // The RedisBloom profile counts, as RedisBloom does, a bucket twice when a
 // key's two buckets are one.
-func (f *Filter) Count(key []byte) uint64 { return f.CountHash(f.Hash(key)) }
+func (f *Filter) Count(key []byte) uint64 { return f.countHash(f.Hash(key)) }
 
 // CountHash is Count of a key hashed by Hash.
-func (f *Filter) CountHash(d hashing.Digest) uint64 {
+func (f *Filter) countHash(d hashing.Digest) uint64 {
 	switch f.lay.mode {
 	case modePlain, modeWide, modeSemi:
 		return f.count(d)

@@ -85,7 +85,7 @@ func TestNoFalseNegatives(t *testing.T) {
 						var err error
 						if x == 1 {
 							var ok bool
-							ok, err = f.AddUnique(key(k))
+							ok, err = f.addUnique(key(k))
 							if err == nil && !ok {
 								if !before.Equal(f) {
 									t.Fatal("AddUnique of a present key changed the filter")
@@ -141,7 +141,7 @@ func TestNoFalseNegatives(t *testing.T) {
 				}
 				// Compaction and a round trip keep every key.
 				f.Compact()
-				g := must(Unmarshal(must(f.MarshalBinary())))
+				g := must(unmarshal(must(f.MarshalBinary())))
 				for k := range held {
 					if !f.Contains(key(k)) || !g.Contains(key(k)) {
 						t.Fatalf("false negative for key %d after Compact / round trip", k)
@@ -318,7 +318,7 @@ func TestHashForms(t *testing.T) {
 	for _, c := range configs {
 		f := c.new()
 		_ = f.AddString("abc")
-		if !f.Contains([]byte("abc")) || !f.ContainsString("abc") || !f.ContainsHash(f.HashString("abc")) || f.Hash([]byte("abc")) != f.HashString("abc") {
+		if !f.Contains([]byte("abc")) || !f.ContainsString("abc") || !f.ContainsHash(f.hashString("abc")) || f.Hash([]byte("abc")) != f.hashString("abc") {
 			t.Fatalf("%s: forms disagree", c.name)
 		}
 		if f.profile == RedisBloom && f.Hash([]byte("abc")).H1 != hashing.MurmurHash64A([]byte("abc"), 0) {

@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"io"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
@@ -37,7 +38,7 @@ import (
 const (
 	headerSize = 38
 	// DefaultChunkSize is RedisBloom's largest SCANDUMP piece (16 MiB).
-	DefaultChunkSize = blrd.DefaultChunkSize
+	defaultChunkSize = blrd.DefaultChunkSize
 )
 
 // Chunk is one CF.SCANDUMP reply: the iterator returned with the data,
@@ -51,7 +52,7 @@ func (f *Filter) checkRedis() error {
 		return errZero
 	}
 	if f.profile != RedisBloom {
-		return fmt.Errorf("cuckoo: a %v-profile filter has no RedisBloom dump: build it with the RedisBloom profile (-profile redisbloom): %w", f.profile, ErrParam)
+		return kind.Paramf("cuckoo", "a %v-profile filter has no RedisBloom dump: build it with the RedisBloom profile ({profile} redisbloom)", f.profile)
 	}
 	return nil
 }
@@ -100,7 +101,7 @@ func (f *Filter) ScanDump(iter int64, maxChunk int) (next int64, data []byte, er
 // copied, and the next iterator; nil past the end.
 func (f *Filter) chunkAt(iter int64, maxChunk int) (int64, []byte) {
 	if maxChunk <= 0 {
-		maxChunk = DefaultChunkSize
+		maxChunk = defaultChunkSize
 	}
 	offset := uint64(iter - 1)
 	for i := range f.subs {
@@ -151,16 +152,16 @@ func parseHeader(h []byte) (*Filter, error) {
 	mi := int(binary.LittleEndian.Uint16(h[34:]))
 	exp := uint64(binary.LittleEndian.Uint16(h[36:]))
 	switch {
-	case bs < 1 || bs > RedisMaxBucketSize:
+	case bs < 1 || bs > redisMaxBucketSize:
 		return nil, badDump("bucket size %d, want 1 … 255", bs)
-	case nb == 0 || nb&(nb-1) != 0 || nb > MaxBits/8/bs:
+	case nb == 0 || nb&(nb-1) != 0 || nb > maxTableBits/8/bs:
 		return nil, badDump("%d buckets, want a power of two with at most 2^48 bits of buckets", nb)
-	case nf < 1 || nf > MaxSubFilters:
-		return nil, badDump("%d sub-filters, want 1 … %d", nf, MaxSubFilters)
+	case nf < 1 || nf > maxSubFilters:
+		return nil, badDump("%d sub-filters, want 1 … %d", nf, maxSubFilters)
 	case mi < 1:
 		return nil, badDump("max iterations 0")
-	case exp > MaxExpansion || exp&(exp-1) != 0:
-		return nil, badDump("expansion %d, want 0 or a power of two up to %d (other values make sub-filters whose buckets are not powers of two, and lose keys)", exp, MaxExpansion)
+	case exp > maxExpansion || exp&(exp-1) != 0:
+		return nil, badDump("expansion %d, want 0 or a power of two up to %d (other values make sub-filters whose buckets are not powers of two, and lose keys)", exp, maxExpansion)
 	case exp == 0 && nf > 1:
 		return nil, badDump("expansion 0 with %d sub-filters", nf)
 	}
@@ -171,7 +172,7 @@ func parseHeader(h []byte) (*Filter, error) {
 	m := nb
 	for i := range f.subs {
 		if i > 0 {
-			if m > MaxBits/8/bs/exp {
+			if m > maxTableBits/8/bs/exp {
 				return nil, badDump("sub-filter %d would have more than 2^48 bits", i)
 			}
 			m *= exp

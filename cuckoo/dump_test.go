@@ -36,7 +36,7 @@ func TestScanDump(t *testing.T) {
 		t.Fatalf("header: %d %x %v", it, hdr, err)
 	}
 	var sizes []int // 16, 32, 64, … buckets of 2 bytes
-	for _, s := range f.Stats() {
+	for _, s := range f.stats() {
 		sizes = append(sizes, int(s.Buckets)*2)
 	}
 	if sizes[0] != 32 || sizes[1] != 64 {
@@ -178,18 +178,18 @@ func TestFraming(t *testing.T) {
 	}
 	data := bytes.Clone(buf.Bytes())
 	buf.WriteString("next")
-	if g, err := ReadRedisBloom(&buf); err != nil || !g.Equal(f) || buf.String() != "next" {
+	if g, err := readRedisBloom(&buf); err != nil || !g.Equal(f) || buf.String() != "next" {
 		t.Fatalf("read back: %v", err)
 	}
 	for i := 0; i < len(data); i++ {
-		if _, err := ReadRedisBloom(bytes.NewReader(data[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
+		if _, err := readRedisBloom(bytes.NewReader(data[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("truncated at %d: %v", i, err)
 		}
 	}
 	for i := range data {
 		b := bytes.Clone(data)
 		b[i] ^= 4
-		if _, err := ReadRedisBloom(bytes.NewReader(b)); !errors.Is(err, format.ErrFormat) {
+		if _, err := readRedisBloom(bytes.NewReader(b)); !errors.Is(err, format.ErrFormat) {
 			t.Fatalf("byte %d changed: %v", i, err)
 		}
 	}
@@ -250,7 +250,7 @@ func FuzzReadRedisBloom(f *testing.F) {
 	must(must(LoadChunks(must(grown(f).Dump(16)))).WriteRedisBloom(&buf, 16)) // version 1
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := ReadRedisBloom(bytes.NewReader(data))
+		g, err := readRedisBloom(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -258,7 +258,7 @@ func FuzzReadRedisBloom(f *testing.F) {
 		if _, err := g.WriteRedisBloom(&out, 0); err != nil {
 			t.Fatal(err)
 		}
-		h, err := ReadRedisBloom(&out)
+		h, err := readRedisBloom(&out)
 		if err != nil || !h.Equal(g) || h.Capacity() != g.Capacity() {
 			t.Fatalf("re-read: %v", err)
 		}

@@ -136,7 +136,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // Unmarshal decodes a filter from data, which must hold exactly one file.
-func Unmarshal(data []byte) (*Filter, error) { return format.Unmarshal(data, "cuckoo", decode) }
+func unmarshal(data []byte) (*Filter, error) { return format.Unmarshal(data, "cuckoo", decode) }
 
 // decode reads one cuckoo filter in the bloomlab file format from d
 // (Filter.ReadFrom, Unmarshal and bloomlab.ReadFrom are the public ways
@@ -168,10 +168,10 @@ func decode(d *format.Decoder) (*Filter, error) {
 		if f.lay, err = newLayout(b, fb, flags&flagSemi != 0); err != nil {
 			return nil, bad("%v", err)
 		}
-		if !ValidBuckets(m0) {
+		if !validBuckets(m0) {
 			return nil, bad("%d buckets is not a bucket count of the bloomlab profile", m0)
 		}
-		if m0 > MaxBits/f.lay.bucketBits {
+		if m0 > maxTableBits/f.lay.bucketBits {
 			return nil, bad("%d buckets of %d bits exceed 2^48 bits", m0, f.lay.bucketBits)
 		}
 		if capacity > m0*uint64(b) {
@@ -180,11 +180,11 @@ func decode(d *format.Decoder) (*Filter, error) {
 	case uint8(hashing.RedisBloom):
 		f.profile = RedisBloom
 		switch {
-		case b < 1 || b > RedisMaxBucketSize || fb != 8 || flags != 0:
+		case b < 1 || b > redisMaxBucketSize || fb != 8 || flags != 0:
 			return nil, bad("RedisBloom profile with bucket size %d, %d-bit fingerprints, flags %#x", b, fb, flags)
 		case d.Header.Seed != 0:
 			return nil, bad("RedisBloom profile with seed %d (must be 0)", d.Header.Seed)
-		case m0 == 0 || m0&(m0-1) != 0 || m0 > MaxBits/8/uint64(b):
+		case m0 == 0 || m0&(m0-1) != 0 || m0 > maxTableBits/8/uint64(b):
 			return nil, bad("RedisBloom profile with %d buckets", m0)
 		}
 		if capacity >= (m0+1)*uint64(b) {
@@ -195,11 +195,11 @@ func decode(d *format.Decoder) (*Filter, error) {
 		return nil, bad("scheme %d (want 0, bloomlab, or 64, RedisBloom)", d.Header.Scheme)
 	}
 	switch {
-	case kicks < 1 || kicks > MaxKicks:
-		return nil, bad("max kicks %d out of range [1, %d]", kicks, MaxKicks)
-	case exp > MaxExpansion || exp&(exp-1) != 0:
-		return nil, bad("expansion %d, want 0 or a power of two up to %d", exp, MaxExpansion)
-	case nsub < 1 || nsub > MaxSubFilters || exp == 0 && nsub > 1:
+	case kicks < 1 || kicks > maxKicksLimit:
+		return nil, bad("max kicks %d out of range [1, %d]", kicks, maxKicksLimit)
+	case exp > maxExpansion || exp&(exp-1) != 0:
+		return nil, bad("expansion %d, want 0 or a power of two up to %d", exp, maxExpansion)
+	case nsub < 1 || nsub > maxSubFilters || exp == 0 && nsub > 1:
 		return nil, bad("%d sub-filters with expansion %d", nsub, exp)
 	}
 	// Every sub-filter's size, and the payload they need, before any is
@@ -210,7 +210,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 		m := m0
 		if i > 0 {
 			hi, lo := bits.Mul64(ms[i-1], exp)
-			if hi != 0 || lo > MaxBits/f.lay.bucketBits {
+			if hi != 0 || lo > maxTableBits/f.lay.bucketBits {
 				return nil, bad("sub-filter %d exceeds 2^48 bits", i)
 			}
 			m = lo

@@ -93,7 +93,7 @@ func TestRoundTrip(t *testing.T) {
 		if m, err := g.ReadFrom(&buf); err != nil || m != n || buf.String() != "tail" {
 			t.Fatalf("%s: ReadFrom %d, %v", c.name, m, err)
 		}
-		h := must(Unmarshal(must(f.MarshalBinary())))
+		h := must(unmarshal(must(f.MarshalBinary())))
 		if !g.Equal(f) || !h.Equal(f) || g.Capacity() != f.Capacity() {
 			t.Fatalf("%s: round trip differs", c.name)
 		}
@@ -107,7 +107,7 @@ func TestRoundTrip(t *testing.T) {
 			l := must(LoadChunks(chunks))
 			var fb bytes.Buffer
 			must(f.WriteRedisBloom(&fb, 33))
-			r := must(ReadRedisBloom(&fb))
+			r := must(readRedisBloom(&fb))
 			if !l.Equal(f) || !r.Equal(f) {
 				t.Fatalf("%s: dump round trip differs", c.name)
 			}
@@ -122,7 +122,7 @@ func TestCorruptInput(t *testing.T) {
 	for name, f := range goldenFilters() {
 		data := must(f.MarshalBinary())
 		for i := 0; i < len(data); i++ {
-			if _, err := Unmarshal(data[:i]); !errors.Is(err, format.ErrFormat) {
+			if _, err := unmarshal(data[:i]); !errors.Is(err, format.ErrFormat) {
 				t.Fatalf("%s truncated at %d: %v", name, i, err)
 			}
 		}
@@ -188,7 +188,7 @@ func TestHostileFiles(t *testing.T) {
 		binary.LittleEndian.PutUint32(b[p+19:], 60)
 	})
 	for name, b := range cases {
-		if _, err := Unmarshal(b); !errors.Is(err, format.ErrFormat) {
+		if _, err := unmarshal(b); !errors.Is(err, format.ErrFormat) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -201,7 +201,7 @@ func TestHostileFiles(t *testing.T) {
 	binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], crc32.MakeTable(crc32.Castagnoli)))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if _, err := Unmarshal(b); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if _, err := unmarshal(b); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("huge claim: %v", err)
 	}
 	runtime.ReadMemStats(&after)
@@ -215,7 +215,7 @@ func FuzzUnmarshal(f *testing.F) {
 		f.Add(must(g.MarshalBinary()))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := Unmarshal(data)
+		g, err := unmarshal(data)
 		if err != nil {
 			return
 		}
@@ -251,7 +251,7 @@ func TestRedisLoadAllocatedOnce(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	g, err := Unmarshal(data)
+	g, err := unmarshal(data)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)

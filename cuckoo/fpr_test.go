@@ -85,7 +85,7 @@ func TestFPR(t *testing.T) {
 		{Buckets: 1 << 13, FingerprintBits: 9, BucketSize: 8, Seed: 5},
 	} {
 		f := must(New(c))
-		n := int(DesignLoad(f.BucketSize()) * float64(f.Slots()))
+		n := int(designLoad(f.BucketSize()) * float64(f.Slots()))
 		for i := 0; i < n; i++ {
 			if err := f.Add(key(i)); err != nil {
 				t.Fatal(err)
@@ -108,8 +108,8 @@ func TestFPR(t *testing.T) {
 		if math.Abs(est-formula) > 0.03*formula || est > theory.FPCuckooBound(c.FingerprintBits, f.BucketSize()) {
 			t.Errorf("b = %d, f = %d: state %.5g, formula %.5g", f.BucketSize(), c.FingerprintBits, est, formula)
 		}
-		if math.Abs(f.FormulaFPR()-formula) > 1e-12 {
-			t.Errorf("FormulaFPR %v, theory %v", f.FormulaFPR(), formula)
+		if math.Abs(f.formulaFPR()-formula) > 1e-12 {
+			t.Errorf("FormulaFPR %v, theory %v", f.formulaFPR(), formula)
 		}
 	}
 }
@@ -137,7 +137,7 @@ func TestFPRRedisBloom(t *testing.T) {
 			fp++
 		}
 	}
-	est, formula := f.EstimatedFPR(), f.FormulaFPR()
+	est, formula := f.EstimatedFPR(), f.formulaFPR()
 	lo, hi := stats.BinomialQuantileBounds(uint64(q), est, 1e-6)
 	t.Logf("RedisBloom b = 2 at load %.3f: %d false positives in %d (%.5g), state %.5g, formula %.5g; region [%d, %d]", f.LoadFactor(), fp, q, float64(fp)/float64(q), est, formula, lo, hi)
 	if uint64(fp) < lo || uint64(fp) > hi || math.Abs(est-formula) > 0.05*formula {

@@ -47,7 +47,7 @@ func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
 // size, as in the bloomlab file), else unknown: Capacity then reports the
 // slots, as after CF.LOADCHUNK. Errors wrap format.ErrFormat (truncation
 // also io.ErrUnexpectedEOF).
-func ReadRedisBloom(r io.Reader) (*Filter, error) {
+func readRedisBloom(r io.Reader) (*Filter, error) {
 	var ld Loader
 	trailer, err := blrd.ReadFile(r, "cuckoo", &ld, func(n uint32) error {
 		if n != headerSize {

@@ -33,7 +33,7 @@ func TestFramingCapacity(t *testing.T) {
 		if v := binary.LittleEndian.Uint16(buf.Bytes()[4:]); v != 2 {
 			t.Errorf("capacity %d: written as version %d", f.Capacity(), v)
 		}
-		g, err := ReadRedisBloom(&buf)
+		g, err := readRedisBloom(&buf)
 		if err != nil {
 			t.Fatalf("capacity %d: %v", f.Capacity(), err)
 		}
@@ -51,7 +51,7 @@ func TestFramingCapacity(t *testing.T) {
 	if v := binary.LittleEndian.Uint16(buf.Bytes()[4:]); v != 1 {
 		t.Errorf("unknown capacity written as version %d", v)
 	}
-	if g := must(ReadRedisBloom(&buf)); !g.Equal(full) || g.Capacity() != g.Slots() || !strings.Contains(describeText(g), "capacity recorded false") {
+	if g := must(readRedisBloom(&buf)); !g.Equal(full) || g.Capacity() != g.Slots() || !strings.Contains(describeText(g), "capacity recorded false") {
 		t.Errorf("version 1: capacity %d; described as\n%s", g.Capacity(), describeText(g))
 	}
 	// A version-1 file written before version 2 existed.
@@ -59,7 +59,7 @@ func TestFramingCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ReadRedisBloom(bytes.NewReader(old))
+	g, err := readRedisBloom(bytes.NewReader(old))
 	if err != nil || !g.Equal(grown(t)) || g.Capacity() != g.Slots() {
 		t.Fatalf("golden version-1 file: %v", err)
 	}
@@ -87,7 +87,7 @@ func TestFramingTrailerRefused(t *testing.T) {
 		b := binary.LittleEndian.AppendUint32(bytes.Clone(body), uint32(len(trailer)))
 		b = append(b, trailer...)
 		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
-		if _, err := ReadRedisBloom(bytes.NewReader(b)); !errors.Is(err, format.ErrFormat) {
+		if _, err := readRedisBloom(bytes.NewReader(b)); !errors.Is(err, format.ErrFormat) {
 			t.Errorf("trailer %s: %v", name, err)
 		}
 	}
@@ -95,7 +95,7 @@ func TestFramingTrailerRefused(t *testing.T) {
 		b := binary.LittleEndian.AppendUint32(bytes.Clone(body), 8)
 		b = binary.LittleEndian.AppendUint64(b, c)
 		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
-		if g, err := ReadRedisBloom(bytes.NewReader(b)); err != nil || g.Capacity() != c {
+		if g, err := readRedisBloom(bytes.NewReader(b)); err != nil || g.Capacity() != c {
 			t.Errorf("capacity %d: %v", c, err)
 		}
 	}

@@ -1,10 +1,8 @@
 package cuckoo
 
 import (
-	"flag"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/format"
@@ -21,10 +19,21 @@ func init() {
 		Name: "cuckoo",
 		Summary: "cuckoo filter: f-bit fingerprints in buckets of b slots, two buckets per key, relocations on insert; " +
 			"removes and counts keys; at equal memory below a Bloom filter's rate from about 13 bits per key (semi-sorted: 9) (CF, CoNEXT 2014); bit for bit RedisBloom's CF.* in the redisbloom profile",
-		Order:     90,
-		Format:    format.KindCuckoo,
-		Decode:    kind.Decoded(decode),
-		Options:   options,
+		Order:  90,
+		Format: format.KindCuckoo,
+		Decode: kind.Decoded(decode),
+		Options: []kind.Option{
+			{Name: "profile", Type: kind.String, Default: "bloomlab", Usage: "bucket layout: bloomlab (xxh3-128, packed fingerprints, sized by -fpr or -bits-per-key) or " +
+				"redisbloom (bit for bit RedisBloom's CF filter of capacity -n, 8-bit fingerprints, for CF.LOADCHUNK and CF.SCANDUMP; -seed 0 only)"},
+			// No fixed default where it depends on the profile.
+			{Name: "bucket-size", Type: kind.Int, Usage: "slots per bucket: bloomlab 1, 2, 4 or 8 (default 4); redisbloom 1 … 255 (default 2, RedisBloom's BUCKETSIZE)"},
+			{Name: "fingerprint-bits", Type: kind.Int, Default: 0, Usage: "fingerprint bits f, 4 … 32 (bloomlab; 0: the shortest meeting -fpr at -n keys)"},
+			{Name: "max-kicks", Type: kind.Int, Usage: "relocations per insert before it fails, 1 … 65535 (default 500; redisbloom 20, RedisBloom's MAXITERATIONS)"},
+			{Name: "expansion", Type: kind.Int, Usage: "a full filter grows by a sub-filter of expansion^i times the first one's buckets: 0 (does not grow: a key that " +
+				"finds no room is refused) or a power of two up to 32768 (default 0; redisbloom 1, RedisBloom's EXPANSION, rounded up to a power of two)"},
+			{Name: "semisort", Type: kind.Bool, Default: false, Usage: "semi-sorted buckets (bloomlab, bucket size 4): one bit per entry less for the same rate (CF §5.2)"},
+		},
+		Plan:      planner,
 		FPRMethod: "exact rate of the state: the (bucket, fingerprint) queries that match, counted over every bucket's entries",
 		Describe:  describe,
 		Combine:   kind.Merge[*Filter](),
@@ -32,62 +41,31 @@ func init() {
 			"RedisBloom's CF.SCANDUMP chunks in a file (magic BLRD; docs/CUCKOO.md), for CF.LOADCHUNK: "+
 				"a filter built with -profile redisbloom, or one dumped from Redis",
 			// CF.SCANDUMP's header chunk is 38 bytes.
-			ReadRedisBloom, func(n uint32) bool { return n == headerSize })},
+			readRedisBloom, func(n uint32) bool { return n == headerSize })},
 	})
 }
 
-// optInt is an int flag that records whether it was set, so that its
-// default can depend on another flag (the profile).
-type optInt struct {
-	v   int
-	set bool
-}
-
-func (o *optInt) String() string {
-	if o == nil || !o.set {
-		return ""
-	}
-	return strconv.Itoa(o.v)
-}
-
-func (o *optInt) Set(s string) error {
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return err
-	}
-	o.v, o.set = v, true
-	return nil
-}
-
-// options declares the kind's build flags and plans with them.
-func options(fs *flag.FlagSet) kind.Planner {
-	profile := fs.String("profile", "bloomlab", "bucket layout: bloomlab (xxh3-128, packed fingerprints, sized by -fpr or -bits-per-key) or "+
-		"redisbloom (bit for bit RedisBloom's CF filter of capacity -n, 8-bit fingerprints, for CF.LOADCHUNK and CF.SCANDUMP; -seed 0 only)")
-	var bucketSize, kicks, expansion optInt
-	fs.Var(&bucketSize, "bucket-size", "slots per bucket: bloomlab 1, 2, 4 or 8 (default 4); redisbloom 1 … 255 (default 2, RedisBloom's BUCKETSIZE)")
-	fp := fs.Int("fingerprint-bits", 0, "fingerprint bits f, 4 … 32 (bloomlab; 0: the shortest meeting -fpr at -n keys)")
-	fs.Var(&kicks, "max-kicks", "relocations per insert before it fails, 1 … 65535 (default 500; redisbloom 20, RedisBloom's MAXITERATIONS)")
-	fs.Var(&expansion, "expansion", "a full filter grows by a sub-filter of expansion^i times the first one's buckets: 0 (does not grow: a key that "+
-		"finds no room is refused) or a power of two up to 32768 (default 0; redisbloom 1, RedisBloom's EXPANSION, rounded up to a power of two)")
-	semi := fs.Bool("semisort", false, "semi-sorted buckets (bloomlab, bucket size 4): one bit per entry less for the same rate (CF §5.2)")
+// planner plans with the kind's options; bucket-size, max-kicks and
+// expansion have no fixed default: the profile's applies where they are
+// not given.
+func planner(v *kind.Values) kind.Planner {
+	profile, fp, semi := v.String("profile"), v.Int("fingerprint-bits"), v.Bool("semisort")
+	bucketSize, kicks, expansion := v.Int("bucket-size"), v.Int("max-kicks"), v.Int("expansion")
 	return func(t kind.Target) (kind.Plan, error) {
-		p, err := ParseProfile(*profile)
+		p, err := ParseProfile(profile)
 		if err != nil {
 			return kind.Plan{}, err
 		}
-		c := Config{Profile: p, BucketSize: bucketSize.v, MaxKicks: kicks.v, Expansion: expansion.v, Semisort: *semi,
-			FingerprintBits: *fp, Seed: t.Seed}
-		for _, o := range []struct {
-			name string
-			v    optInt
-		}{{"bucket-size", bucketSize}, {"max-kicks", kicks}} {
-			if o.v.set && o.v.v < 1 {
-				return kind.Plan{}, fmt.Errorf("cuckoo: -%s %d: must be at least 1: %w", o.name, o.v.v, ErrParam)
+		c := Config{Profile: p, BucketSize: bucketSize, MaxKicks: kicks, Expansion: expansion, Semisort: semi,
+			FingerprintBits: fp, Seed: t.Seed}
+		for _, o := range []string{"bucket-size", "max-kicks"} {
+			if v.Given(o) && v.Int(o) < 1 {
+				return kind.Plan{}, kind.Paramf("cuckoo", "{%s} %d: must be at least 1", o, v.Int(o))
 			}
 		}
 		if p == RedisBloom {
-			if !expansion.set {
-				c.Expansion = RedisDefaultExpansion
+			if !v.Given("expansion") {
+				c.Expansion = redisDefaultExpansion
 			}
 			return planRedis(c, t)
 		}
@@ -100,13 +78,13 @@ func options(fs *flag.FlagSet) kind.Planner {
 func checkTarget(t kind.Target) error {
 	switch {
 	case t.M != 0 || t.K != 0:
-		return fmt.Errorf("cuckoo: sized by -n with -fpr or -bits-per-key (or -fingerprint-bits); -m and -k do not apply: %w", ErrParam)
+		return kind.Paramf("cuckoo", "sized by {n} with {fpr} or {bits-per-key} (or {fingerprint-bits}); {m} and {k} do not apply")
 	case t.FPR != 0 && t.BitsPerKey != 0:
-		return fmt.Errorf("cuckoo: give -fpr or -bits-per-key, not both: %w", ErrParam)
+		return kind.Paramf("cuckoo", "give {fpr} or {bits-per-key}, not both")
 	case t.FPR != 0 && !(t.FPR > 0 && t.FPR < 1):
-		return fmt.Errorf("cuckoo: -fpr %v out of range (0, 1): %w", t.FPR, ErrParam)
+		return kind.Paramf("cuckoo", "{fpr} %v out of range (0, 1)", t.FPR)
 	case t.BitsPerKey != 0 && !(t.BitsPerKey > 0 && t.BitsPerKey <= 1<<20):
-		return fmt.Errorf("cuckoo: -bits-per-key %v out of range (0, 2^20]: %w", t.BitsPerKey, ErrParam)
+		return kind.Paramf("cuckoo", "{bits-per-key} %v out of range (0, 2^20]", t.BitsPerKey)
 	}
 	return nil
 }
@@ -116,7 +94,7 @@ func planBloomlab(c Config, t kind.Target) (kind.Plan, error) {
 		return kind.Plan{}, err
 	}
 	if t.BitsPerKey != 0 && c.FingerprintBits != 0 {
-		return kind.Plan{}, fmt.Errorf("cuckoo: give -bits-per-key or -fingerprint-bits, not both: %w", ErrParam)
+		return kind.Plan{}, kind.Paramf("cuckoo", "give {bits-per-key} or {fingerprint-bits}, not both")
 	}
 	// Validate the options before asking for n.
 	probe := c
@@ -132,7 +110,7 @@ func planBloomlab(c Config, t kind.Target) (kind.Plan, error) {
 	var err error
 	switch {
 	case t.BitsPerKey != 0:
-		p, err = PlanBitsPerKey(t.N, t.BitsPerKey, c)
+		p, err = planBitsPerKey(t.N, t.BitsPerKey, c)
 	default:
 		c.Capacity, c.FPR = t.N, t.FPR
 		if c.FPR == 0 && c.FingerprintBits == 0 {
@@ -175,20 +153,20 @@ func planRedis(c Config, t kind.Target) (kind.Plan, error) {
 	}
 	switch {
 	case t.BitsPerKey != 0:
-		return kind.Plan{}, fmt.Errorf("cuckoo: the redisbloom profile is sized by -n (RedisBloom's capacity) alone; -bits-per-key does not apply: %w", ErrParam)
+		return kind.Plan{}, kind.Paramf("cuckoo", "the redisbloom profile is sized by {n} (RedisBloom's capacity) alone; {bits-per-key} does not apply")
 	case c.FingerprintBits != 0 && c.FingerprintBits != 8:
-		return kind.Plan{}, fmt.Errorf("cuckoo: the redisbloom profile has 8-bit fingerprints; -fingerprint-bits %d does not apply: %w", c.FingerprintBits, ErrParam)
+		return kind.Plan{}, kind.Paramf("cuckoo", "the redisbloom profile has 8-bit fingerprints; {fingerprint-bits} %d does not apply", c.FingerprintBits)
 	case c.Semisort:
 		return kind.Plan{}, fmt.Errorf("cuckoo: the redisbloom profile does not semi-sort: %w", ErrParam)
 	case c.Seed != 0:
-		return kind.Plan{}, fmt.Errorf("cuckoo: the redisbloom profile has no seed (RedisBloom hashes with seed 0); -seed %d: %w", c.Seed, ErrParam)
+		return kind.Plan{}, kind.Paramf("cuckoo", "the redisbloom profile has no seed (RedisBloom hashes with seed 0); {seed} %d", c.Seed)
 	}
 	bs, mi := c.BucketSize, c.MaxKicks
 	if bs == 0 {
-		bs = RedisDefaultBucketSize
+		bs = redisDefaultBucketSize
 	}
 	if mi == 0 {
-		mi = RedisDefaultMaxIterations
+		mi = redisDefaultMaxIterations
 	}
 	if _, err := NewRedisBloom(uint64(2*bs), bs, mi, c.Expansion); err != nil {
 		return kind.Plan{}, err
@@ -197,11 +175,11 @@ func planRedis(c Config, t kind.Target) (kind.Plan, error) {
 		return kind.Plan{}, kind.ErrNeedN
 	}
 	if t.N < 2*uint64(bs) {
-		return kind.Plan{}, fmt.Errorf("cuckoo: -n %d: RedisBloom's capacity must be at least 2 × the bucket size %d: %w", t.N, bs, ErrParam)
+		return kind.Plan{}, kind.Paramf("cuckoo", "{n} %d: RedisBloom's capacity must be at least 2 × the bucket size %d", t.N, bs)
 	}
 	nb := redisBuckets(t.N, bs)
-	if nb == 0 || nb > MaxBits/8/uint64(bs) {
-		return kind.Plan{}, fmt.Errorf("cuckoo: -n %d needs %s buckets of %d bytes, more than 2^48 bits: %w", t.N, bucketCount(nb), bs, ErrParam)
+	if nb == 0 || nb > maxTableBits/8/uint64(bs) {
+		return kind.Plan{}, kind.Paramf("cuckoo", "{n} %d needs %s buckets of %d bytes, more than 2^48 bits", t.N, bucketCount(nb), bs)
 	}
 	slots := nb * uint64(bs)
 	load := math.Min(1, float64(t.N)/float64(slots))
@@ -260,11 +238,11 @@ func describe(g kind.Filter) []kind.Field {
 		kind.Field{Name: "deletes", Value: f.deletes, Note: "since the last compaction"},
 		kind.Field{Name: "sub-filters", Value: len(f.subs)},
 	)
-	for i, s := range f.Stats() {
+	for i, s := range f.stats() {
 		fields = append(fields, kind.Field{Name: fmt.Sprintf("sub-filter %d", i),
 			Value: fmt.Sprintf("%d buckets, %d entries, load %.4g, rate %.4g", s.Buckets, s.Entries, s.Load, s.FPR)})
 	}
-	fields = append(fields, kind.Field{Name: "fpr at keys added", Value: f.FormulaFPR(), Note: "formula, 1 − (1 − α/(2^f − 1))^{2b} per sub-filter at its load α"})
+	fields = append(fields, kind.Field{Name: "fpr at keys added", Value: f.formulaFPR(), Note: "formula, 1 − (1 − α/(2^f − 1))^{2b} per sub-filter at its load α"})
 	if f.profile == RedisBloom {
 		fields = append(fields, kind.Field{Name: "redisbloom size", Value: f.RedisInfo().Size, Note: "bytes, as CF.INFO reports"})
 	}
@@ -280,9 +258,9 @@ func describe(g kind.Filter) []kind.Field {
 	} else if b > 0 {
 		fields = append(fields, kind.Field{Name: "next sub-filter", Value: b, Note: "bits the next growth allocates"})
 	}
-	if f.expansion == 0 && f.profile == Bloomlab && f.LoadFactor() > DesignLoad(f.lay.b) {
+	if f.expansion == 0 && f.profile == Bloomlab && f.LoadFactor() > designLoad(f.lay.b) {
 		fields = append(fields, kind.Field{Name: "nearly full", Value: true, Warn: true,
-			Note: fmt.Sprintf("load above %.2f: inserts may be refused (the filter does not grow)", DesignLoad(f.lay.b))})
+			Note: fmt.Sprintf("load above %.2f: inserts may be refused (the filter does not grow)", designLoad(f.lay.b))})
 	}
 	return fields
 }

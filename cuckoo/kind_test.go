@@ -3,7 +3,6 @@ package cuckoo
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"math"
 	"runtime"
 	"strings"
@@ -25,12 +24,11 @@ func spec(t *testing.T) *kind.Spec {
 
 func planWith(t *testing.T, args []string, tg kind.Target) (kind.Plan, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("cuckoo", flag.ContinueOnError)
-	planner := spec(t).Options(fs)
-	if err := fs.Parse(args); err != nil {
+	v := spec(t).Defaults()
+	if err := v.ParseArgs(args); err != nil {
 		t.Fatal(err)
 	}
-	return planner(tg)
+	return spec(t).Planner(v)(tg)
 }
 
 // TestKindBuild: every option set builds through Plan.New, Add and Finish
@@ -60,10 +58,10 @@ func TestKindPlan(t *testing.T) {
 				}
 				b, f := int(p.Extra[0].Value.(int)), int(p.Extra[1].Value.(int))
 				load := float64(n) / float64(p.M*uint64(b))
-				if r := theory.FPCuckoo(f, b, load); !(r <= fpr) || p.FPR != r || load > DesignLoad(b) || !ValidBuckets(p.M) {
+				if r := theory.FPCuckoo(f, b, load); !(r <= fpr) || p.FPR != r || load > designLoad(b) || !validBuckets(p.M) {
 					t.Errorf("%q n=%d fpr=%v: %d buckets, f = %d: rate %v, plan %v, load %v", args, n, fpr, p.M, f, r, p.FPR, load)
 				}
-				if f > MinFingerprintBits && theory.FPCuckoo(f-1, b, load) <= fpr {
+				if f > minFingerprintBits && theory.FPCuckoo(f-1, b, load) <= fpr {
 					t.Errorf("%q n=%d fpr=%v: f = %d is not the shortest", args, n, fpr, f)
 				}
 			}

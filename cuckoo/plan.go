@@ -28,7 +28,7 @@ const minBlock = 1 << 13
 // b slots: 0.45, 0.80, 0.93, 0.96 for b = 1, 2, 4, 8, two to five points
 // below the load at which the first insert fails (theory.LoadCuckoo), so
 // that a filter sized for n keys takes them all.
-func DesignLoad(b int) float64 {
+func designLoad(b int) float64 {
 	switch b {
 	case 1:
 		return 0.45
@@ -44,7 +44,7 @@ func DesignLoad(b int) float64 {
 
 // ValidBuckets reports whether m is a bucket count of the bloomlab
 // profile: a power of two, or c·2^j with c odd in 3 … 31 and 2^j ≥ 8192.
-func ValidBuckets(m uint64) bool {
+func validBuckets(m uint64) bool {
 	if m == 0 {
 		return false
 	}
@@ -57,7 +57,7 @@ func ValidBuckets(m uint64) bool {
 // at least x: x rounded up to at most 5 significant bits for large
 // tables (at most 1/16 more from 253,952 buckets on), to a power of two
 // below 24,576 buckets.
-func RoundBuckets(x uint64) uint64 {
+func roundBuckets(x uint64) uint64 {
 	if x <= 1 {
 		return 1
 	}
@@ -110,10 +110,10 @@ func (c Config) common() (Config, error) {
 		c.Profile = Bloomlab
 	}
 	if c.BucketSize == 0 {
-		c.BucketSize = DefaultBucketSize
+		c.BucketSize = defaultBucketSize
 	}
 	if c.MaxKicks == 0 {
-		c.MaxKicks = DefaultMaxKicks
+		c.MaxKicks = defaultMaxKicks
 	}
 	switch {
 	case c.Profile != Bloomlab:
@@ -122,25 +122,25 @@ func (c Config) common() (Config, error) {
 		return c, fmt.Errorf("cuckoo: BucketSize = %d, want 1, 2, 4 or 8: %w", c.BucketSize, ErrParam)
 	case c.Semisort && c.BucketSize != 4:
 		return c, fmt.Errorf("cuckoo: Semisort needs BucketSize 4, not %d: %w", c.BucketSize, ErrParam)
-	case c.MaxKicks < 1 || c.MaxKicks > MaxKicks:
-		return c, fmt.Errorf("cuckoo: MaxKicks = %d out of range [1, %d]: %w", c.MaxKicks, MaxKicks, ErrParam)
-	case c.Expansion < 0 || c.Expansion > MaxExpansion || c.Expansion&(c.Expansion-1) != 0:
-		return c, fmt.Errorf("cuckoo: Expansion = %d, want 0 (no growth) or a power of two up to %d: %w", c.Expansion, MaxExpansion, ErrParam)
+	case c.MaxKicks < 1 || c.MaxKicks > maxKicksLimit:
+		return c, fmt.Errorf("cuckoo: MaxKicks = %d out of range [1, %d]: %w", c.MaxKicks, maxKicksLimit, ErrParam)
+	case c.Expansion < 0 || c.Expansion > maxExpansion || c.Expansion&(c.Expansion-1) != 0:
+		return c, fmt.Errorf("cuckoo: Expansion = %d, want 0 (no growth) or a power of two up to %d: %w", c.Expansion, maxExpansion, ErrParam)
 	case c.FPR != 0 && !(c.FPR > 0 && c.FPR < 1):
 		return c, fmt.Errorf("cuckoo: FPR = %v out of range (0, 1): %w", c.FPR, ErrParam)
-	case c.FingerprintBits != 0 && (c.FingerprintBits < MinFingerprintBits || c.FingerprintBits > MaxFingerprintBits):
-		return c, fmt.Errorf("cuckoo: FingerprintBits = %d out of range [%d, %d]: %w", c.FingerprintBits, MinFingerprintBits, MaxFingerprintBits, ErrParam)
+	case c.FingerprintBits != 0 && (c.FingerprintBits < minFingerprintBits || c.FingerprintBits > maxFingerprintBits):
+		return c, fmt.Errorf("cuckoo: FingerprintBits = %d out of range [%d, %d]: %w", c.FingerprintBits, minFingerprintBits, maxFingerprintBits, ErrParam)
 	}
 	return c, nil
 }
 
 // bucketsFor returns the buckets that hold n keys at DesignLoad(b).
 func bucketsFor(n uint64, b int) (uint64, error) {
-	x := math.Ceil(float64(n) / (float64(b) * DesignLoad(b)))
-	if !(x <= MaxBits/8) {
+	x := math.Ceil(float64(n) / (float64(b) * designLoad(b)))
+	if !(x <= maxTableBits/8) {
 		return 0, fmt.Errorf("cuckoo: %d keys need %.3g buckets, more than 2^48 bits: %w", n, x, ErrParam)
 	}
-	return RoundBuckets(uint64(x)), nil
+	return roundBuckets(uint64(x)), nil
 }
 
 // finish checks the size and fills in the plan's numbers.
@@ -149,7 +149,7 @@ func (c Config) finish() (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	if c.Buckets > MaxBits/l.bucketBits {
+	if c.Buckets > maxTableBits/l.bucketBits {
 		return Plan{}, fmt.Errorf("cuckoo: %d buckets of %d bits exceed 2^48 bits: %w", c.Buckets, l.bucketBits, ErrParam)
 	}
 	p := Plan{Config: c, Load: float64(c.Capacity) / (float64(c.BucketSize) * float64(c.Buckets))}
@@ -163,8 +163,8 @@ func (c Config) finish() (Plan, error) {
 // smallestF returns the shortest fingerprint (4 … the layout's maximum)
 // whose rate at load meets fpr.
 func smallestF(b int, load, fpr float64) (int, error) {
-	top := MaxFingerprintBits
-	for f := MinFingerprintBits; f <= top; f++ {
+	top := maxFingerprintBits
+	for f := minFingerprintBits; f <= top; f++ {
 		if theory.FPCuckoo(f, b, load) <= fpr {
 			return f, nil
 		}
@@ -180,11 +180,11 @@ func plan(c Config) (Plan, error) {
 		return Plan{}, err
 	}
 	if c.Buckets != 0 {
-		if !ValidBuckets(c.Buckets) {
-			return Plan{}, fmt.Errorf("cuckoo: Buckets = %d is not a power of two or c·2^j with c odd ≤ 31 and 2^j ≥ %d (RoundBuckets gives %d): %w", c.Buckets, minBlock, RoundBuckets(c.Buckets), ErrParam)
+		if !validBuckets(c.Buckets) {
+			return Plan{}, fmt.Errorf("cuckoo: Buckets = %d is not a power of two or c·2^j with c odd ≤ 31 and 2^j ≥ %d (RoundBuckets gives %d): %w", c.Buckets, minBlock, roundBuckets(c.Buckets), ErrParam)
 		}
 		if c.Capacity == 0 {
-			c.Capacity = uint64(float64(c.Buckets) * float64(c.BucketSize) * DesignLoad(c.BucketSize))
+			c.Capacity = uint64(float64(c.Buckets) * float64(c.BucketSize) * designLoad(c.BucketSize))
 		}
 	} else {
 		if c.Capacity == 0 {
@@ -226,7 +226,7 @@ func PlanFPR(n uint64, fpr float64, c Config) (Plan, error) {
 // at DesignLoad (options from c as for PlanFPR) and the longest
 // fingerprint the budget of bitsPerKey·n bits affords (semi-sorting stores
 // f − 1 bits per slot), at most 32. It fails if that is under 4 bits.
-func PlanBitsPerKey(n uint64, bitsPerKey float64, c Config) (Plan, error) {
+func planBitsPerKey(n uint64, bitsPerKey float64, c Config) (Plan, error) {
 	if n == 0 || !(bitsPerKey > 0 && bitsPerKey <= 1<<20) {
 		return Plan{}, fmt.Errorf("cuckoo: n = %d, bits per key = %v: want n ≥ 1 and bits per key in (0, 2^20]: %w", n, bitsPerKey, ErrParam)
 	}
@@ -243,14 +243,14 @@ func PlanBitsPerKey(n uint64, bitsPerKey float64, c Config) (Plan, error) {
 	if c.Semisort {
 		f++
 	}
-	f = min(f, MaxFingerprintBits)
-	if f < MinFingerprintBits {
-		need := MinFingerprintBits
+	f = min(f, maxFingerprintBits)
+	if f < minFingerprintBits {
+		need := minFingerprintBits
 		if c.Semisort {
 			need--
 		}
 		return Plan{}, fmt.Errorf("cuckoo: %v bits per key is too few: %d keys take %d buckets of %d slots, whose %d-bit fingerprints need %.3g bits per key: %w",
-			bitsPerKey, n, c.Buckets, c.BucketSize, MinFingerprintBits, float64(need)*slots/float64(n), ErrParam)
+			bitsPerKey, n, c.Buckets, c.BucketSize, minFingerprintBits, float64(need)*slots/float64(n), ErrParam)
 	}
 	c.FingerprintBits = f
 	return c.finish()

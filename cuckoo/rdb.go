@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/redisbloom"
 	"io"
 	"math"
 	"strings"
@@ -35,12 +36,12 @@ import (
 // with 64 bits, so that most keys those filters hold are no longer found.
 // This package refuses them instead.
 const (
-	RDBTypeName = "MBbloomCF"
-	RDBEncVer   = 4
+	rdbTypeName = redisbloom.CFTypeName
+	rdbEncVer   = redisbloom.CFEncVer
 )
 
 func badRDB(encver int, msg string, args ...any) error {
-	return fmt.Errorf("cuckoo: %s RDB value (encoding version %d): %s: %w", RDBTypeName, encver, fmt.Sprintf(msg, args...), format.ErrFormat)
+	return fmt.Errorf("cuckoo: %s RDB value (encoding version %d): %s: %w", rdbTypeName, encver, fmt.Sprintf(msg, args...), format.ErrFormat)
 }
 
 // rdbError is a Loader's refusal of the dump an RDB value makes, reworded
@@ -55,7 +56,7 @@ func (e *rdbError) Unwrap() error { return e.err }
 
 func loaderRDB(encver int, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "cuckoo: RedisBloom dump: ")
-	return &rdbError{fmt.Sprintf("cuckoo: %s RDB value (encoding version %d): %s", RDBTypeName, encver, msg), err}
+	return &rdbError{fmt.Sprintf("cuckoo: %s RDB value (encoding version %d): %s", rdbTypeName, encver, msg), err}
 }
 
 // ReadRedisBloomRDB reads one MBbloomCF module value (m's fields, through
@@ -79,17 +80,17 @@ func loaderRDB(encver int, err error) error {
 // any of them with their total bytes; its error stops the read.
 func ReadRedisBloomRDB(m *rdb.ModuleValue, alloc func(bytes int64) error) (*Filter, error) {
 	encver := m.EncVer
-	if m.Name != RDBTypeName {
-		return nil, fmt.Errorf("cuckoo: a module value of type %s, not %s: %w", m.Name, RDBTypeName, format.ErrFormat)
+	if m.Name != rdbTypeName {
+		return nil, fmt.Errorf("cuckoo: a module value of type %s, not %s: %w", m.Name, rdbTypeName, format.ErrFormat)
 	}
-	if encver > RDBEncVer {
-		return nil, fmt.Errorf("cuckoo: %s encoding version %d is newer than this reader knows (2 … %d): %w", RDBTypeName, encver, RDBEncVer, format.ErrFormat)
+	if encver > rdbEncVer {
+		return nil, fmt.Errorf("cuckoo: %s encoding version %d is newer than this reader knows (2 … %d): %w", rdbTypeName, encver, rdbEncVer, format.ErrFormat)
 	}
 	r := rdbFields{m: m}
 	nf := r.unsigned()
 	nb := r.unsigned()
 	items := r.unsigned()
-	deletes, bs, mi, exp := uint64(0), uint64(RedisDefaultBucketSize), uint64(RedisDefaultMaxIterations), uint64(RedisDefaultExpansion)
+	deletes, bs, mi, exp := uint64(0), uint64(redisDefaultBucketSize), uint64(redisDefaultMaxIterations), uint64(redisDefaultExpansion)
 	if encver >= 4 {
 		deletes = r.unsigned()
 		bs = r.unsigned()
@@ -117,7 +118,7 @@ func ReadRedisBloomRDB(m *rdb.ModuleValue, alloc func(bytes int64) error) (*Filt
 	if err := ld.LoadChunk(1, hdr); err != nil {
 		return nil, loaderRDB(encver, err)
 	}
-	if encver < RDBEncVer {
+	if encver < rdbEncVer {
 		return nil, badRDB(encver, "written by RedisBloom 1.1 to 2.0, whose fingerprints come from a 32-bit hash: RedisBloom 2.2 and later load it but no longer find most of its keys, and this reader refuses it (re-add the keys to a new filter)")
 	}
 	_, total := ld.Progress()
@@ -194,7 +195,7 @@ func (f *Filter) WriteRedisBloomRDB(m *rdb.ModuleWriter) error {
 		return errZero
 	}
 	if f.profile != RedisBloom {
-		return fmt.Errorf("cuckoo: Redis cannot load a %v-profile filter: only the redisbloom profile has RedisBloom's layout (%s): %w", f.profile, RDBTypeName, ErrParam)
+		return fmt.Errorf("cuckoo: Redis cannot load a %v-profile filter: only the redisbloom profile has RedisBloom's layout (%s): %w", f.profile, rdbTypeName, ErrParam)
 	}
 	m.Unsigned(uint64(len(f.subs)))
 	m.Unsigned(f.m0)

@@ -173,7 +173,7 @@ func readPayloadLim(payload []byte, lim rdb.Limits, alloc func(int64) error) (*F
 // writePayload encodes f as a DUMP payload of RDB version version.
 func writePayload(f *Filter, compress bool, version int) ([]byte, error) {
 	d := rdb.NewDumpWriter(compress)
-	m, err := d.Module(RDBTypeName, RDBEncVer)
+	m, err := d.Module(rdbTypeName, rdbEncVer)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func TestRDBRecorded(t *testing.T) {
 		fromDump := map[string]*Filter{}
 		identical := 0
 		for _, k := range vs.Keys {
-			if k.Type != RDBTypeName {
+			if k.Type != rdbTypeName {
 				continue
 			}
 			payload, err := hex.DecodeString(k.Dump)
@@ -272,7 +272,7 @@ func TestRDBRecorded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.Module == nil || e.Module.Name != RDBTypeName {
+			if e.Module == nil || e.Module.Name != rdbTypeName {
 				continue
 			}
 			f, err := ReadRedisBloomRDB(e.Module, nil)
@@ -319,8 +319,8 @@ func TestRDBOlderEncVers(t *testing.T) {
 		if encver < 4 {
 			vfs = old
 		}
-		_, err := readPayload(fieldsPayload(t, RDBTypeName, encver, vfs), nil)
-		if err == nil || !strings.Contains(err.Error(), RDBTypeName) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", encver)) || !errors.Is(err, format.ErrFormat) {
+		_, err := readPayload(fieldsPayload(t, rdbTypeName, encver, vfs), nil)
+		if err == nil || !strings.Contains(err.Error(), rdbTypeName) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", encver)) || !errors.Is(err, format.ErrFormat) {
 			t.Errorf("encver %d: %v", encver, err)
 		}
 		if encver < 4 && !strings.Contains(err.Error(), "32-bit hash") {
@@ -331,7 +331,7 @@ func TestRDBOlderEncVers(t *testing.T) {
 	// the wrong length is never reached, but a header is checked.
 	bad := cloneFields(old)
 	bad[1] = u64(63)
-	if _, err := readPayload(fieldsPayload(t, RDBTypeName, 3, bad), nil); err == nil || !strings.Contains(err.Error(), "power of two") {
+	if _, err := readPayload(fieldsPayload(t, rdbTypeName, 3, bad), nil); err == nil || !strings.Contains(err.Error(), "power of two") {
 		t.Errorf("encver 3, 63 buckets: %v", err)
 	}
 }
@@ -349,7 +349,7 @@ func TestRDBMalformed(t *testing.T) {
 		edit func(fs []rfield) []rfield
 	}{
 		{"no filters", func(fs []rfield) []rfield { fs[0] = u64(0); return fs }},
-		{"too many filters", func(fs []rfield) []rfield { fs[0] = u64(MaxSubFilters + 1); return fs }},
+		{"too many filters", func(fs []rfield) []rfield { fs[0] = u64(maxSubFilters + 1); return fs }},
 		{"2^64 filters", func(fs []rfield) []rfield { fs[0] = u64(math.MaxUint64); return fs }},
 		{"more filters than fields", func(fs []rfield) []rfield { fs[0] = u64(4); return fs }},
 		{"fewer filters than fields", func(fs []rfield) []rfield { fs[0] = u64(2); fs[2] = u64(fs[2].u - 0); return fs }},
@@ -378,7 +378,7 @@ func TestRDBMalformed(t *testing.T) {
 		{"a field missing", func(fs []rfield) []rfield { return fs[:len(fs)-1] }},
 	}
 	for _, c := range cases {
-		p := fieldsPayload(t, RDBTypeName, RDBEncVer, c.edit(cloneFields(base)))
+		p := fieldsPayload(t, rdbTypeName, rdbEncVer, c.edit(cloneFields(base)))
 		f, err := readPayload(p, nil)
 		if err == nil {
 			t.Errorf("%s: accepted (%+v)", c.name, f.RedisInfo())
@@ -389,7 +389,7 @@ func TestRDBMalformed(t *testing.T) {
 	if _, err := readPayload(fieldsPayload(t, "MBbloom--", 4, base), nil); err == nil || !strings.Contains(err.Error(), "MBbloom--") {
 		t.Errorf("another type: %v", err)
 	}
-	value, _, _ := rdb.SplitDump(fieldsPayload(t, RDBTypeName, RDBEncVer, base))
+	value, _, _ := rdb.SplitDump(fieldsPayload(t, rdbTypeName, rdbEncVer, base))
 	for n := 1; n < len(value); n += 5 {
 		if _, err := readPayload(rdb.EncodeDump(value[:n], rdb.DumpVersion), nil); err == nil {
 			t.Errorf("value cut at %d of %d bytes: accepted", n, len(value))
@@ -403,7 +403,7 @@ func TestRDBMalformed(t *testing.T) {
 // is allocated.
 func TestRDBAlloc(t *testing.T) {
 	fs := recordedFields(t, "cfb")
-	p := fieldsPayload(t, RDBTypeName, RDBEncVer, fs)
+	p := fieldsPayload(t, rdbTypeName, rdbEncVer, fs)
 	var calls []int64
 	if _, err := readPayload(p, func(n int64) error { calls = append(calls, n); return nil }); err != nil {
 		t.Fatal(err)
@@ -421,7 +421,7 @@ func TestRDBAlloc(t *testing.T) {
 	defer func(f func() uint64) { blrd.MemLimit = f }(blrd.MemLimit)
 	blrd.MemLimit = func() uint64 { return 1 << 30 }
 	huge := []rfield{u64(1), u64(1 << 43), u64(0), u64(0), u64(4), u64(20), u64(1), u64(1 << 43)}
-	value, _, _ := rdb.SplitDump(fieldsPayload(t, RDBTypeName, RDBEncVer, huge))
+	value, _, _ := rdb.SplitDump(fieldsPayload(t, rdbTypeName, rdbEncVer, huge))
 	value = append(value[:len(value)-1], 5, 0x81) // the EOF opcode replaced by a string's, a 64-bit length
 	value = append(value, 0, 0, 0x20, 0, 0, 0, 0, 0)
 	value = append(value, make([]byte, 4096)...)
@@ -487,7 +487,7 @@ func TestRDBWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := rdb.NewDumpWriter(false)
-	m, _ := d.Module(RDBTypeName, RDBEncVer)
+	m, _ := d.Module(rdbTypeName, rdbEncVer)
 	err = b.WriteRedisBloomRDB(m)
 	if err == nil || !strings.Contains(err.Error(), "Redis cannot load") || !strings.Contains(err.Error(), "bloomlab") || !errors.Is(err, ErrParam) {
 		t.Errorf("bloomlab profile: %v", err)
@@ -508,14 +508,14 @@ func TestRDBWrite(t *testing.T) {
 // CRC-64) is added to it, so that mutations reach the decoder.
 func FuzzReadRedisBloomRDB(f *testing.F) {
 	for _, k := range loadRDBVectors(f, "8.6.2").Keys {
-		if k.Type == RDBTypeName {
+		if k.Type == rdbTypeName {
 			p, _ := hex.DecodeString(k.Dump)
 			value, _, _ := rdb.SplitDump(p)
 			f.Add(value)
 		}
 	}
 	fs := recordedFields(f, "cfc")
-	value, _, _ := rdb.SplitDump(fieldsPayload(f, RDBTypeName, 3, append(cloneFields(fs[:3]), fs[8])))
+	value, _, _ := rdb.SplitDump(fieldsPayload(f, rdbTypeName, 3, append(cloneFields(fs[:3]), fs[8])))
 	f.Add(value)
 	f.Fuzz(func(t *testing.T, value []byte) {
 		g, err := readPayload(rdb.EncodeDump(value, rdb.DumpVersion), func(n int64) error {

@@ -47,15 +47,15 @@ func nextPow2(n uint64) uint64 {
 // RedisBloom's own texts.
 func NewRedisBloom(capacity uint64, bucketSize, maxIterations, expansion int) (*Filter, error) {
 	switch {
-	case bucketSize < 1 || bucketSize > RedisMaxBucketSize:
+	case bucketSize < 1 || bucketSize > redisMaxBucketSize:
 		return nil, fmt.Errorf("cuckoo: BUCKETSIZE %d out of range [1, 255]: %w", bucketSize, ErrParam)
-	case maxIterations < 1 || maxIterations > MaxKicks:
+	case maxIterations < 1 || maxIterations > maxKicksLimit:
 		return nil, fmt.Errorf("cuckoo: MAXITERATIONS %d out of range [1, 65535]: %w", maxIterations, ErrParam)
-	case expansion < 0 || expansion > MaxExpansion:
+	case expansion < 0 || expansion > maxExpansion:
 		return nil, fmt.Errorf("cuckoo: EXPANSION %d out of range [0, 32768]: %w", expansion, ErrParam)
 	}
 	nb := redisBuckets(capacity, bucketSize)
-	if nb == 0 || nb > MaxBits/8/uint64(bucketSize) {
+	if nb == 0 || nb > maxTableBits/8/uint64(bucketSize) {
 		return nil, fmt.Errorf("cuckoo: capacity %d needs %s buckets of %d bytes, more than 2^48 bits: %w", capacity, bucketCount(nb), bucketSize, ErrParam)
 	}
 	f := &Filter{

@@ -7,7 +7,7 @@ import (
 )
 
 // SubFilterStats describes one sub-filter.
-type SubFilterStats struct {
+type subFilterStats struct {
 	Buckets uint64
 	// Entries is the number of occupied slots.
 	Entries uint64
@@ -20,11 +20,11 @@ type SubFilterStats struct {
 
 // Stats returns every sub-filter's statistics, oldest first. It reads the
 // whole table.
-func (f *Filter) Stats() []SubFilterStats {
-	out := make([]SubFilterStats, len(f.subs))
+func (f *Filter) stats() []subFilterStats {
+	out := make([]subFilterStats, len(f.subs))
 	for i := range f.subs {
 		e, fpr := f.subStats(&f.subs[i])
-		out[i] = SubFilterStats{Buckets: f.subs[i].m, Entries: e, Load: float64(e) / float64(f.subs[i].m*uint64(f.lay.b)), FPR: fpr}
+		out[i] = subFilterStats{Buckets: f.subs[i].m, Entries: e, Load: float64(e) / float64(f.subs[i].m*uint64(f.lay.b)), FPR: fpr}
 	}
 	return out
 }
@@ -52,7 +52,7 @@ func (f *Filter) EstimatedFPR() float64 {
 // FormulaFPR returns theory.FPCuckoo at each sub-filter's load, combined
 // as EstimatedFPR combines them: the rate the formula predicts for the
 // number of keys held.
-func (f *Filter) FormulaFPR() float64 {
+func (f *Filter) formulaFPR() float64 {
 	q := 1.0
 	for i := range f.subs {
 		e, _ := f.subEntries(&f.subs[i])

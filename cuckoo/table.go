@@ -49,8 +49,8 @@ func newLayout(b, f int, semisort bool) (layout, error) {
 	switch {
 	case b != 1 && b != 2 && b != 4 && b != 8:
 		return layout{}, fmt.Errorf("cuckoo: BucketSize = %d, want 1, 2, 4 or 8: %w", b, ErrParam)
-	case f < MinFingerprintBits || f > MaxFingerprintBits:
-		return layout{}, fmt.Errorf("cuckoo: FingerprintBits = %d out of range [%d, %d]: %w", f, MinFingerprintBits, MaxFingerprintBits, ErrParam)
+	case f < minFingerprintBits || f > maxFingerprintBits:
+		return layout{}, fmt.Errorf("cuckoo: FingerprintBits = %d out of range [%d, %d]: %w", f, minFingerprintBits, maxFingerprintBits, ErrParam)
 	case semisort && b != 4:
 		return layout{}, fmt.Errorf("cuckoo: Semisort needs BucketSize 4, not %d: %w", b, ErrParam)
 	}
@@ -422,8 +422,8 @@ func bloomlabSub(m uint64) sub {
 // nextBuckets returns the buckets of the next sub-filter, or an error
 // wrapping ErrCannotGrow.
 func (f *Filter) nextBuckets() (uint64, error) {
-	if len(f.subs) >= MaxSubFilters {
-		return 0, fmt.Errorf("cuckoo: %w: the filter has %d sub-filters, the most it may have", ErrCannotGrow, MaxSubFilters)
+	if len(f.subs) >= maxSubFilters {
+		return 0, fmt.Errorf("cuckoo: %w: the filter has %d sub-filters, the most it may have", ErrCannotGrow, maxSubFilters)
 	}
 	last := f.subs[len(f.subs)-1].m
 	hi, m := bits.Mul64(last, f.expansion)
@@ -431,7 +431,7 @@ func (f *Filter) nextBuckets() (uint64, error) {
 	if f.profile == RedisBloom {
 		bb = uint64(f.lay.b) * 8
 	}
-	if hi != 0 || m > MaxBits/bb {
+	if hi != 0 || m > maxTableBits/bb {
 		return 0, fmt.Errorf("cuckoo: %w: the next sub-filter would have %d × %d buckets, more than 2^48 bits", ErrCannotGrow, last, f.expansion)
 	}
 	if budget := f.MaxBits(); budget > 0 {
@@ -439,7 +439,7 @@ func (f *Filter) nextBuckets() (uint64, error) {
 		if next > budget || have > budget-next {
 			how := ""
 			if f.maxBits == 0 {
-				how = fmt.Sprintf(" (the default: %d × the first sub-filter's bits or 2^30, at most half the process's memory; set another with Config.MaxBits or SetMaxBits)", DefaultMaxGrowth)
+				how = fmt.Sprintf(" (the default: %d × the first sub-filter's bits or 2^30, at most half the process's memory; set another with Config.MaxBits or SetMaxBits)", defaultMaxGrowth)
 			}
 			return 0, fmt.Errorf("cuckoo: %w: the next sub-filter of %d bits would bring the tables from %d to %d bits, beyond the memory budget of %d bits%s",
 				ErrCannotGrow, next, have, satAdd(have, next), budget, how)

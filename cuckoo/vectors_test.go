@@ -147,12 +147,12 @@ func (s *cfServer) do(args []string) any {
 		if len(args) != 3 {
 			return wrongArity(cmd)
 		}
-		return s.insert(args[1], args[2:], cmd == "CF.ADDNX", true, RedisDefaultCapacity, false)
+		return s.insert(args[1], args[2:], cmd == "CF.ADDNX", true, redisDefaultCapacity, false)
 	case "CF.INSERT", "CF.INSERTNX":
 		if len(args) < 4 {
 			return wrongArity(cmd)
 		}
-		capacity, create, items := int64(RedisDefaultCapacity), true, -1
+		capacity, create, items := int64(redisDefaultCapacity), true, -1
 		for pos := 2; pos < len(args) && items < 0; {
 			switch strings.ToLower(args[pos])[0] {
 			case 'c':
@@ -164,7 +164,7 @@ func (s *cfServer) do(args []string) any {
 					return rerr("Bad capacity")
 				}
 				pos++
-				if 2*RedisDefaultBucketSize > capacity {
+				if 2*redisDefaultBucketSize > capacity {
 					return rerr("Capacity must be at least (BucketSize * 2)")
 				}
 			case 'i':
@@ -280,15 +280,15 @@ func (s *cfServer) reserve(args []string) any {
 		}
 		return v, nil
 	}
-	mi, r := opt("MAXITERATIONS", RedisDefaultMaxIterations, 1, MaxKicks, "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.")
+	mi, r := opt("MAXITERATIONS", redisDefaultMaxIterations, 1, maxKicksLimit, "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.")
 	if r != nil {
 		return r
 	}
-	bs, r := opt("BUCKETSIZE", RedisDefaultBucketSize, 1, RedisMaxBucketSize, "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.")
+	bs, r := opt("BUCKETSIZE", redisDefaultBucketSize, 1, redisMaxBucketSize, "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.")
 	if r != nil {
 		return r
 	}
-	exp, r := opt("EXPANSION", RedisDefaultExpansion, 0, MaxExpansion, "EXPANSION: value must be an integer between 0 and 32768, inclusive.")
+	exp, r := opt("EXPANSION", redisDefaultExpansion, 0, maxExpansion, "EXPANSION: value must be an integer between 0 and 32768, inclusive.")
 	if r != nil {
 		return r
 	}
@@ -313,12 +313,12 @@ func (s *cfServer) insert(key string, items []string, nx, create bool, capacity 
 			return rerr("ERR not found")
 		}
 		var err error
-		if f, err = NewRedisBloom(capacity, RedisDefaultBucketSize, RedisDefaultMaxIterations, RedisDefaultExpansion); err != nil {
+		if f, err = NewRedisBloom(capacity, redisDefaultBucketSize, redisDefaultMaxIterations, redisDefaultExpansion); err != nil {
 			return rerr("ERR Could not create filter")
 		}
 		s.cf[key] = f
 	}
-	if f.SubFilters() >= RedisMaxFilters {
+	if f.SubFilters() >= redisMaxFilters {
 		return rerr("Maximum expansions reached")
 	}
 	var out []any
@@ -326,7 +326,7 @@ func (s *cfServer) insert(key string, items []string, nx, create bool, capacity 
 		var err error
 		added := true
 		if nx {
-			added, err = f.AddUnique([]byte(item))
+			added, err = f.addUnique([]byte(item))
 		} else {
 			err = f.Add([]byte(item))
 		}

@@ -48,24 +48,24 @@ func TestZeroValue(t *testing.T) {
 		"Bits":              func(f *Filter) string { return want(f.Bits() == 0, "non-zero") },
 		"LoadFactor":        func(f *Filter) string { return want(f.LoadFactor() == 0, "non-zero") },
 		"Hash":              func(f *Filter) string { return want(f.Hash([]byte("k")) == dg, "wrong hash") },
-		"HashString":        func(f *Filter) string { return want(f.HashString("k") == dg, "wrong hash") },
+		"HashString":        func(f *Filter) string { return want(f.hashString("k") == dg, "wrong hash") },
 		"Contains":          func(f *Filter) string { return want(!f.Contains([]byte("k")), "true") },
 		"ContainsString":    func(f *Filter) string { return want(!f.ContainsString("k"), "true") },
 		"ContainsHash":      func(f *Filter) string { return want(!f.ContainsHash(dg), "true") },
 		"Count":             func(f *Filter) string { return want(f.Count([]byte("k")) == 0, "non-zero") },
-		"CountHash":         func(f *Filter) string { return want(f.CountHash(dg) == 0, "non-zero") },
+		"CountHash":         func(f *Filter) string { return want(f.countHash(dg) == 0, "non-zero") },
 		"Delete":            func(f *Filter) string { return want(!f.Delete([]byte("k")), "true") },
 		"DeleteHash":        func(f *Filter) string { return want(!f.DeleteHash(dg), "true") },
 		"Add":               func(f *Filter) string { return errParam(f.Add([]byte("k"))) },
 		"AddString":         func(f *Filter) string { return errParam(f.AddString("k")) },
 		"AddHash":           func(f *Filter) string { return errParam(f.AddHash(dg)) },
 		"TryAddHash":        func(f *Filter) string { return errParam(f.TryAddHash(dg)) },
-		"AddUnique":         func(f *Filter) string { _, err := f.AddUnique([]byte("k")); return errParam(err) },
-		"AddUniqueHash":     func(f *Filter) string { _, err := f.AddUniqueHash(dg); return errParam(err) },
+		"AddUnique":         func(f *Filter) string { _, err := f.addUnique([]byte("k")); return errParam(err) },
+		"AddUniqueHash":     func(f *Filter) string { _, err := f.addUniqueHash(dg); return errParam(err) },
 		"Remove":            func(f *Filter) string { return errParam(f.Remove([]byte("k"))) },
 		"EstimatedFPR":      func(f *Filter) string { return want(f.EstimatedFPR() == 0, "non-zero") },
-		"FormulaFPR":        func(f *Filter) string { return want(f.FormulaFPR() == 0, "non-zero") },
-		"Stats":             func(f *Filter) string { return want(len(f.Stats()) == 0, "stats") },
+		"FormulaFPR":        func(f *Filter) string { return want(f.formulaFPR() == 0, "non-zero") },
+		"Stats":             func(f *Filter) string { return want(len(f.stats()) == 0, "stats") },
 		"RedisInfo":         func(f *Filter) string { return want(f.RedisInfo() == RedisInfo{}, "non-zero") },
 		"NextSubFilterBits": func(f *Filter) string { _, err := f.NextSubFilterBits(); return errParam(err) },
 		"Compact":           func(f *Filter) string { f.Compact(); return "" },
@@ -86,7 +86,7 @@ func TestZeroValue(t *testing.T) {
 		"WriteRedisBloom": func(f *Filter) string { _, err := f.WriteRedisBloom(io.Discard, 0); return errParam(err) },
 		"WriteRedisBloomRDB": func(f *Filter) string {
 			d := rdb.NewDumpWriter(false)
-			m, _ := d.Module(RDBTypeName, RDBEncVer)
+			m, _ := d.Module(rdbTypeName, rdbEncVer)
 			return errParam(f.WriteRedisBloomRDB(m))
 		},
 		"WriteTo": func(f *Filter) string {

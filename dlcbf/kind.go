@@ -1,7 +1,6 @@
 package dlcbf
 
 import (
-	"flag"
 	"fmt"
 	"math"
 
@@ -19,17 +18,18 @@ func init() {
 		Order:     70,
 		Format:    format.KindDlcbf,
 		Decode:    kind.Decoded(decode),
-		Options:   options,
+		Options:   []kind.Option{{Name: "variant", Type: kind.String, Default: Static.String(), Usage: "construction: static (ESA 2006), dynamic (002 §III-A) or two-sizes (002 §III-B)"}},
+		Plan:      planner,
 		FPRMethod: "1 − Π over subtables of (1 − mean over buckets of Σ over cells of 2^−ℓ), ℓ each cell's remainder length, from the cells",
 		Describe:  describe,
 	})
 }
 
-// options declares -variant and plans with it.
-func options(fs *flag.FlagSet) kind.Planner {
-	name := fs.String("variant", Static.String(), "construction: static (ESA 2006), dynamic (002 §III-A) or two-sizes (002 §III-B)")
+// planner plans with the option variant.
+func planner(opts *kind.Values) kind.Planner {
+	name := opts.String("variant")
 	return func(t kind.Target) (kind.Plan, error) {
-		v, err := ParseVariant(*name)
+		v, err := ParseVariant(name)
 		if err != nil {
 			return kind.Plan{}, err
 		}

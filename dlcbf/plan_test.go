@@ -3,7 +3,6 @@ package dlcbf
 import (
 	"encoding/binary"
 	"errors"
-	"flag"
 	"math"
 	"runtime"
 	"strings"
@@ -181,11 +180,11 @@ func TestKind(t *testing.T) {
 		t.Fatalf("plan: %+v, %v", p, err)
 	}
 	for _, v := range variants {
-		fs := newFlags()
-		planner := spec.Options(fs)
-		if err := fs.Parse([]string{"-variant", v.String()}); err != nil {
+		vals := spec.Defaults()
+		if err := vals.Set("variant", v.String()); err != nil {
 			t.Fatal(err)
 		}
+		planner := spec.Planner(vals)
 		p, err := planner(kind.Target{N: 3000, BitsPerKey: 20, Seed: 5})
 		if err != nil {
 			t.Fatal(err)
@@ -220,15 +219,13 @@ func TestKind(t *testing.T) {
 			t.Errorf("%v: described rate %g, planned %g", v, fpr, p.FPR)
 		}
 	}
-	fs := newFlags()
-	planner := spec.Options(fs)
-	_ = fs.Parse([]string{"-variant", "huge"})
+	vals := spec.Defaults()
+	_ = vals.Set("variant", "huge")
+	planner := spec.Planner(vals)
 	if _, err := planner(kind.Target{N: 10, FPR: 0.01}); !errors.Is(err, kind.ErrParam) {
 		t.Errorf("unknown variant: %v", err)
 	}
 }
-
-func newFlags() *flag.FlagSet { return flag.NewFlagSet("dlcbf", flag.ContinueOnError) }
 
 // TestPlanTinyRates: a rate below what the remainders reach is refused,
 // one they reach is met. PlanFPR took r = ⌈log2(24/fpr)⌉ with 24/fpr = +Inf

@@ -2,7 +2,6 @@ package dleft
 
 import (
 	"cmp"
-	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -17,12 +16,17 @@ var _ kind.Filter = (*Filter)(nil)
 
 func init() {
 	kind.Register(kind.Spec{
-		Name:      "dleft",
-		Summary:   "d-left Bloom filter: fingerprints in d subtables of 64- or 128-bit buckets whose bits they share (002 §II)",
-		Order:     60,
-		Format:    format.KindDleft,
-		Decode:    kind.Decoded(decode),
-		Options:   options,
+		Name:    "dleft",
+		Summary: "d-left Bloom filter: fingerprints in d subtables of 64- or 128-bit buckets whose bits they share (002 §II)",
+		Order:   60,
+		Format:  format.KindDleft,
+		Decode:  kind.Decoded(decode),
+		Options: []kind.Option{
+			{Name: "bucket-bits", Type: kind.Int, Default: 0, Usage: "bucket size: 64 or 128 bits (0: whichever formula (1) rates better for the target)"},
+			{Name: "stash-limit", Type: kind.Int, Default: 0, Usage: "most keys the stash may hold before an insert is refused (0: no limit)"},
+			{Name: "rounds", Type: kind.Int, Default: 0, Usage: "0 adds the keys online (002 §II-A); R ≥ 1 places them offline and re-places every key R times (002 §II-D uses 10; keys held in memory)"},
+		},
+		Plan:      planner,
 		FPRMethod: "formula (1) of 002 on the buckets: Σ over subtables of the mean over buckets of a·2^−f(a), plus 2^−64 per stashed key",
 		Describe:  describe,
 	})
@@ -31,28 +35,25 @@ func init() {
 // Limits of the build options.
 const maxRounds = 1000
 
-// options declares -bucket-bits, -stash-limit and -rounds and plans with
-// them.
-func options(fs *flag.FlagSet) kind.Planner {
-	bucketBits := fs.Int("bucket-bits", 0, "bucket size: 64 or 128 bits (0: whichever formula (1) rates better for the target)")
-	stashLimit := fs.Int("stash-limit", 0, "most keys the stash may hold before an insert is refused (0: no limit)")
-	rounds := fs.Int("rounds", 0, "0 adds the keys online (002 §II-A); R ≥ 1 places them offline and re-places every key R times (002 §II-D uses 10; keys held in memory)")
+// planner plans with the options bucket-bits, stash-limit and rounds.
+func planner(v *kind.Values) kind.Planner {
+	bucketBits, stashLimit, rounds := v.Int("bucket-bits"), v.Int("stash-limit"), v.Int("rounds")
 	return func(t kind.Target) (kind.Plan, error) {
 		var configs []Config
 		for _, c := range sizingConfigs {
-			if *bucketBits == 0 || c.BucketBits == *bucketBits {
+			if bucketBits == 0 || c.BucketBits == bucketBits {
 				configs = append(configs, c)
 			}
 		}
 		switch {
 		case len(configs) == 0:
-			return kind.Plan{}, fmt.Errorf("dleft: -bucket-bits %d, want 64 or 128 (or 0: either): %w", *bucketBits, kind.ErrParam)
-		case *stashLimit < 0 || *stashLimit > math.MaxInt32:
-			return kind.Plan{}, fmt.Errorf("dleft: -stash-limit %d out of range [0, 2^31): %w", *stashLimit, kind.ErrParam)
-		case *rounds < 0 || *rounds > maxRounds:
-			return kind.Plan{}, fmt.Errorf("dleft: -rounds %d out of range [0, %d]: %w", *rounds, maxRounds, kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("dleft", "{bucket-bits} %d, want 64 or 128 (or 0: either)", bucketBits)
+		case stashLimit < 0 || stashLimit > math.MaxInt32:
+			return kind.Plan{}, kind.Paramf("dleft", "{stash-limit} %d out of range [0, 2^31)", stashLimit)
+		case rounds < 0 || rounds > maxRounds:
+			return kind.Plan{}, kind.Paramf("dleft", "{rounds} %d out of range [0, %d]", rounds, maxRounds)
 		}
-		return planKind(configs, *stashLimit, *rounds, t)
+		return planKind(configs, stashLimit, rounds, t)
 	}
 }
 

@@ -2,7 +2,6 @@ package dleft
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"strings"
@@ -18,12 +17,11 @@ func plannerWith(t *testing.T, args ...string) kind.Planner {
 	if !ok {
 		t.Fatal("dleft not registered")
 	}
-	fs := flag.NewFlagSet("dleft", flag.ContinueOnError)
-	p := spec.Options(fs)
-	if err := fs.Parse(args); err != nil {
+	v := spec.Defaults()
+	if err := v.ParseArgs(args); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return spec.Planner(v)
 }
 
 // build plans t with the options args, adds n keys and finishes.

@@ -1,7 +1,6 @@
 package fuse
 
 import (
-	"flag"
 	"fmt"
 	"math"
 
@@ -20,14 +19,13 @@ func init() {
 		Order:   70, Format: format.KindFuse, Decode: kind.Decoded(decode),
 		FPRMethod: "2^-f, the fingerprint's",
 		Static:    true,
-		Options:   options,
-		Describe:  describe,
+		Options:   []kind.Option{{Name: "arity", Type: kind.Int, Default: 3, Usage: "cells per key: 3 or 4 (4: about 4.5% smaller, one more memory access per query)"}},
+		Plan: func(v *kind.Values) kind.Planner {
+			arity := v.Int("arity")
+			return func(t kind.Target) (kind.Plan, error) { return plan(t, arity) }
+		},
+		Describe: describe,
 	})
-}
-
-func options(fs *flag.FlagSet) kind.Planner {
-	arity := fs.Int("arity", 3, "cells per key: 3 or 4 (4: about 4.5% smaller, one more memory access per query)")
-	return func(t kind.Target) (kind.Plan, error) { return plan(t, *arity) }
 }
 
 // fingerprintFor returns the fingerprint width for a rate: the narrowest
@@ -49,7 +47,7 @@ func fingerprintFor(fpr float64) int {
 // -k is refused: the size follows from the keys.
 func plan(t kind.Target, arity int) (kind.Plan, error) {
 	if t.Explicit() || t.K != 0 {
-		return kind.Plan{}, fmt.Errorf("fuse: -m and -k do not apply: a binary fuse filter's size follows from its keys (give -n with -fpr or -bits-per-key, and -arity 3 or 4): %w", kind.ErrParam)
+		return kind.Plan{}, kind.Paramf("fuse", "{m} and {k} do not apply: a binary fuse filter's size follows from its keys (give {n} with {fpr} or {bits-per-key}, and {arity} 3 or 4)")
 	}
 	// A rate sizes a static filter without n: its array follows the
 	// keys Finish is given (a pipe of unknown length); Bits, M and
@@ -62,7 +60,7 @@ func plan(t kind.Target, arity int) (kind.Plan, error) {
 		return kind.Plan{}, err
 	}
 	if arity != 3 && arity != 4 {
-		return kind.Plan{}, fmt.Errorf("fuse: -arity %d: want 3 or 4: %w", arity, kind.ErrParam)
+		return kind.Plan{}, kind.Paramf("fuse", "{arity} %d: want 3 or 4", arity)
 	}
 	if t.N > MaxKeys {
 		return kind.Plan{}, fmt.Errorf("fuse: %d keys: a binary fuse filter holds at most %d (32-bit cell indexes): %w", t.N, uint64(MaxKeys), kind.ErrParam)
@@ -71,7 +69,7 @@ func plan(t kind.Target, arity int) (kind.Plan, error) {
 	fbits := 0
 	if t.FPR > 0 {
 		if fbits = fingerprintFor(t.FPR); fbits == 0 {
-			return kind.Plan{}, fmt.Errorf("fuse: -fpr %g: the widest fingerprints (32 bits) give 2^-32 ≈ 2.3e-10: %w", t.FPR, kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("fuse", "{fpr} %g: the widest fingerprints (32 bits) give 2^-32 ≈ 2.3e-10", t.FPR)
 		}
 	} else {
 		budget := math.Ceil(t.BitsPerKey * float64(t.N))

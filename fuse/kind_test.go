@@ -2,8 +2,6 @@ package fuse
 
 import (
 	"errors"
-	"flag"
-	"io"
 	"strings"
 	"testing"
 
@@ -87,10 +85,7 @@ func TestKindRegistered(t *testing.T) {
 			t.Errorf("Describe lacks %q", want)
 		}
 	}
-	fs := flag.NewFlagSet("fuse", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	s.Options(fs)
-	if fs.Lookup("arity") == nil {
+	if err := s.Defaults().Set("arity", "1"); err != nil {
 		t.Error("fuse does not declare -arity")
 	}
 }

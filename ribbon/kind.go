@@ -1,7 +1,6 @@
 package ribbon
 
 import (
-	"flag"
 	"fmt"
 	"math"
 
@@ -20,14 +19,13 @@ func init() {
 		Order:   71, Format: format.KindRibbon, Decode: kind.Decoded(decode),
 		FPRMethod: "2^-r",
 		Static:    true,
-		Options:   options,
-		Describe:  describe,
+		Options:   []kind.Option{{Name: "r", Type: kind.Int, Default: 0, Usage: "result bits, 1 … 32 (the rate is 2^-r); 0: from -fpr or -bits-per-key"}},
+		Plan: func(v *kind.Values) kind.Planner {
+			r := v.Int("r")
+			return func(t kind.Target) (kind.Plan, error) { return plan(t, r) }
+		},
+		Describe: describe,
 	})
-}
-
-func options(fs *flag.FlagSet) kind.Planner {
-	r := fs.Int("r", 0, "result bits, 1 … 32 (the rate is 2^-r); 0: from -fpr or -bits-per-key")
-	return func(t kind.Target) (kind.Plan, error) { return plan(t, *r) }
 }
 
 // resultBitsFor returns r = ⌈log2(1/fpr)⌉, at least 1 (0 if above 32).
@@ -49,7 +47,7 @@ func resultBitsFor(fpr float64) int {
 // from the keys.
 func plan(t kind.Target, r int) (kind.Plan, error) {
 	if t.Explicit() || t.K != 0 {
-		return kind.Plan{}, fmt.Errorf("ribbon: -m and -k do not apply: a Ribbon filter's size follows from its keys (give -n with -fpr or -bits-per-key, or -r): %w", kind.ErrParam)
+		return kind.Plan{}, kind.Paramf("ribbon", "{m} and {k} do not apply: a Ribbon filter's size follows from its keys (give {n} with {fpr} or {bits-per-key}, or {r})")
 	}
 	// A rate sizes a static filter without n: its array follows the
 	// keys Finish is given (a pipe of unknown length); Bits, M and
@@ -62,7 +60,7 @@ func plan(t kind.Target, r int) (kind.Plan, error) {
 		return kind.Plan{}, err
 	}
 	if r < 0 || r > 32 {
-		return kind.Plan{}, fmt.Errorf("ribbon: -r %d: want 1 … 32: %w", r, kind.ErrParam)
+		return kind.Plan{}, kind.Paramf("ribbon", "{r} %d: want 1 … 32", r)
 	}
 	if t.N > MaxKeys {
 		return kind.Plan{}, fmt.Errorf("ribbon: %d keys: a Ribbon filter holds at most %d: %w", t.N, uint64(MaxKeys), kind.ErrParam)
@@ -71,14 +69,14 @@ func plan(t kind.Target, r int) (kind.Plan, error) {
 	switch {
 	case r > 0:
 		if t.FPR > 0 && theory.FPRibbon(r) > t.FPR {
-			return kind.Plan{}, fmt.Errorf("ribbon: -r %d gives 2^-%d = %.3g, above -fpr %g: %w", r, r, theory.FPRibbon(r), t.FPR, kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("ribbon", "{r} %d gives 2^-%d = %.3g, above {fpr} %g", r, r, theory.FPRibbon(r), t.FPR)
 		}
 		if t.BitsPerKey > 0 && float64(theory.RibbonBits(t.N, r)) > math.Ceil(t.BitsPerKey*float64(t.N)) {
 			notices = append(notices, fmt.Sprintf("-r %d takes %.3g bits per key for %d keys, above -bits-per-key %g", r, theory.RibbonBitsPerKey(t.N, r), t.N, t.BitsPerKey))
 		}
 	case t.FPR > 0:
 		if r = resultBitsFor(t.FPR); r == 0 {
-			return kind.Plan{}, fmt.Errorf("ribbon: -fpr %g: the most result bits (32) give 2^-32 ≈ 2.3e-10: %w", t.FPR, kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("ribbon", "{fpr} %g: the most result bits (32) give 2^-32 ≈ 2.3e-10", t.FPR)
 		}
 	default:
 		budget := math.Ceil(t.BitsPerKey * float64(t.N))

@@ -2,8 +2,6 @@ package ribbon
 
 import (
 	"errors"
-	"flag"
-	"io"
 	"strings"
 	"testing"
 
@@ -78,10 +76,7 @@ func TestKindRegistered(t *testing.T) {
 			t.Errorf("Describe lacks %q", want)
 		}
 	}
-	fs := flag.NewFlagSet("ribbon", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	s.Options(fs)
-	if fs.Lookup("r") == nil {
+	if err := s.Defaults().Set("r", "1"); err != nil {
 		t.Error("ribbon does not declare -r")
 	}
 }

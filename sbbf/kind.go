@@ -1,7 +1,6 @@
 package sbbf
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -20,7 +19,8 @@ func init() {
 		Summary: "Parquet's split-block Bloom filter, byte for byte: 256-bit blocks of eight 32-bit words, one bit per word, XXH64 seed 0 (parquet-format BloomFilter.md; Putze, Sanders and Singler 2007)",
 		Order:   45, Format: format.KindSBBF, Decode: kind.Decoded(decode),
 		FPRMethod: "mean over blocks of the product of the eight words' fills, from the bits",
-		Options:   options,
+		Options:   []kind.Option{{Name: "parquet-sizing", Type: kind.Bool, Default: false, Usage: "size -bits-per-key as parquet-go does (⌈⌈n·bits/8⌉ bytes / 32⌉ blocks, up to one block over the budget) rather than in the whole blocks within it"}},
+		Plan:      planner,
 		Describe:  describe,
 		Combine:   kind.Union[*Filter](),
 		Exports: []kind.Export{{
@@ -39,10 +39,10 @@ func init() {
 	})
 }
 
-// options declares -parquet-sizing and returns the planner.
-func options(fs *flag.FlagSet) kind.Planner {
-	pq := fs.Bool("parquet-sizing", false, "size -bits-per-key as parquet-go does (⌈⌈n·bits/8⌉ bytes / 32⌉ blocks, up to one block over the budget) rather than in the whole blocks within it")
-	return func(t kind.Target) (kind.Plan, error) { return plan(t, *pq) }
+// planner plans with the option parquet-sizing.
+func planner(v *kind.Values) kind.Planner {
+	pq := v.Bool("parquet-sizing")
+	return func(t kind.Target) (kind.Plan, error) { return plan(t, pq) }
 }
 
 // plan sizes a split-block filter: theory.SizeSplitBlock for a rate; for
@@ -60,7 +60,7 @@ func plan(t kind.Target, parquetSizing bool) (kind.Plan, error) {
 	switch {
 	case t.Explicit():
 		if t.K != theory.SplitBlockWords {
-			return kind.Plan{}, fmt.Errorf("sbbf: -k %d: the split-block layout sets k = 8 bits per key (one per word): %w", t.K, kind.ErrParam)
+			return kind.Plan{}, kind.Paramf("sbbf", "{k} %d: the split-block layout sets k = 8 bits per key (one per word)", t.K)
 		}
 		blocks = (t.M + theory.SplitBlockBits - 1) / theory.SplitBlockBits
 		if m := blocks * theory.SplitBlockBits; m != t.M {

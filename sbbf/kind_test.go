@@ -2,8 +2,6 @@ package sbbf
 
 import (
 	"errors"
-	"flag"
-	"io"
 	"strings"
 	"testing"
 
@@ -94,10 +92,7 @@ func TestKindRegistered(t *testing.T) {
 	if len(s.Describe(&Filter{})) == 0 {
 		t.Error("Describe of the zero Filter")
 	}
-	fs := flag.NewFlagSet("sbbf", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	s.Options(fs)
-	if fs.Lookup("parquet-sizing") == nil {
+	if err := s.Defaults().Set("parquet-sizing", "1"); err != nil {
 		t.Error("sbbf does not declare -parquet-sizing")
 	}
 }

@@ -3,6 +3,7 @@ package scalable
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/kind"
 	"io"
 	"math"
 
@@ -55,7 +56,7 @@ func (f *Filter) checkRedis() ([]*link, error) {
 		return nil, errZero
 	}
 	if f.profile != RedisBloom {
-		return nil, fmt.Errorf("scalable: a %v-profile chain has no RedisBloom dump: build it with the RedisBloom profile (Config.Profile, or -profile redisbloom): %w", f.profile, ErrParam)
+		return nil, kind.Paramf("scalable", "a %v-profile chain has no RedisBloom dump: build it with the RedisBloom profile (Config.Profile, or {profile} redisbloom)", f.profile)
 	}
 	return ls, nil
 }

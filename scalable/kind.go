@@ -1,7 +1,6 @@
 package scalable
 
 import (
-	"flag"
 	"fmt"
 	"math"
 
@@ -20,10 +19,18 @@ func init() {
 		Name: "scalable",
 		Summary: "growing (scalable) Bloom filter: a chain of standard filters of growing capacity and tightening rate " +
 			"that never exceeds its target rate (Almeida et al. 2007); byte-compatible with RedisBloom in the redisbloom profile",
-		Order:     80,
-		Format:    format.KindScalable,
-		Decode:    kind.Decoded(decode),
-		Options:   options,
+		Order:  80,
+		Format: format.KindScalable,
+		Decode: kind.Decoded(decode),
+		Options: []kind.Option{
+			{Name: "profile", Type: kind.String, Default: "bloomlab", Usage: "link layout: bloomlab (xxh3-128, enhanced double hashing, exact sizing), " +
+				"redisbloom (bit for bit RedisBloom, for BF.LOADCHUNK and BF.SCANDUMP; -seed 0 only) or " +
+				"blocked (cache-line-blocked links: one 512-bit block per key, one cache line per link a query tests; sized by the blocked filter's rate)"},
+			{Name: "expansion", Type: kind.Uint, Default: uint(DefaultExpansion), Usage: fmt.Sprintf("each link's capacity is this many times the previous one's (1 … %d, as RedisBloom 8)", MaxExpansion)},
+			{Name: "ratio", Type: kind.Float, Default: DefaultRatio, Usage: "each link's rate is this times the previous one's, in (0, 1) (redisbloom: 0.5 only)"},
+			{Name: "nonscaling", Type: kind.Bool, Default: false, Usage: "one link at the target rate that refuses new keys past -n (RedisBloom's NONSCALING)"},
+		},
+		Plan:      planner,
 		FPRMethod: "1 − Π(1 − r_i) over the links, r_i from the bits: fill^k with the pair floor of the link's keys (exact for a small link; RedisBloom links: with its steps of short order, an upper bound; blocked links: the mean over blocks of (ones/512)^k)",
 		Growing:   true,
 		Describe:  describe,
@@ -38,38 +45,33 @@ func init() {
 	})
 }
 
-// options declares the kind's build flags and plans with them.
-func options(fs *flag.FlagSet) kind.Planner {
-	profile := fs.String("profile", "bloomlab", "link layout: bloomlab (xxh3-128, enhanced double hashing, exact sizing), "+
-		"redisbloom (bit for bit RedisBloom, for BF.LOADCHUNK and BF.SCANDUMP; -seed 0 only) or "+
-		"blocked (cache-line-blocked links: one 512-bit block per key, one cache line per link a query tests; sized by the blocked filter's rate)")
-	expansion := fs.Uint("expansion", DefaultExpansion, fmt.Sprintf("each link's capacity is this many times the previous one's (1 … %d, as RedisBloom 8)", MaxExpansion))
-	ratio := fs.Float64("ratio", DefaultRatio, "each link's rate is this times the previous one's, in (0, 1) (redisbloom: 0.5 only)")
-	nonScaling := fs.Bool("nonscaling", false, "one link at the target rate that refuses new keys past -n (RedisBloom's NONSCALING)")
+// planner plans with the options profile, expansion, ratio and
+// nonscaling.
+func planner(v *kind.Values) kind.Planner {
+	profile, expansion, ratio, nonScaling := v.String("profile"), v.Uint("expansion"), v.Float("ratio"), v.Bool("nonscaling")
 	return func(t kind.Target) (kind.Plan, error) {
-		p, err := ParseProfile(*profile)
+		p, err := ParseProfile(profile)
 		if err != nil {
 			return kind.Plan{}, err
 		}
 		// A flag given out of range is a usage error, even where its zero
 		// value would otherwise mean "the default" (Config's convention).
-		// -fpr belongs to the command, which defines it on the same flag
-		// set: a given -fpr 0 is refused here as every other kind refuses
-		// it (Target cannot tell it from an absent -fpr).
-		given := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		// fpr is the target's: a caller that marks it given (the command
+		// does) has fpr 0 refused here as every other kind refuses it
+		// (Target cannot tell it from an absent fpr).
+		given := v.Given
 		switch {
-		case *expansion < 1 || *expansion > MaxExpansion:
-			return kind.Plan{}, fmt.Errorf("scalable: -expansion %d out of range [1, %d]: %w", *expansion, MaxExpansion, ErrParam)
-		case given["ratio"] && !(*ratio > 0 && *ratio < 1):
-			return kind.Plan{}, fmt.Errorf("scalable: -ratio %v out of range (0, 1): %w", *ratio, ErrParam)
-		case given["ratio"] && p == RedisBloom && *ratio != redisTighten:
-			return kind.Plan{}, fmt.Errorf("scalable: -ratio %v: the redisbloom profile tightens by exactly 0.5: %w", *ratio, ErrParam)
-		case given["fpr"] && !(t.FPR > 0 && t.FPR < 1):
-			return kind.Plan{}, fmt.Errorf("scalable: -fpr %v out of range (0, 1): %w", t.FPR, ErrParam)
+		case expansion < 1 || expansion > MaxExpansion:
+			return kind.Plan{}, kind.Paramf("scalable", "{expansion} %d out of range [1, %d]", expansion, MaxExpansion)
+		case given("ratio") && !(ratio > 0 && ratio < 1):
+			return kind.Plan{}, kind.Paramf("scalable", "{ratio} %v out of range (0, 1)", ratio)
+		case given("ratio") && p == RedisBloom && ratio != redisTighten:
+			return kind.Plan{}, kind.Paramf("scalable", "{ratio} %v: the redisbloom profile tightens by exactly 0.5", ratio)
+		case given("fpr") && !(t.FPR > 0 && t.FPR < 1):
+			return kind.Plan{}, kind.Paramf("scalable", "{fpr} %v out of range (0, 1)", t.FPR)
 		}
-		return plan(Config{Capacity: t.N, FPR: t.FPR, Expansion: uint32(*expansion), Ratio: *ratio,
-			NonScaling: *nonScaling, Profile: p, Seed: t.Seed}, t)
+		return plan(Config{Capacity: t.N, FPR: t.FPR, Expansion: uint32(expansion), Ratio: ratio,
+			NonScaling: nonScaling, Profile: p, Seed: t.Seed}, t)
 	}
 }
 
@@ -127,8 +129,8 @@ func shapes(c Config, n uint64) ([]linkShape, error) {
 // first link's capacity.
 func plan(c Config, t kind.Target) (kind.Plan, error) {
 	if t.BitsPerKey != 0 || t.M != 0 || t.K != 0 {
-		return kind.Plan{}, fmt.Errorf("scalable: a growing chain is sized by -fpr (the compound rate it never exceeds) and -n "+
-			"(its first link's capacity); -bits-per-key, -m and -k do not apply: %w", ErrParam)
+		return kind.Plan{}, kind.Paramf("scalable", "a growing chain is sized by {fpr} (the compound rate it never exceeds) and {n} "+
+			"(its first link's capacity); {bits-per-key}, {m} and {k} do not apply")
 	}
 	var notices []string
 	if c.FPR == 0 {

@@ -3,7 +3,6 @@ package scalable
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"strings"
 	"testing"
 
@@ -20,12 +19,11 @@ func spec(t *testing.T) *kind.Spec {
 }
 
 func planWith(t *testing.T, args []string, tg kind.Target) (kind.Plan, error) {
-	fs := flag.NewFlagSet("scalable", flag.ContinueOnError)
-	planner := spec(t).Options(fs)
-	if err := fs.Parse(args); err != nil {
+	v := spec(t).Defaults()
+	if err := v.ParseArgs(args); err != nil {
 		t.Fatal(err)
 	}
-	return planner(tg)
+	return spec(t).Planner(v)(tg)
 }
 
 // TestKindPlan: the planner sizes the first link from -n and -fpr,

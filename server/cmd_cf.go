@@ -11,6 +11,7 @@ import (
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/kind"
+	"github.com/bloomlab/bloomlab/internal/redisbloom"
 	"github.com/bloomlab/bloomlab/rdb"
 )
 
@@ -215,7 +216,7 @@ var cfInsertArgs = []docArg{
 
 // cfRDB is CF in Redis's RDB files and DUMP payloads: RedisBloom's
 // MBbloomCF module type, which holds filters of RedisBloom's profile.
-var cfRDB = &rdbCodec{module: cuckoo.RDBTypeName, encver: cuckoo.RDBEncVer,
+var cfRDB = &rdbCodec{module: redisbloom.CFTypeName, encver: redisbloom.CFEncVer,
 	read: func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
 		f, err := cuckoo.ReadRedisBloomRDB(m, alloc)
 		if err != nil {
@@ -323,8 +324,8 @@ type cfParams struct {
 // they were RedisBloom's; a replay never refuses an acknowledged add.
 func (c *client) cfDefaults() cfParams {
 	if c.replaying {
-		return cfParams{cuckoo.RedisDefaultCapacity, cuckoo.RedisDefaultBucketSize,
-			cuckoo.RedisDefaultMaxIterations, cuckoo.RedisDefaultExpansion, cuckoo.MaxSubFilters}
+		return cfParams{redisbloom.CFDefaultCapacity, redisbloom.CFDefaultBucketSize,
+			redisbloom.CFDefaultMaxIterations, redisbloom.CFDefaultExpansion, redisbloom.CFMaxNumFilters}
 	}
 	b, capacity, mi, e, mx := c.s.modcfg.cfDefaults()
 	return cfParams{capacity, b, mi, e, mx}
@@ -345,10 +346,10 @@ func cfReserveRecord(key []byte, p cfParams) [][]byte {
 // range when cf-initial-size is set). A replay takes the widest range.
 func (c *client) cfMaxBucketSize() int64 {
 	if c.replaying || !c.d.cfBucketOfConfig {
-		return cuckoo.RedisMaxBucketSize
+		return redisbloom.CFMaxBucketSize
 	}
 	_, capacity, _, _, _ := c.s.modcfg.cfDefaults()
-	return min(capacity/2, cuckoo.RedisMaxBucketSize)
+	return min(capacity/2, redisbloom.CFMaxBucketSize)
 }
 
 // cfOption reads the value of CF.RESERVE's option at args[i], in
@@ -383,9 +384,9 @@ func cfReserve(c *client, args [][]byte) bool {
 		lo, hi int64
 		v      *int64
 	}{
-		{"MAXITERATIONS", 1, cuckoo.MaxKicks, &p.maxIter},
+		{"MAXITERATIONS", 1, redisbloom.CFMaxIterations, &p.maxIter},
 		{"BUCKETSIZE", 1, c.cfMaxBucketSize(), &p.bucketSize},
-		{"EXPANSION", 0, cuckoo.MaxExpansion, &p.expansion},
+		{"EXPANSION", 0, redisbloom.CFMaxExpansion, &p.expansion},
 	}
 	for k := range opts {
 		o := &opts[k]
@@ -453,7 +454,7 @@ func (c *client) cfCapacityOK(capacity, bucketSize int64) bool {
 			return false
 		}
 	case c.d.cfInsertCap24:
-		if capacity < 2*cuckoo.RedisDefaultBucketSize {
+		if capacity < 2*redisbloom.CFDefaultBucketSize {
 			c.err(errCFCapMin)
 			return false
 		}

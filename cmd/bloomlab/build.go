@@ -87,7 +87,7 @@ func kindOptionsHelp(w io.Writer) {
 	for _, s := range kind.All() {
 		fmt.Fprintf(w, "\n  -kind %s: %s\n", s.Name, s.Summary)
 		fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
-		s.Options(fs)
+		flagx.BindOptions(fs, s)
 		if hasFlags(fs) {
 			fs.SetOutput(w)
 			fs.PrintDefaults()
@@ -112,9 +112,38 @@ func lookupKind(name string) (*kind.Spec, error) {
 // and leaves other errors alone.
 func paramError(err error) error {
 	if errors.Is(err, kind.ErrParam) {
-		return usagef("%s", strings.TrimSuffix(err.Error(), ": "+kind.ErrParam.Error()))
+		return usagef("%s", strings.TrimSuffix(flagText(err), ": "+kind.ErrParam.Error()))
 	}
 	return err
+}
+
+// flagText is err's text with the parameters a library's kind.ParamError
+// names written as the command's flags ("fpr" → "-fpr").
+func flagText(err error) string {
+	var pe *kind.ParamError
+	if !errors.As(err, &pe) {
+		return err.Error()
+	}
+	plain := pe.Message(func(p string) string { return p })
+	return strings.Replace(err.Error(), plain, pe.Message(flagx.FlagName), 1)
+}
+
+// flagWorded is an error whose text flagText rewrote.
+type flagWorded struct {
+	err error
+	msg string
+}
+
+func (e *flagWorded) Error() string { return e.msg }
+func (e *flagWorded) Unwrap() error { return e.err }
+
+// flagWords returns err with its text as flagText words it.
+func flagWords(err error) error {
+	var pe *kind.ParamError
+	if err == nil || !errors.As(err, &pe) {
+		return err
+	}
+	return &flagWorded{err: err, msg: flagText(err)}
 }
 
 func runBuild(e *env, args []string) error {
@@ -127,7 +156,7 @@ func runBuild(e *env, args []string) error {
 	var spec *kind.Spec
 	var planner kind.Planner
 	if s, ok := kind.Lookup(name); ok {
-		spec, planner = s, s.Options(fs)
+		spec, planner = s, flagx.BindOptions(fs, s)
 	}
 	files, err := parseFlags(fs, args)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/bloomlab/bloomlab/countmin"
 	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/flagx"
+	"github.com/bloomlab/bloomlab/internal/redisbloom"
 	"github.com/bloomlab/bloomlab/internal/sysmem"
 	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
@@ -35,9 +36,9 @@ func rdbImportFlags(fs *flag.FlagSet) rdbImport {
 
 // rdbKinds are the kinds import -format rdb makes, by module type name.
 var rdbKinds = map[string]string{
-	scalable.RDBTypeName: "scalable",
-	cuckoo.RDBTypeName:   "cuckoo",
-	countmin.RDBTypeName: "countmin",
+	scalable.RDBTypeName:  "scalable",
+	redisbloom.CFTypeName: "cuckoo",
+	countmin.RDBTypeName:  "countmin",
 }
 
 // loadable reports whether bloomlab serve loads keys of e's type: strings
@@ -177,7 +178,7 @@ func importEntry(ent *rdb.Entry, file, kindName string, alloc func(int64) error)
 		if x, err = scalable.ReadRedisBloomRDB(ent.Module, alloc); err == nil {
 			f = x
 		}
-	case cuckoo.RDBTypeName:
+	case redisbloom.CFTypeName:
 		var x *cuckoo.Filter
 		if x, err = cuckoo.ReadRedisBloomRDB(ent.Module, alloc); err == nil {
 			f = x

@@ -178,7 +178,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, cmd: c}
-	err = c.run(e, args[1:])
+	err = flagWords(c.run(e, args[1:]))
 	var ue *usageError
 	var ee *exitError
 	var he *helpRequest
@@ -193,7 +193,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 		fmt.Fprintf(stderr, "bloomlab %s: %s (see 'bloomlab help %s')\n", c.name, ue.msg, c.name)
 	case errors.As(err, &ee):
 		if ee.err != nil {
-			fmt.Fprintf(stderr, "bloomlab: %v\n", ee.err)
+			fmt.Fprintf(stderr, "bloomlab: %v\n", flagText(ee.err))
 		}
 	default:
 		fmt.Fprintf(stderr, "bloomlab: %v\n", err)

@@ -98,7 +98,7 @@ func runPlan(e *env, args []string) error {
 		if err != nil {
 			// One kind that cannot meet the target (a d-left filter below
 			// its smallest bucket budget, say) does not void the others.
-			msg := strings.TrimSuffix(err.Error(), ": "+kind.ErrParam.Error())
+			msg := strings.TrimSuffix(flagText(err), ": "+kind.ErrParam.Error())
 			rep.Unavailable = append(rep.Unavailable, s.Name+": "+strings.TrimPrefix(msg, s.Name+": "))
 			continue
 		}
@@ -107,7 +107,7 @@ func runPlan(e *env, args []string) error {
 		for _, args := range s.PlanVariants {
 			p, err := kind.PlanVariant(s, t, args)
 			if err != nil {
-				msg := strings.TrimSuffix(err.Error(), ": "+kind.ErrParam.Error())
+				msg := strings.TrimSuffix(flagText(err), ": "+kind.ErrParam.Error())
 				rep.Unavailable = append(rep.Unavailable, s.Name+" "+strings.Join(args, " ")+": "+strings.TrimPrefix(msg, s.Name+": "))
 				continue
 			}

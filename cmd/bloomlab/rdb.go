@@ -17,8 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bloomlab/bloomlab/countmin"
-	"github.com/bloomlab/bloomlab/cuckoo"
 	"github.com/bloomlab/bloomlab/internal/flagx"
+	"github.com/bloomlab/bloomlab/internal/redisbloom"
 	"github.com/bloomlab/bloomlab/rdb"
 	"github.com/bloomlab/bloomlab/scalable"
 	"github.com/bloomlab/bloomlab/server"
@@ -59,11 +59,11 @@ var now = time.Now
 
 // redisBloomFamily names the command family of RedisBloom's module types.
 var redisBloomFamily = map[string]string{
-	scalable.RDBTypeName: "BF",
-	cuckoo.RDBTypeName:   "CF",
-	countmin.RDBTypeName: "CMS",
-	topk.RDBTypeName:     "TOPK",
-	tdigest.RDBTypeName:  "TDIGEST",
+	scalable.RDBTypeName:  "BF",
+	redisbloom.CFTypeName: "CF",
+	countmin.RDBTypeName:  "CMS",
+	topk.RDBTypeName:      "TOPK",
+	tdigest.RDBTypeName:   "TDIGEST",
 }
 
 // typeLabel names the type of e's value: "string", a RedisBloom type

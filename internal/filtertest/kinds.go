@@ -3,9 +3,9 @@ package filtertest
 import (
 	"encoding/binary"
 	"errors"
-	"flag"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,13 +20,11 @@ func Plan(t *testing.T, name string, args []string, target kind.Target) (kind.Pl
 	if !ok {
 		t.Fatalf("kind %q is not registered", name)
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(new(strings.Builder))
-	planner := s.Options(fs)
-	if err := fs.Parse(args); err != nil {
+	v := s.Defaults()
+	if err := v.ParseArgs(args); err != nil {
 		t.Fatalf("%s: options %q: %v", name, args, err)
 	}
-	return planner(target)
+	return s.Planner(v)(target)
 }
 
 // Explicit is a plan from an explicit m and k, and what it must give.
@@ -146,8 +144,12 @@ func CheckPlanner(t *testing.T, name string, c PlannerChecks) {
 		}
 	}
 	for _, args := range c.BadOptions {
-		if _, err := Plan(t, name, args, kind.Target{N: 100, FPR: 0.01}); !errors.Is(err, kind.ErrParam) || !strings.Contains(err.Error(), args[0]) {
-			t.Errorf("%s %q: %v, want an error wrapping ErrParam naming %s", name, args, err, args[0])
+		// The error names the option as a parameter (kind.ParamError),
+		// which the command words as its flag.
+		opt := strings.TrimLeft(args[0], "-")
+		var pe *kind.ParamError
+		if _, err := Plan(t, name, args, kind.Target{N: 100, FPR: 0.01}); !errors.Is(err, kind.ErrParam) || !errors.As(err, &pe) || !slices.Contains(pe.Params, opt) {
+			t.Errorf("%s %q: %v, want a kind.ParamError naming %s", name, args, err, opt)
 		}
 	}
 	// kind.PlanDefault of a filter of 1.2 TB allocates nothing of that

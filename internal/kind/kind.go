@@ -19,7 +19,6 @@ package kind
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"github.com/bloomlab/bloomlab/internal/base"
 	"io"
@@ -201,11 +200,13 @@ type Spec struct {
 	// Decode reads one structure of this Format. Kinds sharing a Format
 	// share a Decode; set it on one of them.
 	Decode func(d *format.Decoder) (Filter, error)
-	// Options declares the kind's own build options on fs (flags the
-	// command does not define: -scheme, -counter-bits, …) and returns the
-	// planner that reads them once fs is parsed. Called on an unparsed
-	// set, the planner uses the defaults.
-	Options func(fs *flag.FlagSet) Planner
+	// Options declares the kind's own build options, as data (beyond the
+	// Target's parameters: scheme, counter-bits, …); the command binds
+	// each to a flag of its name.
+	Options []Option
+	// Plan returns the planner for the options' values v (Spec.Planner
+	// passes the defaults for nil).
+	Plan func(v *Values) Planner
 	// FPRMethod says how the kind's EstimatedFPR reads the state.
 	FPRMethod string
 	// Growing reports that the kind can be built without knowing N.
@@ -226,8 +227,8 @@ type Spec struct {
 	Combine func(dst, src Filter) error
 	// Exports lists foreign formats.
 	Exports []Export
-	// PlanVariants are option sets (the kind's flags, as -kind's users
-	// give them) that plan lists as rows of their own beside the
+	// PlanVariants are option sets (the kind's options, written as the
+	// command's flags: Values.ParseArgs) that plan lists as rows of their own beside the
 	// default's: a layout worth comparing (scalable's -profile blocked).
 	PlanVariants [][]string
 }
@@ -243,8 +244,13 @@ var (
 func Register(s Spec) {
 	mu.Lock()
 	defer mu.Unlock()
-	if s.Name == "" || s.Options == nil || s.Describe == nil {
+	if s.Name == "" || s.Plan == nil || s.Describe == nil {
 		panic(fmt.Sprintf("kind: incomplete spec %q", s.Name))
+	}
+	for _, o := range s.Options {
+		if err := o.check(); err != nil {
+			panic(fmt.Sprintf("kind %s: %v", s.Name, err))
+		}
 	}
 	for _, o := range specs {
 		if o.Name == s.Name {
@@ -329,19 +335,17 @@ func PlanSteps() uint64 { return base.PlanSteps() }
 
 // PlanDefault sizes kind s for t with its default options.
 func PlanDefault(s *Spec, t Target) (Plan, error) {
-	return s.Options(flag.NewFlagSet(s.Name, flag.ContinueOnError))(t)
+	return s.Planner(nil)(t)
 }
 
 // PlanVariant sizes kind s for t with the options args (one of
 // s.PlanVariants).
 func PlanVariant(s *Spec, t Target, args []string) (Plan, error) {
-	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	planner := s.Options(fs)
-	if err := fs.Parse(args); err != nil {
+	v := s.Defaults()
+	if err := v.ParseArgs(args); err != nil {
 		return Plan{}, fmt.Errorf("%s %s: %w", s.Name, strings.Join(args, " "), err)
 	}
-	return planner(t)
+	return s.Planner(v)(t)
 }
 
 // Decoded adapts a kind's typed decode function to Spec.Decode, without

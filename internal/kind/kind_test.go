@@ -3,7 +3,7 @@ package kind
 import (
 	"bytes"
 	"errors"
-	"flag"
+	"fmt"
 	"io"
 	"testing"
 
@@ -68,7 +68,7 @@ func (f *tryCountAdder) TryAdd(key []byte, n uint64) (uint64, error) {
 func spec(name string, order int) Spec {
 	return Spec{
 		Name: name, Order: order,
-		Options:  func(fs *flag.FlagSet) Planner { return func(Target) (Plan, error) { return Plan{Kind: name}, nil } },
+		Plan:     func(*Values) Planner { return func(Target) (Plan, error) { return Plan{Kind: name}, nil } },
 		Describe: func(Filter) []Field { return nil },
 	}
 }
@@ -97,8 +97,9 @@ func TestRegistry(t *testing.T) {
 	}
 	for name, bad := range map[string]Spec{
 		"duplicate":     spec("zeta", 9),
-		"no options":    {Name: "x", Describe: s.Describe},
-		"no name":       {Options: s.Options, Describe: s.Describe},
+		"no planner":    {Name: "x", Describe: s.Describe},
+		"no name":       {Plan: s.Plan, Describe: s.Describe},
+		"bad default":   func() Spec { d := spec("bad", 5); d.Options = []Option{{Name: "x", Type: Int, Default: "1"}}; return d }(),
 		"format shared": func() Spec { d := spec("dec2", 4); d.Format, d.Decode = 200, s.Decode; return d }(),
 	} {
 		func() {
@@ -224,4 +225,43 @@ func TestFilterBuilderBudget(t *testing.T) {
 	}
 	p, _ := FilterBuilder(&plainAdder{fake{keys: map[string]int{}}})
 	p.(MemoryBudgeter).SetMaxBits(5) // a fixed-size filter: nothing to do, no panic
+}
+
+func TestValues(t *testing.T) {
+	opts := []Option{
+		{Name: "c", Type: Int, Default: 2},
+		{Name: "e", Type: Uint, Default: uint(4)},
+		{Name: "r", Type: Float, Default: 0.5},
+		{Name: "semi", Type: Bool, Default: false},
+		{Name: "profile", Type: String, Default: "bloomlab"},
+		{Name: "kicks", Type: Int},
+	}
+	v := NewValues(opts)
+	if v.Int("c") != 2 || v.Uint("e") != 4 || v.Float("r") != 0.5 || v.Bool("semi") || v.String("profile") != "bloomlab" || v.Int("kicks") != 0 || v.Given("kicks") {
+		t.Fatalf("defaults wrong")
+	}
+	if err := v.ParseArgs([]string{"-c", "3", "--e=8", "-semi", "-profile", "redisbloom", "-kicks", "0x10"}); err != nil {
+		t.Fatal(err)
+	}
+	if v.Int("c") != 3 || v.Uint("e") != 8 || !v.Bool("semi") || v.String("profile") != "redisbloom" || v.Int("kicks") != 16 || !v.Given("kicks") || v.Given("r") {
+		t.Errorf("parsed values wrong")
+	}
+	for _, bad := range [][]string{{"-nope", "1"}, {"-c", "x"}, {"-c"}, {"c"}} {
+		if err := NewValues(opts).ParseArgs(bad); !errors.Is(err, ErrParam) {
+			t.Errorf("ParseArgs(%q) = %v, want ErrParam", bad, err)
+		}
+	}
+}
+
+func TestParamError(t *testing.T) {
+	e := Paramf("cuckoo", "give {fpr} or {bits-per-key}, not both (got %v)", 0.5)
+	if got, want := e.Error(), "cuckoo: give fpr or bits-per-key, not both (got 0.5): invalid parameter"; got != want {
+		t.Errorf("Error = %q, want %q", got, want)
+	}
+	if got, want := e.Message(func(p string) string { return "-" + p }), "cuckoo: give -fpr or -bits-per-key, not both (got 0.5)"; got != want {
+		t.Errorf("Message = %q, want %q", got, want)
+	}
+	if !errors.Is(fmt.Errorf("wrapped: %w", e), ErrParam) || len(e.Params) != 2 || e.Params[1] != "bits-per-key" {
+		t.Errorf("Params = %q", e.Params)
+	}
 }

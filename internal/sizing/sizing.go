@@ -30,13 +30,13 @@ func Check(pkg string, t kind.Target) error {
 	}
 	switch {
 	case modes != 1:
-		return fmt.Errorf("%s: give exactly one of a false-positive rate (-fpr), bits per key (-bits-per-key), or m with k (-m, -k): %w", pkg, kind.ErrParam)
+		return kind.Paramf(pkg, "give exactly one of a false-positive rate ({fpr}), bits per key ({bits-per-key}), or m with k ({m}, {k})")
 	case t.FPR != 0 && !(t.FPR > 0 && t.FPR < 1):
-		return fmt.Errorf("%s: -fpr %v out of range (0, 1): %w", pkg, t.FPR, kind.ErrParam)
+		return kind.Paramf(pkg, "{fpr} %v out of range (0, 1)", t.FPR)
 	case t.BitsPerKey != 0 && !(t.BitsPerKey > 0 && t.BitsPerKey <= MaxBitsPerKey):
-		return fmt.Errorf("%s: -bits-per-key %v out of range (0, 2^20]: %w", pkg, t.BitsPerKey, kind.ErrParam)
+		return kind.Paramf(pkg, "{bits-per-key} %v out of range (0, 2^20]", t.BitsPerKey)
 	case (t.M != 0 || t.K != 0) && (t.M < 1 || t.M > hashing.MaxM || t.K < 1 || t.K > hashing.MaxK):
-		return fmt.Errorf("%s: -m %d -k %d out of range (1 ≤ m ≤ 2^48, 1 ≤ k ≤ %d): %w", pkg, t.M, t.K, hashing.MaxK, kind.ErrParam)
+		return kind.Paramf(pkg, "{m} %d {k} %d out of range (1 ≤ m ≤ 2^48, 1 ≤ k ≤ %d)", t.M, t.K, hashing.MaxK)
 	case !t.Explicit() && t.N == 0:
 		return fmt.Errorf("%s: %w", pkg, kind.ErrNeedN)
 	}
