@@ -503,7 +503,7 @@ func (f *Filter) addHash(d hashing.Digest, mayGrow bool) error {
 // AddUnique inserts key unless the filter already reports it present
 // (CF.ADDNX, CF.INSERTNX): added is false, and nothing changes, for a key
 // that may be present. Errors as for Add.
-func (f *Filter) addUnique(key []byte) (added bool, err error) {
+func (f *Filter) AddUnique(key []byte) (added bool, err error) {
 	return f.addUniqueHash(f.Hash(key))
 }
 

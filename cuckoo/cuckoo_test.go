@@ -85,7 +85,7 @@ func TestNoFalseNegatives(t *testing.T) {
 						var err error
 						if x == 1 {
 							var ok bool
-							ok, err = f.addUnique(key(k))
+							ok, err = f.AddUnique(key(k))
 							if err == nil && !ok {
 								if !before.Equal(f) {
 									t.Fatal("AddUnique of a present key changed the filter")

@@ -67,7 +67,7 @@ func TestRedisBloomC(t *testing.T) {
 						var err error
 						added := true
 						if st.Op == "x" {
-							added, err = f.addUnique(key)
+							added, err = f.AddUnique(key)
 						} else {
 							err = f.Add(key)
 						}

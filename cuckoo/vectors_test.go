@@ -326,7 +326,7 @@ func (s *cfServer) insert(key string, items []string, nx, create bool, capacity 
 		var err error
 		added := true
 		if nx {
-			added, err = f.addUnique([]byte(item))
+			added, err = f.AddUnique([]byte(item))
 		} else {
 			err = f.Add([]byte(item))
 		}

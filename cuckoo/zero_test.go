@@ -60,7 +60,7 @@ func TestZeroValue(t *testing.T) {
 		"AddString":         func(f *Filter) string { return errParam(f.AddString("k")) },
 		"AddHash":           func(f *Filter) string { return errParam(f.AddHash(dg)) },
 		"TryAddHash":        func(f *Filter) string { return errParam(f.TryAddHash(dg)) },
-		"AddUnique":         func(f *Filter) string { _, err := f.addUnique([]byte("k")); return errParam(err) },
+		"AddUnique":         func(f *Filter) string { _, err := f.AddUnique([]byte("k")); return errParam(err) },
 		"AddUniqueHash":     func(f *Filter) string { _, err := f.addUniqueHash(dg); return errParam(err) },
 		"Remove":            func(f *Filter) string { return errParam(f.Remove([]byte("k"))) },
 		"EstimatedFPR":      func(f *Filter) string { return want(f.EstimatedFPR() == 0, "non-zero") },

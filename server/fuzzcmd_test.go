@@ -184,6 +184,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"setname", "getname", "id", "setinfo", "info", "list", "LIB-NAME", "LIB-VER", "count", "docs",
 		"resetstat", "get", "set", "capacity", "size", "filters", "items", "expansion", "default", "all",
 		"everything", "server", "memory", "keyspace", "persistence", "clients", "stats", "maxmemory", "*max*",
+		"replication", "cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", // INFO sections
 		"string", "MBbloom--", "MBbloomCF", "CMSk-TYPE", "none", "expire", "pexpire", "expireat",
 		"cms.initbydim", "bgrewriteaof", "DEL", "EXEC", "MULTI", "FLUSHALL", "PEXPIREAT", "OK", "PONG",
 		"B", "K", "M", "G", "T", "RELOAD", "MERGE", "NOFLUSH", "debug", // DEBUG RELOAD

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var updateReplay = flag.Bool("update-replay", false, "rewrite testdata/replay-digests.golden from this build's replies")
+var updateReplay = flag.Bool("update-replay", false, "rewrite testdata/replay-digests.txt from this build's replies")
 
 // replayFiles are the recorded transcripts that TestReplayGolden replays.
 var replayFiles = []string{
@@ -25,7 +25,7 @@ var replayFiles = []string{
 // TestReplayGolden replays every recorded transcript under both dialects
 // (each file under its own protocol), and COMMAND INFO, COMMAND DOCS,
 // COMMAND LIST and COMMAND COUNT of every command, and compares the
-// digest of each vector's reply bytes with testdata/replay-digests.golden.
+// digest of each vector's reply bytes with testdata/replay-digests.txt.
 // The golden file was written before the command table and the dialects
 // were reorganised (issue 34), so a refactor that changes one byte of
 // any reply, in the dialect a transcript was recorded in or in the
@@ -88,7 +88,7 @@ func TestReplayGolden(t *testing.T) {
 		}
 	}
 	got := strings.Join(lines, "\n") + "\n"
-	const golden = "testdata/replay-digests.golden"
+	const golden = "testdata/replay-digests.txt"
 	if *updateReplay {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
