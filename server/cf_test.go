@@ -901,3 +901,33 @@ func setCFConfig(t *testing.T, s *Server, name string, v int64) {
 		t.Fatalf("module config %s %d: %s", name, v, msg)
 	}
 }
+
+// TestLoadChunkRefusalLoggedOnce: 1,000 chunks refused because the key
+// holds a complete filter are one line in the log, and a count (a line a
+// chunk before: 2,155 identical lines in one of RedisBloom's flow tests).
+func TestLoadChunkRefusalLoggedOnce(t *testing.T) {
+	var logs syncBuffer
+	s := start(t, Config{Logger: log.New(&logs, "", 0)})
+	c := dial(t, s)
+	c.do("CF.RESERVE", "cf", "1000")
+	c.do("CF.ADD", "cf", "x")
+	for i := range 1000 {
+		c.send("CF.LOADCHUNK", "cf", fmt.Sprint(i+2), "data")
+	}
+	for range 1000 {
+		c.read()
+	}
+	c.do("CF.RESERVE", "cf2", "1000")
+	c.do("CF.ADD", "cf2", "x")
+	c.do("CF.LOADCHUNK", "cf2", "2", "data") // another key's refusal ends the burst
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	complete := 0
+	for _, l := range lines {
+		if strings.Contains(l, "complete filter") {
+			complete++
+		}
+	}
+	if complete != 2 || !strings.Contains(logs.String(), "999 more LOADCHUNK refusals for key \"cf\"") {
+		t.Errorf("%d lines name the complete filter, and the count is missing or wrong:\n%.600s", complete, logs.String())
+	}
+}

@@ -308,7 +308,7 @@ const (
 // refuses it: written over a filter's bits it would make false
 // negatives. The detail goes to the server's log.
 func bfRefuse8(c *client, r loadRefusal) string {
-	c.s.logf("BF.LOADCHUNK refused (iterator %d, %d bytes): %s", r.iter, r.n, r.reply)
+	c.s.logRefusal(r.key, fmt.Sprintf("BF.LOADCHUNK refused (iterator %d, %d bytes): %s", r.iter, r.n, r.reply))
 	switch v := r.v.(type) {
 	case *bfValue:
 		if v.chain == nil {

@@ -184,7 +184,7 @@ func init() {
 // "Couldn't create filter!", the words before the detail that Dialect24
 // answers), the detail going to the server's log.
 func cfRefuse8(c *client, r loadRefusal) string {
-	c.s.logf("CF.LOADCHUNK refused (iterator %d, %d bytes): %s", r.iter, r.n, r.reply)
+	c.s.logRefusal(r.key, fmt.Sprintf("CF.LOADCHUNK refused (iterator %d, %d bytes): %s", r.iter, r.n, r.reply))
 	if i := strings.IndexByte(r.reply, '!'); i >= 0 {
 		return r.reply[:i+1]
 	}

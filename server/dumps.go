@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
 )
@@ -79,6 +82,7 @@ type dumpFamily struct {
 // complete filter), the chunk, and what the key holds (nil: nothing, a
 // header refused).
 type loadRefusal struct {
+	key   []byte
 	reply string
 	err   error
 	iter  int64
@@ -227,14 +231,14 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 	v, loading := e.v.(*loadingValue)
 	if !loading || v.fam != fam {
 		if e.v.typ() == fam.complete {
-			fam.refuse(c, loadRefusal{reply: fam.errComplete, iter: iter, n: len(data), v: e.v})
+			fam.refuse(c, loadRefusal{key: args[1], reply: fam.errComplete, iter: iter, n: len(data), v: e.v})
 		} else {
 			c.err(errWrongType)
 		}
 		return false
 	}
 	if err := v.ld.Check(iter, len(data)); err != nil {
-		fam.refuse(c, loadRefusal{reply: fam.badChunk(err), err: err, iter: iter, n: len(data), v: v})
+		fam.refuse(c, loadRefusal{key: args[1], reply: fam.badChunk(err), err: err, iter: iter, n: len(data), v: v})
 		return false
 	}
 	if err := s.writable(e); err != nil {
@@ -245,7 +249,7 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 	if err := v.ld.LoadChunk(iter, data); err != nil {
 		// Checked above; should the loader refuse anyway, the partial
 		// key is removed rather than left unusable.
-		fam.refuse(c, loadRefusal{reply: fam.badLoad(err), err: err, iter: iter, n: len(data), v: v})
+		fam.refuse(c, loadRefusal{key: args[1], reply: fam.badLoad(err), err: err, iter: iter, n: len(data), v: v})
 		s.dropBroken(c, key, e)
 		return false
 	}
@@ -255,7 +259,7 @@ func (fam *dumpFamily) loadChunk(c *client, args [][]byte) bool {
 		// replay (which would refuse to start).
 		done, err := fam.finish(v.ld)
 		if err != nil {
-			fam.refuse(c, loadRefusal{reply: fam.badLoad(err), err: err, iter: iter, n: len(data), v: v})
+			fam.refuse(c, loadRefusal{key: args[1], reply: fam.badLoad(err), err: err, iter: iter, n: len(data), v: v})
 			s.dropBroken(c, key, e)
 			return false
 		}
@@ -286,13 +290,13 @@ func (fam *dumpFamily) loadHeader(c *client, args [][]byte, e *entry) bool {
 	}
 	if fam.checkHeader != nil && !c.replaying {
 		if err := fam.checkHeader(data); err != nil {
-			fam.refuse(c, loadRefusal{reply: fam.badHeader(err), err: err, iter: 1, n: len(data)})
+			fam.refuse(c, loadRefusal{key: args[1], reply: fam.badHeader(err), err: err, iter: 1, n: len(data)})
 			return false
 		}
 	}
 	ld := fam.newLoader()
 	if err := ld.LoadChunk(1, data); err != nil {
-		fam.refuse(c, loadRefusal{reply: fam.badHeader(err), err: err, iter: 1, n: len(data)})
+		fam.refuse(c, loadRefusal{key: args[1], reply: fam.badHeader(err), err: err, iter: 1, n: len(data)})
 		return false
 	}
 	_, total := ld.Progress()
@@ -421,4 +425,46 @@ func readChunks(r io.Reader, n int64, header func(iter int64, data []byte) error
 		}
 	}
 	return nil
+}
+
+// refusalLog gathers LOADCHUNK refusals for the log: the first of a burst
+// is logged, the others of the burst (the same key and the same refusal,
+// each within a second of the last) are counted and said in one line when
+// the next refusal that differs is logged. A client replaying a dump onto a complete filter
+// sends thousands of chunks: they were a line each (2,155 identical
+// lines in one of RedisBloom's flow tests).
+type refusalLog struct {
+	mu   sync.Mutex
+	key  string
+	msg  string
+	n    int
+	last time.Time
+}
+
+// logRefusal logs msg, a LOADCHUNK refusal for key, once per key and
+// burst (refusalLog).
+func (s *Server) logRefusal(key []byte, msg string) {
+	r := &s.refusals
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if r.key == string(key) && r.msg == sameRefusal(msg) && now.Sub(r.last) < time.Second {
+		r.n++
+		r.last = now
+		return
+	}
+	if r.n > 0 {
+		s.logf("bloomlab: %d more LOADCHUNK refusals for key %q like the last", r.n, r.key)
+	}
+	r.key, r.msg, r.n, r.last = string(key), sameRefusal(msg), 0, now
+	s.logf("%s", msg)
+}
+
+// sameRefusal is a refusal's text without its iterator and size, which
+// every chunk of a burst has its own of.
+func sameRefusal(msg string) string {
+	if i := strings.Index(msg, "): "); i >= 0 {
+		return msg[i:]
+	}
+	return msg
 }

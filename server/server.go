@@ -162,7 +162,9 @@ type Server struct {
 	d      *dialect // cfg.Dialect's row: every dialect difference
 	lim    resp.Limits
 	logger *log.Logger
-	maxMem int64
+	// refusals gathers the log's LOADCHUNK refusals (logRefusal).
+	refusals refusalLog
+	maxMem   int64
 
 	db keyspace
 	// modcfg: RedisBloom's module configs, the defaults of new keys
