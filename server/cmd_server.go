@@ -367,10 +367,10 @@ func cmdDebug(c *client, args [][]byte) bool {
 	}
 	var err error
 	if c.excl {
-		err = s.reloadValues() // inside EXEC: the keyspace is held already
+		err = s.reloadValues(c) // inside EXEC: the keyspace is held already
 	} else {
 		s.db.mu.Lock()
-		err = s.reloadValues()
+		err = s.reloadValues(c)
 		s.db.mu.Unlock()
 	}
 	switch {

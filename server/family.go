@@ -201,18 +201,12 @@ func (c *client) settleKey(key string, e *entry) error {
 }
 
 // settleAll settles every value (settleKey) under the keyspace's
-// exclusive lock, which the caller holds, logging each change as an
-// internal command.
-func (s *Server) settleAll() error {
-	var ic *client
-	for k, e := range s.db.m {
-		if e.v.typ().fam.settle == nil {
-			continue
-		}
-		if ic == nil {
-			ic = s.internalClient()
-		}
-		if err := ic.settleKey(k, e); err != nil {
+// exclusive lock, which the caller holds, logging each change as c's
+// (inside EXEC, in its place in the block: DEBUG RELOAD queued after a
+// write merges after it, on a replay too).
+func (c *client) settleAll() error {
+	for k, e := range c.s.db.m {
+		if err := c.settleKey(k, e); err != nil {
 			return fmt.Errorf("key %q: %w", k, err)
 		}
 	}

@@ -101,14 +101,6 @@ func (s *Server) save(final bool) error {
 	}
 
 	s.db.mu.Lock()
-	// Values are saved as RedisBloom saves them (settleAll: a digest's
-	// buffer merged, and logged, in the generation the snapshot ends).
-	if err := s.settleAll(); err != nil {
-		s.db.mu.Unlock()
-		p.lastOK.Store(false)
-		s.logf("bloomlab: snapshot failed: %v", err)
-		return err
-	}
 	p.lastID++
 	id := p.lastID
 	p.frozen.Store(id)
@@ -127,6 +119,20 @@ func (s *Server) save(final bool) error {
 			s.deleteKey(ic, k, e)
 			ic.logArgs("DEL", k)
 			continue
+		}
+		// Saved as RedisBloom saves it (settleKey: a digest's buffer
+		// merged, and logged, in the generation the snapshot ends).
+		if e.v.typ().fam.settle != nil {
+			if ic == nil {
+				ic = s.internalClient()
+			}
+			if err := ic.settleKey(k, e); err != nil {
+				s.db.mu.Unlock()
+				p.frozen.Store(0)
+				p.lastOK.Store(false)
+				s.logf("bloomlab: snapshot failed: key %q: %v", k, err)
+				return err
+			}
 		}
 		e.frozen = id
 		items = append(items, snapItem{k, e.v, e.expireAt})
@@ -680,14 +686,15 @@ var errReloadOOM = errors.New(errOOM)
 // reserved against MaxMemory first: errReloadOOM if it does not fit. Keys
 // keep their expiry times and entries (and so their place in the expiry
 // index and their accounted memory); a load in progress (BF/CF.LOADCHUNK)
-// is kept as it is; nothing is logged and no watcher is touched: the state
-// is the same by construction. A value a snapshot in progress froze stays
+// is kept as it is; no watcher is touched: the state is the same by
+// construction, but for the values settled first (settleAll: a digest's
+// buffer merged), logged as c's. A value a snapshot in progress froze stays
 // with that snapshot; its copy is not frozen. The caller holds db.mu
 // exclusively.
-func (s *Server) reloadValues() error {
+func (s *Server) reloadValues(c *client) error {
 	// Values are reloaded as RedisBloom saves them (a digest's buffer
 	// merged, and logged), with a directory or without.
-	if err := s.settleAll(); err != nil {
+	if err := c.settleAll(); err != nil {
 		return err
 	}
 	reloaded := func(v value) bool { _, loading := v.(*loadingValue); return !loading }

@@ -594,3 +594,34 @@ func TestTDigestMergeLocksItsKeys(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestTDigestSettledInsideExec: DEBUG RELOAD NOSAVE inside MULTI merges
+// a digest's buffer after the commands queued before it, and its record
+// is logged in that place, inside the EXEC block: a restart from the log
+// gives the digest the live server had. (Logged by the internal client,
+// the merge landed before the EXEC block, so a replay merged before the
+// queued TDIGEST.ADD and left 1 node unmerged where the live server had
+// none.)
+func TestTDigestSettledInsideExec(t *testing.T) {
+	cfg := Config{Dir: t.TempDir()}
+	s := start(t, cfg)
+	c := dial(t, s)
+	c.do("TDIGEST.CREATE", "k")
+	for range 10 {
+		c.do("TDIGEST.ADD", "k", "1.0")
+	}
+	c.do("MULTI")
+	c.do("TDIGEST.ADD", "k", "5")
+	c.do("DEBUG", "RELOAD", "NOSAVE")
+	if got := c.do("EXEC"); strings.Contains(got, "-") {
+		t.Fatalf("EXEC: %s", got)
+	}
+	live := c.do("TDIGEST.INFO", "k")
+	if !strings.Contains(live, "Unmerged nodes, :0") {
+		t.Fatalf("after DEBUG RELOAD in EXEC: %s", live)
+	}
+	s = restart(t, s, cfg)
+	if got := dial(t, s).do("TDIGEST.INFO", "k"); got != live {
+		t.Errorf("after a restart from the log:\n%s\nlive:\n%s", got, live)
+	}
+}
