@@ -48,7 +48,7 @@ type command struct {
 	summary           string
 	// acl is its ACL categories, space-separated, without @: Redis's for
 	// its own commands, RedisBloom 8.6's declaration for the module's
-	// (its family's category is added: aclCategories).
+	// (Redis 8 adds its family's category, family.category).
 	acl   string
 	doc   *cmdDoc      // RedisBloom's commands: COMMAND DOCS under Dialect8
 	info8 *modInfo     // RedisBloom's commands: COMMAND INFO under Dialect8

@@ -217,16 +217,16 @@ func (c *client) settleAll() error {
 // (-load): the family that names the kind makes it, else the one that
 // takes every kind ("*").
 func fileValue(f kind.Filter) value {
-	var any *family
+	var every *family
 	for _, fam := range families {
 		switch {
 		case slices.Contains(fam.files, f.Kind()):
 			return fam.fromFile(f)
 		case slices.Contains(fam.files, "*"):
-			any = fam
+			every = fam
 		}
 	}
-	return any.fromFile(f)
+	return every.fromFile(f)
 }
 
 // checkFamily lists what f leaves undeclared.
@@ -292,18 +292,4 @@ func checkFamily(f *family) []string {
 		}
 	}
 	return miss
-}
-
-// aclCategories are cmd's ACL categories as Redis 8 gives them: those of
-// its declaration, then its family's (RedisBloom's commands), each with
-// its @.
-func (cmd *command) aclCategories() []string {
-	var out []string
-	for _, a := range strings.Fields(cmd.acl) {
-		out = append(out, "@"+a)
-	}
-	if cmd.fam != nil && cmd.fam.category != "" {
-		out = append(out, "@"+cmd.fam.category)
-	}
-	return out
 }
