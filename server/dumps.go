@@ -181,9 +181,10 @@ func (fam *dumpFamily) scanDump(c *client, args [][]byte) bool {
 		c.err(msg)
 		return false
 	}
-	// A chunk is reserved before it is built: at most maxScanChunk, and
-	// no more than the value holds.
-	if !c.replyFits(min(int64(maxScanChunk), v.memory())) {
+	// A data chunk is reserved before it is built: at most maxScanChunk,
+	// and no more than the value holds (iterator 0 is the header, a few
+	// bytes a link, checked once built).
+	if iter != 0 && !c.replyFits(min(int64(maxScanChunk), v.memory())) {
 		c.err(errOOM)
 		return false
 	}
