@@ -182,6 +182,16 @@ type Filter struct {
 	deletes   uint64 // successful deletes (RedisBloom's numDeletes)
 	maxBits   uint64 // memory budget: 0 the default, NoMaxBits none
 	scratch   []uint64
+	// RedisBloom profile: counted says every sub-filter's used is its
+	// number of occupied slots and bit i of full is set iff sub-filter i
+	// has no free slot (a missing word: none set). An insert's scan for a
+	// free slot skips full sub-filters 64 at a time, so a long chain of
+	// full sub-filters (EXPANSION 1) costs a word per 64 of them. A
+	// filter read from a file or loaded from chunks starts uncounted and
+	// is counted by its first insert that scans past the newest
+	// sub-filter. Only the writer reads or writes these.
+	counted bool
+	full    []uint64
 }
 
 // sub is one sub-filter: a table of m buckets.
@@ -191,6 +201,7 @@ type sub struct {
 	shift uint     // bloomlab: 64 − tz(m) (63 if tz(m) = 0); the alternate bucket flips the low tz(m) bits
 	words []uint64 // bloomlab: packed buckets, 2 guard words at the end
 	bytes []byte   // RedisBloom: m·b fingerprint bytes
+	used  uint64   // RedisBloom: occupied slots, if the filter is counted
 }
 
 // Hashing constants (docs/FORMAT.md, kind 9).
@@ -410,6 +421,12 @@ func (f *Filter) MaxBits() uint64 {
 
 // Bits returns the memory of the tables in bits: Σ buckets · bucket bits.
 func (f *Filter) Bits() uint64 {
+	if len(f.subs) > 0 && f.expansion <= 1 {
+		// Every sub-filter has the first's buckets: a chain of thousands
+		// (EXPANSION 1) costs no loop. (Sub-filter i has m0·expansion^i
+		// buckets, which every constructor and decoder checks.)
+		return f.subs[0].m * uint64(len(f.subs)) * f.lay.bucketBits
+	}
 	var m uint64
 	for i := range f.subs {
 		m += f.subs[i].m

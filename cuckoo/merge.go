@@ -13,8 +13,9 @@ func (f *Filter) Clone() *Filter {
 	g.scratch = nil
 	g.subs = make([]sub, len(f.subs))
 	for i, s := range f.subs {
-		g.subs[i] = sub{m: s.m, amul: s.amul, shift: s.shift, words: slices.Clone(s.words), bytes: slices.Clone(s.bytes)}
+		g.subs[i] = sub{m: s.m, amul: s.amul, shift: s.shift, words: slices.Clone(s.words), bytes: slices.Clone(s.bytes), used: s.used}
 	}
+	g.full = slices.Clone(f.full)
 	if f.subs == nil {
 		g.subs = nil
 	}
@@ -49,6 +50,8 @@ func (f *Filter) Clear() {
 	f.subs = f.subs[:1]
 	clear(f.subs[0].words)
 	clear(f.subs[0].bytes)
+	f.subs[0].used = 0
+	clear(f.full)
 	f.n, f.deletes = 0, 0
 }
 
@@ -165,9 +168,9 @@ func (f *Filter) addAt(si int, j, fp uint64) bool {
 func (f *Filter) redisAddAt(si int, j uint64, fp byte) bool {
 	h2 := j ^ uint64(fp)*redisAltMul
 	for t := si; t >= 0; t-- {
-		if redisPlace(&f.subs[t], f.lay.b, j, h2, fp) {
+		if f.redisPlace(t, j, h2, fp) {
 			return true
 		}
 	}
-	return f.redisKick(&f.subs[si], j, fp)
+	return f.redisKick(si, j, fp)
 }

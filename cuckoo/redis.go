@@ -59,7 +59,7 @@ func NewRedisBloom(capacity uint64, bucketSize, maxIterations, expansion int) (*
 		return nil, fmt.Errorf("cuckoo: capacity %d needs %s buckets of %d bytes, more than 2^48 bits: %w", capacity, bucketCount(nb), bucketSize, ErrParam)
 	}
 	f := &Filter{
-		profile: RedisBloom, maxKicks: maxIterations, expansion: nextPow2(uint64(expansion)),
+		profile: RedisBloom, counted: true, maxKicks: maxIterations, expansion: nextPow2(uint64(expansion)),
 		lay: layout{mode: modeRedis, b: bucketSize, f: 8, bucketBits: 8 * uint64(bucketSize), fpMask: 255},
 		m0:  nb, capacity: capacity,
 	}
@@ -140,13 +140,89 @@ func (f *Filter) redisCount(h uint64) uint64 {
 }
 
 // redisPlace puts fp in the first free slot of bucket h, else of bucket
-// h2, of s.
-func redisPlace(s *sub, b int, h, h2 uint64, fp byte) bool {
+// h2, of sub-filter si.
+func (f *Filter) redisPlace(si int, h, h2 uint64, fp byte) bool {
+	s := &f.subs[si]
+	b := f.lay.b
 	for _, bk := range [2][]byte{s.bucket(h, b), s.bucket(h2, b)} {
 		if i := findByte(bk, 0); i >= 0 {
 			bk[i] = fp
+			f.noteAdd(si)
 			return true
 		}
+	}
+	return false
+}
+
+// noteAdd records a fingerprint written to a free slot of sub-filter si.
+func (f *Filter) noteAdd(si int) {
+	if !f.counted {
+		return
+	}
+	s := &f.subs[si]
+	if s.used++; s.used == s.m*uint64(f.lay.b) {
+		for si>>6 >= len(f.full) {
+			f.full = append(f.full, 0)
+		}
+		f.full[si>>6] |= 1 << (si & 63)
+	}
+}
+
+// noteDel records a slot of sub-filter si emptied.
+func (f *Filter) noteDel(si int) {
+	if !f.counted {
+		return
+	}
+	f.subs[si].used--
+	if si>>6 < len(f.full) {
+		f.full[si>>6] &^= 1 << (si & 63)
+	}
+}
+
+// recount counts every sub-filter's occupied slots (see Filter.counted).
+func (f *Filter) recount() {
+	f.full = f.full[:0]
+	f.counted = true
+	for si := range f.subs {
+		s := &f.subs[si]
+		s.used = s.m * uint64(f.lay.b)
+		for _, x := range s.bytes {
+			if x == 0 {
+				s.used--
+			}
+		}
+		if s.used == s.m*uint64(f.lay.b) {
+			for si>>6 >= len(f.full) {
+				f.full = append(f.full, 0)
+			}
+			f.full[si>>6] |= 1 << (si & 63)
+		}
+	}
+}
+
+// redisPlaceBelow is redisPlace in sub-filters top, top−1, …, 0, the
+// first that takes fp, skipping those with no free slot: RedisBloom's
+// scan, newest first, without reading the full ones.
+func (f *Filter) redisPlaceBelow(top int, h, h2 uint64, fp byte) bool {
+	if !f.counted {
+		f.recount()
+	}
+	for si := top; si >= 0; {
+		w := si >> 6
+		var full uint64
+		if w < len(f.full) {
+			full = f.full[w]
+		}
+		free := ^full & (uint64(2)<<(si&63) - 1) // sub-filters 64w … si not full
+		if free == 0 {
+			si = w*64 - 1
+			continue
+		}
+		si = w*64 + 63 - bits.LeadingZeros64(free)
+		if f.redisPlace(si, h, h2, fp) {
+			return true
+		}
+		si--
 	}
 	return false
 }
@@ -154,13 +230,12 @@ func redisPlace(s *sub, b int, h, h2 uint64, fp byte) bool {
 func (f *Filter) redisInsert(h uint64, mayGrow bool) error {
 	fp, h2 := redisFP(h)
 	b := f.lay.b
-	for si := len(f.subs) - 1; si >= 0; si-- {
-		if redisPlace(&f.subs[si], b, h, h2, fp) {
-			f.n++
-			return nil
-		}
+	top := len(f.subs) - 1
+	if f.redisPlace(top, h, h2, fp) || top > 0 && f.redisPlaceBelow(top-1, h, h2, fp) {
+		f.n++
+		return nil
 	}
-	if f.redisKick(&f.subs[len(f.subs)-1], h, fp) {
+	if f.redisKick(top, h, fp) {
 		f.n++
 		return nil
 	}
@@ -182,15 +257,17 @@ func (f *Filter) redisInsert(h uint64, mayGrow bool) error {
 		}
 		return f.growError(err, c)
 	}
-	if !redisPlace(&f.subs[len(f.subs)-1], b, h, h2, fp) {
+	if !f.redisPlace(len(f.subs)-1, h, h2, fp) {
 		panic("cuckoo: a new sub-filter has no room") // unreachable: it is empty
 	}
 	f.n++
 	return nil
 }
 
-// redisKick is RedisBloom's Filter_KOInsert, with its exact undo.
-func (f *Filter) redisKick(s *sub, h uint64, fp byte) bool {
+// redisKick is RedisBloom's Filter_KOInsert in sub-filter si, with its
+// exact undo.
+func (f *Filter) redisKick(si int, h uint64, fp byte) bool {
+	s := &f.subs[si]
 	b := f.lay.b
 	mask := s.m - 1
 	ii := h & mask
@@ -202,6 +279,7 @@ func (f *Filter) redisKick(s *sub, h uint64, fp byte) bool {
 		nb := s.bucket(ii, b)
 		if i := findByte(nb, 0); i >= 0 {
 			nb[i] = fp
+			f.noteAdd(si)
 			return true
 		}
 		if v++; v == b {
@@ -228,6 +306,7 @@ func (f *Filter) redisDelete(h uint64) bool {
 		for _, bk := range [2][]byte{s.bucket(h, b), s.bucket(h2, b)} {
 			if i := findByte(bk, fp); i >= 0 {
 				bk[i] = 0
+				f.noteDel(si)
 				f.n--
 				f.deletes++
 				if len(f.subs) > 1 && float64(f.deletes) > float64(f.n)*0.10 {
@@ -283,10 +362,11 @@ func (f *Filter) compactSingle(si int) bool {
 				h2 := j ^ uint64(fp)*redisAltMul
 				moved := false
 				for t := 0; t < si && !moved; t++ {
-					moved = redisPlace(&f.subs[t], b, j, h2, fp)
+					moved = f.redisPlace(t, j, h2, fp)
 				}
 				if moved {
 					bk[k] = 0
+					f.noteDel(si)
 				} else {
 					ok = false
 				}

@@ -586,8 +586,19 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 		var err error
 		oom := false
 		if limited && f.Expansion() != 0 {
-			// Only a key that needs a new sub-filter needs memory.
-			if err = f.TryAddHash(d); errors.Is(err, cuckoo.ErrWouldGrow) {
+			// Only a key that needs a new sub-filter needs memory. With
+			// room for the next sub-filter, reserve it and add once
+			// (returning it if the key found a slot); without, try
+			// without growing first.
+			next, nerr := f.NextSubFilterBits()
+			if nerr == nil && c.reserve(int64(next/8)) {
+				before := f.Bits()
+				if err = f.AddHash(d); f.Bits() != before {
+					reserved += int64(next / 8)
+				} else {
+					s.mem.Add(-int64(next / 8))
+				}
+			} else if err = f.TryAddHash(d); errors.Is(err, cuckoo.ErrWouldGrow) {
 				next, nerr := f.NextSubFilterBits()
 				switch {
 				case nerr != nil:
