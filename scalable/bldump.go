@@ -107,8 +107,8 @@ func parseDumpHeader(b []byte) (*Filter, []*link, error) {
 		return nil, nil, badDump("bloomlab dump header: %v", err)
 	}
 	switch {
-	case nl < 1 || nl > MaxLinks:
-		return nil, nil, badDump("bloomlab dump header: %d links, want 1 … %d", nl, MaxLinks)
+	case nl < 1 || nl > maxLinks:
+		return nil, nil, badDump("bloomlab dump header: %d links, want 1 … %d", nl, maxLinks)
 	case uint64(len(b)) != dumpHeaderLen(uint64(nl)):
 		return nil, nil, badDump("bloomlab dump header of %d bytes for %d links, want %d", len(b), nl, dumpHeaderLen(uint64(nl)))
 	}

@@ -55,7 +55,7 @@ func TestBlockedRate(t *testing.T) {
 			}
 		}
 		sum := 0.0
-		for i, l := range f.LinkStats() {
+		for i, l := range f.Stats().Links {
 			if l.AtCapacity > l.Rate || l.Bits%512 != 0 {
 				t.Errorf("%+v link %d: %d bits, rate at capacity %v above its share %v", c, i, l.Bits, l.AtCapacity, l.Rate)
 			}
@@ -64,11 +64,12 @@ func TestBlockedRate(t *testing.T) {
 			}
 			sum += l.Rate
 		}
-		target := f.TargetFPR()
+		target := f.Config().FPR
 		if target != c.FPR && !(c.FPR-target < 1e-15) {
-			t.Errorf("%+v: TargetFPR %v", c, target)
+			t.Errorf("%+v: Config().FPR %v", c, target)
 		}
-		formula, growth, bound, est := f.FormulaFPR(), f.GrowthFPR(), f.FPRBound(), f.EstimatedFPR()
+		st := f.Stats()
+		formula, growth, bound, est := st.Formula, st.Growth, st.Bound, f.EstimatedFPR()
 		if formula > c.FPR || growth > c.FPR || bound > c.FPR*(1+1e-12) || sum > c.FPR*(1+1e-12) {
 			t.Errorf("%+v: formula %v, growth %v, bound %v: want ≤ %v", c, formula, growth, bound, c.FPR)
 		}
@@ -94,7 +95,7 @@ func TestBlockedRate(t *testing.T) {
 // and have the same bits.
 func TestBlockedMatchesPackage(t *testing.T) {
 	f := must(New(Config{Capacity: 5000, FPR: 0.01, NonScaling: true, Profile: Blocked, Seed: 9}))
-	st := f.LinkStats()[0]
+	st := f.Stats().Links[0]
 	g := must(blocked.New(st.Bits, st.K, blocked.WithSeed(9)))
 	for i := 0; i < 5000; i++ {
 		must(f.Add(key(i)))
@@ -137,7 +138,7 @@ func TestBlockedDump(t *testing.T) {
 				t.Fatalf("%v: taken as a RedisBloom header", p)
 			}
 			g, err := LoadChunks(cs)
-			if err != nil || !g.Equal(f) || g.Profile() != p {
+			if err != nil || !g.Equal(f) || g.profile != p {
 				t.Fatalf("%v size %d: reloaded: %v", p, size, err)
 			}
 			var ld Loader

@@ -119,10 +119,10 @@ func TestRedisBloomC(t *testing.T) {
 		if err := sameChunks(must(f.Dump(s.Chunk)), d2); err != nil {
 			t.Errorf("%s: after the adds: %v", what, err)
 		}
-		if s.Options&OptNoRound == 0 {
+		if s.Options&optNoRound == 0 {
 			continue
 		}
-		g := must(NewRedisBloom(s.Error, s.Capacity, s.Growth, s.Options&OptNoScaling != 0))
+		g := must(NewRedisBloom(s.Error, s.Capacity, s.Growth, s.Options&optNoScaling != 0))
 		addAll(t, g, 0, s.First, s.Adds1, what+" (created)")
 		addAll(t, g, s.First, s.Total, s.Adds2, what+" (created)")
 		if err := sameChunks(must(g.Dump(s.Chunk)), d2); err != nil {

@@ -10,7 +10,7 @@
 // is reported present forever after, whatever else was added, unioned or
 // dumped and loaded. A filter that cannot take a key — a non-scaling filter
 // at its capacity, or a chain whose next link would exceed 2^48 bits, its
-// memory budget (Config.MaxBits, SetMaxBits) or MaxLinks links, or whose
+// memory budget (Config.MaxBits, SetMaxBits) or 4096 links, or whose
 // expansion exceeds MaxExpansion (bloomlab profile, a file's) — returns an
 // error wrapping ErrFull and changes nothing; it never drops a key.
 //
@@ -32,8 +32,8 @@
 // sized by its rate with the pair floor of double hashing included (a
 // query whose (h1, h2) is one of the link's keys' probes exactly that key's
 // bits, about keys/(m²/2), which a link of few keys would otherwise
-// exceed its share by; theory.SizeSchemeUnit), so GrowthFPR is at most
-// TargetFPR. The rate of one particular filter, computed from its bits by
+// exceed its share by; theory.SizeSchemeUnit), so Stats().Growth is at
+// most the target Config().FPR. The rate of one particular filter, computed from its bits by
 // EstimatedFPR (with the floor; exact for small links), scatters around
 // the expected one by a few percent (its small first links are the
 // noisiest). The RedisBloom profile keeps RedisBloom's layout and exceeds
@@ -46,7 +46,7 @@
 // # Counting
 //
 // Add first checks every link; a key that is already present (or a false
-// positive) changes nothing and is not counted. N (also Card) counts the
+// positive) changes nothing and is not counted. N (BF.CARD) counts the
 // adds that were new, exactly as RedisBloom's "Number of items inserted"
 // and BF.CARD do, and each link's count decides when it is full.
 // Add reports which case happened, as BF.ADD's 1 or 0 does.
@@ -88,7 +88,7 @@
 //     100, 0.98% from 1000. EstimatedFPR counts these effects (exactly for
 //     small power-of-two links, by theory.FPAnyStep for the others: a
 //     model on power-of-two sizes, an upper bound on the others, where
-//     the wraps of a + i·b modulo 2^64 spread the probes), GrowthFPR says
+//     the wraps of a + i·b modulo 2^64 spread the probes), Stats().Growth says
 //     what the chain is expected to reach as it fills, and `bloomlab
 //     build` and `plan` say so when it exceeds the target by more than 5%.
 //   - Blocked: xxh3-128 with the filter's seed, hashed once per key, each
@@ -98,7 +98,7 @@
 //     touches one cache line per link it tests. A link is sized by the
 //     blocked filter's own rate (theory.SizeBlocked: the fewest 512-bit
 //     blocks for which some k ≤ 64 gives theory.FPBlocked ≤ its share
-//     ε0·r^i at its capacity), so GrowthFPR is at most TargetFPR, as in
+//     ε0·r^i at its capacity), so Stats().Growth is at most the target, as in
 //     the bloomlab profile, and EstimatedFPR is the mean over each link's
 //     blocks of (ones/512)^k. Blocks of unequal load need more bits for
 //     the same rate: about 3% more at 1%, a third more at 10^-5, 1.21
@@ -110,7 +110,7 @@
 //
 // Only the add that opens a link allocates, and what it allocates is known
 // before (NextLinkBits). A chain refuses to grow (ErrFull, nothing
-// changed) past 2^48 bits per link, MaxLinks links, or its memory budget:
+// changed) past 2^48 bits per link, 4096 links, or its memory budget:
 // Config.MaxBits or SetMaxBits bounds Bits(), and is not stored in files
 // (a chain read from a file has none until it is set). Expansion is at
 // most MaxExpansion = 32768, as in RedisBloom 8, at construction; a
@@ -118,7 +118,14 @@
 // grow. `bloomlab build` and `add` set the budget to the memory the
 // process may use (internal/kind.MemoryBudgeter, internal/sysmem.Limit).
 //
-// # RedisBloom dumps
+// # RedisBloom
+//
+// Besides the RedisBloom profile, what concerns Redis is in a few names:
+// NewRedisBloom (BF.RESERVE), RedisInfo (BF.INFO and BF.DEBUG), ScanDump,
+// Dump, Loader and LoadChunks (BF.SCANDUMP and BF.LOADCHUNK, their Chunk),
+// WriteRedisBloom and ReadRedisBloom (those chunks in a file), and
+// WriteRedisBloomRDB and ReadRedisBloomRDB (an RDB file's or DUMP's value
+// of module type RDBTypeName).
 //
 // Dump and ScanDump produce BF.SCANDUMP's chunks — a packed little-endian
 // header with one record per link, then each link's bytes, the iterator
@@ -127,8 +134,9 @@
 // real RedisBloom 2.4.23. A chain of the bloomlab or blocked profile
 // dumps the same data chunks after a header of bloomlab's own (magic
 // BLOOMLAB-BF1, bldump.go), which RedisBloom's BF.LOADCHUNK refuses and
-// Loader takes; WriteRedisBloom and ReadRedisBloom refuse it. WriteRedisBloom and ReadRedisBloom frame the
-// chunks in a file (docs/SCALABLE.md). Decoders validate the header before
+// Loader takes; WriteRedisBloom and ReadRedisBloom refuse it.
+// WriteRedisBloom and ReadRedisBloom frame the chunks in a file
+// (docs/SCALABLE.md). Decoders validate the header before
 // allocating anything, allocate a link's bits only as its bytes arrive,
 // and never panic.
 //
@@ -157,14 +165,14 @@
 //
 // Every method is safe for concurrent use, except ReadFrom and
 // UnmarshalBinary, which replace the filter and need it to themselves.
-// Contains (and ContainsHash,
-// Digest, N, Card, Capacity, Bits, Links) never block and may run alongside
-// anything, including the add that opens a link: bits are set and read
-// atomically and the list of links is replaced atomically, so a query sees
-// every key whose Add returned before the query began. Add and Add
-// run one at a time (an internal mutex), which is what makes "already
-// present" and the counts exact under concurrent adds. WriteTo, Dump,
-// ScanDump, WriteRedisBloomRDB, Union, Clone, Equal, EstimatedFPR,
-// LinkStats and the other
-// statistics take the same mutex, so they see a state between two adds.
+// Contains (and ContainsHash, Digest, N, Capacity, Bits, Links, Config
+// and MaxBits) never block and may run alongside anything, including the
+// add that opens a link: bits are set and read atomically and the list of
+// links is replaced atomically, so a query sees every key whose Add
+// returned before the query began. Adds run one at a time (an internal
+// mutex), which is what makes "already present" and the counts exact
+// under concurrent adds. WriteTo, Dump,
+// ScanDump, WriteRedisBloom, WriteRedisBloomRDB, Union, Clone, Equal,
+// EstimatedFPR, Stats, RedisInfo, Room and NextLinkBits take the same
+// mutex, so they see a state between two adds.
 package scalable

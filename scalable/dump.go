@@ -24,7 +24,7 @@ import (
 //	offset size field
 //	0      8    size: keys in the chain (N)
 //	8      4    nfilters: L, the links
-//	12     4    options (OptNoRound | OptForce64 | OptNoScaling)
+//	12     4    options (NOROUND 1 | FORCE64 4 | NO_SCALING 8)
 //	16     4    growth: the expansion
 //	20     53·L one record per link, oldest first:
 //	            0  8  bytes of the link's bits (a multiple of 8)
@@ -42,8 +42,8 @@ import (
 const (
 	headerFixed = 20
 	headerLink  = 53
-	// DefaultChunkSize is RedisBloom's largest SCANDUMP chunk (16 MiB).
-	DefaultChunkSize = blrd.DefaultChunkSize
+	// defaultChunkSize is RedisBloom's largest SCANDUMP chunk (16 MiB).
+	defaultChunkSize = blrd.DefaultChunkSize
 )
 
 // Chunk is one BF.SCANDUMP reply: the iterator returned with the data,
@@ -115,7 +115,7 @@ func appendLinkBytes(b []byte, words []uint64, off, n uint64) []byte {
 
 // ScanDump is BF.SCANDUMP on f: iterator 0 gives (1, the header); an
 // iterator it ≥ 1 gives (it + len(data), data), data the chain's bytes from
-// offset it − 1, at most maxChunk of them (0: DefaultChunkSize) and not
+// offset it − 1, at most maxChunk of them (0: RedisBloom's largest, 16 MiB) and not
 // past the end of a link; past the end (or for it < 0) it gives (0, an
 // empty slice). Each call sees the state between two adds; a dump taken
 // over several calls is consistent only if nothing is added meanwhile
@@ -139,7 +139,7 @@ func (f *Filter) ScanDump(iter int64, maxChunk int) (next int64, data []byte, er
 
 func scanLinks(ls []*link, iter int64, maxChunk int) (int64, []byte) {
 	if maxChunk <= 0 {
-		maxChunk = DefaultChunkSize
+		maxChunk = defaultChunkSize
 	}
 	if iter < 1 {
 		return 0, []byte{}
@@ -157,7 +157,7 @@ func scanLinks(ls []*link, iter int64, maxChunk int) (int64, []byte) {
 }
 
 // Dump returns the chunks BF.SCANDUMP gives for f, header first, with
-// chunks of at most chunkSize bytes (0: DefaultChunkSize, as RedisBloom),
+// chunks of at most chunkSize bytes (0: 16 MiB, as RedisBloom),
 // taken in one consistent state. Feeding each (Iter, Data) to
 // BF.LOADCHUNK, or to LoadChunks, recreates the filter (a chain of the
 // bloomlab or blocked profile: bloomlab's BF.LOADCHUNK, not RedisBloom's;
@@ -226,11 +226,11 @@ func parseHeader(b []byte) (*Filter, []*link, uint64, error) {
 // SCANDUMP header's or an RDB value's).
 func checkRedisChain(nf, options uint64) error {
 	switch {
-	case nf < 1 || nf > MaxLinks:
-		return fmt.Errorf("%d links, want 1 … %d", nf, MaxLinks)
-	case options&^uint64(OptNoRound|OptForce64|OptNoScaling) != 0:
+	case nf < 1 || nf > maxLinks:
+		return fmt.Errorf("%d links, want 1 … %d", nf, maxLinks)
+	case options&^uint64(optNoRound|optForce64|optNoScaling) != 0:
 		return fmt.Errorf("options %#x: only NOROUND (1), FORCE64 (4) and NO_SCALING (8) are supported", options)
-	case options&uint64(OptForce64) == 0:
+	case options&uint64(optForce64) == 0:
 		return fmt.Errorf("options %#x lack FORCE64: 32-bit hashing (RedisBloom 1.0) is not supported", options)
 	}
 	return nil

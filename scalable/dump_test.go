@@ -33,7 +33,7 @@ func TestDumpChunkSizes(t *testing.T) {
 	f := redisChain(t, 2000, Config{Capacity: 100, FPR: 0.01})
 	var linkEnds []int64
 	end := int64(1)
-	for _, l := range f.LinkStats() {
+	for _, l := range f.Stats().Links {
 		end += int64(l.Bits / 8)
 		linkEnds = append(linkEnds, end)
 	}
@@ -252,7 +252,7 @@ func TestFraming(t *testing.T) {
 	// A record claiming 512 MiB in a short stream costs nothing.
 	hostile := append([]byte(frameMagic), 1, 0, 0, 0)
 	hostile = binary.LittleEndian.AppendUint64(hostile, 1)
-	hostile = binary.LittleEndian.AppendUint32(hostile, MaxFrameChunk)
+	hostile = binary.LittleEndian.AppendUint32(hostile, maxFrameChunk)
 	if _, err := ReadRedisBloom(bytes.NewReader(hostile)); !errors.Is(err, format.ErrFormat) {
 		t.Errorf("huge header record: %v", err)
 	}

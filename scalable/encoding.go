@@ -39,9 +39,8 @@ import (
 // exactly what its SCANDUMP header does.
 
 const (
-	paramsLen  = 28
-	recordLen  = 6 // words
-	nonScaling = OptNoScaling
+	paramsLen = 28
+	recordLen = 6 // words
 )
 
 // WriteTo writes f in the bloomlab file format.
@@ -140,7 +139,7 @@ func decode(d *format.Decoder) (*Filter, error) {
 		switch {
 		case d.Header.Seed != 0:
 			return nil, bad("seed %d: the redisbloom profile has no seed", d.Header.Seed)
-		case options&^(OptNoRound|OptForce64|OptNoScaling) != 0 || options&OptForce64 == 0:
+		case options&^(optNoRound|optForce64|optNoScaling) != 0 || options&optForce64 == 0:
 			return nil, bad("RedisBloom options %#x (want FORCE64, with NOROUND and NO_SCALING optional)", options)
 		case ratio != redisTighten:
 			return nil, bad("ratio %v: the redisbloom profile tightens by 0.5", ratio)
@@ -148,8 +147,8 @@ func decode(d *format.Decoder) (*Filter, error) {
 	default:
 		return nil, bad("hash scheme %d (want %d, bloomlab, %d, blocked, or %d, RedisBloom)", d.Header.Scheme, hashing.Enhanced, hashing.Independent, hashing.RedisBloom)
 	}
-	if nl < 1 || nl > MaxLinks {
-		return nil, bad("%d links, want 1 … %d", nl, MaxLinks)
+	if nl < 1 || nl > maxLinks {
+		return nil, bad("%d links, want 1 … %d", nl, maxLinks)
 	}
 	if d.Header.PayloadLen/8 < recordLen*uint64(nl) {
 		return nil, bad("payload of %d bytes cannot hold %d link records", d.Header.PayloadLen, nl)
@@ -232,8 +231,8 @@ func checkChain(p Profile, growth, options uint32, ratio float64) error {
 	switch {
 	case growth < 1:
 		return fmt.Errorf("expansion 0")
-	case options&^nonScaling != 0:
-		return fmt.Errorf("options %#x, want 0 or %d (non-scaling) for the %v profile", options, nonScaling, p)
+	case options&^optNoScaling != 0:
+		return fmt.Errorf("options %#x, want 0 or %d (non-scaling) for the %v profile", options, optNoScaling, p)
 	case !(ratio > 0 && ratio < 1):
 		return fmt.Errorf("ratio %v out of (0, 1)", ratio)
 	}

@@ -234,7 +234,7 @@ func TestHostileFiles(t *testing.T) {
 		t.Errorf("valid power-of-two link refused: %v", err)
 	}
 	ok = file(hashing.Independent, 0, params(2, 0, 0.5, 0, 1), 8*14, append(rec(512, 1, 0, 0.01, 0, 7, 0), make([]uint64, 8)...))
-	if err := f.UnmarshalBinary(ok); err != nil || f.Profile() != Blocked {
+	if err := f.UnmarshalBinary(ok); err != nil || f.profile != Blocked {
 		t.Errorf("valid blocked link refused: %v", err)
 	}
 }
@@ -263,7 +263,7 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatal("false negative on a decoded filter")
 		}
 		g.EstimatedFPR()
-		g.LinkStats()
+		g.Stats()
 	})
 }
 

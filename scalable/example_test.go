@@ -19,7 +19,7 @@ func Example() {
 			panic(err)
 		}
 	}
-	fmt.Println(f.Contains([]byte("user-42")), f.Links(), f.FPRBound() <= 0.01)
+	fmt.Println(f.Contains([]byte("user-42")), f.Links(), f.Stats().Bound <= 0.01)
 	// Output: true 4 true
 }
 
@@ -29,18 +29,18 @@ func Example_redisBloom() {
 	f, _ := scalable.NewRedisBloom(0.01, 100, 2, false) // BF.RESERVE key 0.01 100
 	added, _ := f.Add([]byte("a"))                      // BF.ADD key a
 	again, _ := f.Add([]byte("a"))
-	fmt.Println(!added, again, f.Card())
+	fmt.Println(!added, again, f.N())
 	chunks, _ := f.Dump(0)
 	for _, c := range chunks {
 		fmt.Printf("BF.LOADCHUNK key %d <%d bytes>\n", c.Iter, len(c.Data))
 	}
 	g, _ := scalable.LoadChunks(chunks)
-	fmt.Println(g.Contains([]byte("a")), g.RedisInfo())
+	fmt.Println(g.Contains([]byte("a")), g.RedisInfo()) // BF.INFO's fields, then BF.DEBUG's links
 	// Output:
 	// true true 1
 	// BF.LOADCHUNK key 1 <73 bytes>
 	// BF.LOADCHUNK key 145 <144 bytes>
-	// true {100 240 1 1 2}
+	// true {100 240 1 1 2 [{144 1152 8 100 1 0.005}]}
 }
 
 // A non-scaling filter refuses new keys past its capacity and changes

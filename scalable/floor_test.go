@@ -52,11 +52,12 @@ func TestTargetMet(t *testing.T) {
 					return nil, err
 				}
 			}
-			formula = f.FormulaFPR()
+			st := f.Stats()
+			formula = st.Formula
 			formulas += formula
 			states += f.EstimatedFPR()
-			if g := f.GrowthFPR(); g > c.cfg.FPR*(1+1e-12) || f.FPRBound() > c.cfg.FPR {
-				t.Errorf("%+v: rate as it grows %g, bound %g, above the target", c.cfg, g, f.FPRBound())
+			if st.Growth > c.cfg.FPR*(1+1e-12) || st.Bound > c.cfg.FPR {
+				t.Errorf("%+v: rate as it grows %g, bound %g, above the target", c.cfg, st.Growth, st.Bound)
 			}
 			return f, nil
 		}
@@ -107,10 +108,10 @@ func TestRedisBloomSmallLinks(t *testing.T) {
 				hits++
 			}
 		}
-		est, growth := f.EstimatedFPR(), f.GrowthFPR()
+		est, growth := f.EstimatedFPR(), f.Stats().Growth
 		_, hi := stats.BinomialQuantileBounds(uint64(probes), est, 1e-6)
 		t.Logf("n0 = %d: %d keys, %d links: measured %.4g, EstimatedFPR %.4g, FormulaFPR %.4g, GrowthFPR %.4g",
-			n0, keys, f.Links(), float64(hits)/float64(probes), est, f.FormulaFPR(), growth)
+			n0, keys, f.Links(), float64(hits)/float64(probes), est, f.Stats().Formula, growth)
 		if uint64(hits) > hi {
 			t.Errorf("n0 = %d: %d false positives in %d, above %d, the region of EstimatedFPR %.4g", n0, hits, probes, hi, est)
 		}
@@ -118,7 +119,7 @@ func TestRedisBloomSmallLinks(t *testing.T) {
 			t.Errorf("n0 = %d: GrowthFPR %.4g does not show the excess", n0, growth)
 		}
 	}
-	if g := must(New(Config{Capacity: 10, FPR: 0.01, Profile: RedisBloom})).GrowthFPR(); g < 0.02 {
+	if g := must(New(Config{Capacity: 10, FPR: 0.01, Profile: RedisBloom})).Stats().Growth; g < 0.02 {
 		t.Errorf("a new chain from 10 keys: GrowthFPR %.4g", g)
 	}
 }
@@ -134,7 +135,7 @@ func TestCapacitySaturatesAndEmptyRates(t *testing.T) {
 		t.Errorf("Capacity %d", c)
 	}
 	g := must(New(Config{Capacity: 10}))
-	for _, r := range []float64{g.EstimatedFPR(), g.FormulaFPR(), theory.FPScalable([]float64{0, 0})} {
+	for _, r := range []float64{g.EstimatedFPR(), g.Stats().Formula, theory.FPScalable([]float64{0, 0})} {
 		if r != 0 || math.Signbit(r) {
 			t.Errorf("empty chain rate %v", r)
 		}

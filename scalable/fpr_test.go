@@ -64,11 +64,12 @@ func TestCompoundRate(t *testing.T) {
 				t.Fatalf("%v: false negative for key %d", p, i)
 			}
 		}
-		formula, bound, est := f.FormulaFPR(), f.FPRBound(), f.EstimatedFPR()
+		st := f.Stats()
+		formula, bound, est := st.Formula, st.Bound, f.EstimatedFPR()
 		if limit := map[Profile]float64{Bloomlab: 0.01, RedisBloom: 0.0105}[p]; formula > limit || bound > 0.01 {
 			t.Errorf("%v: formula rate %.5f, bound %.5f: want both ≤ 0.01", p, formula, bound)
 		}
-		sigma := stateSigma(f.LinkStats())
+		sigma := stateSigma(f.Stats().Links)
 		if math.Abs(est-formula) > 5*sigma {
 			t.Errorf("%v: rate of the state %.5f, formula %.5f ± %.5f (σ of the fills)", p, est, formula, sigma)
 		}

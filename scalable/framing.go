@@ -27,12 +27,12 @@ import (
 
 const (
 	frameMagic = blrd.Magic
-	// MaxFrameChunk bounds a record's length.
-	MaxFrameChunk = blrd.MaxChunk
+	// maxFrameChunk bounds a record's length (512 MiB).
+	maxFrameChunk = blrd.MaxChunk
 )
 
 // WriteRedisBloom writes f's BF.SCANDUMP chunks (of at most chunkSize
-// bytes; 0: DefaultChunkSize) in the framing above, taken in one
+// bytes; 0: 16 MiB, as RedisBloom) in the framing above, taken in one
 // consistent state, and returns the number of bytes written. Only
 // RedisBloom-profile chains have this format.
 func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
@@ -59,7 +59,7 @@ func ReadRedisBloom(r io.Reader) (*Filter, error) {
 	var ld Loader
 	blrd.BodyOf(&ld.Session).redisOnly = true
 	trailer, err := blrd.ReadFile(r, "scalable", &ld, func(n uint32) error {
-		if n > headerFixed+headerLink*MaxLinks {
+		if n > headerFixed+headerLink*maxLinks {
 			return badDump("header record of %d bytes", n)
 		}
 		return nil

@@ -26,8 +26,8 @@ func init() {
 			{Name: "profile", Type: kind.String, Default: "bloomlab", Usage: "link layout: bloomlab (xxh3-128, enhanced double hashing, exact sizing), " +
 				"redisbloom (bit for bit RedisBloom, for BF.LOADCHUNK and BF.SCANDUMP; -seed 0 only) or " +
 				"blocked (cache-line-blocked links: one 512-bit block per key, one cache line per link a query tests; sized by the blocked filter's rate)"},
-			{Name: "expansion", Type: kind.Uint, Default: uint(DefaultExpansion), Usage: fmt.Sprintf("each link's capacity is this many times the previous one's (1 … %d, as RedisBloom 8)", MaxExpansion)},
-			{Name: "ratio", Type: kind.Float, Default: DefaultRatio, Usage: "each link's rate is this times the previous one's, in (0, 1) (redisbloom: 0.5 only)"},
+			{Name: "expansion", Type: kind.Uint, Default: uint(defaultExpansion), Usage: fmt.Sprintf("each link's capacity is this many times the previous one's (1 … %d, as RedisBloom 8)", MaxExpansion)},
+			{Name: "ratio", Type: kind.Float, Default: defaultRatio, Usage: "each link's rate is this times the previous one's, in (0, 1) (redisbloom: 0.5 only)"},
 			{Name: "nonscaling", Type: kind.Bool, Default: false, Usage: "one link at the target rate that refuses new keys past -n (RedisBloom's NONSCALING)"},
 		},
 		Plan:      planner,
@@ -86,12 +86,13 @@ type linkShape struct {
 // capacities reach n, stopping early (with the error) where the chain
 // cannot grow.
 func shapes(c Config, n uint64) ([]linkShape, error) {
-	f := &Filter{profile: c.Profile, growth: c.Expansion, ratio: c.Ratio, maxBits: c.MaxBits}
+	f := &Filter{profile: c.Profile, growth: c.Expansion, ratio: c.Ratio}
+	f.maxBits.Store(c.MaxBits)
 	if c.Profile == RedisBloom {
 		f.options = redisOptions
 	}
 	if c.NonScaling {
-		f.options |= OptNoScaling
+		f.options |= optNoScaling
 	}
 	of := func(s shape) linkShape {
 		ls := linkShape{s.entries, s.bits, s.bits, s.k, s.rate}
@@ -134,10 +135,10 @@ func plan(c Config, t kind.Target) (kind.Plan, error) {
 	}
 	var notices []string
 	if c.FPR == 0 {
-		notices = append(notices, fmt.Sprintf("no -fpr: target rate %g (RedisBloom's default)", DefaultFPR))
+		notices = append(notices, fmt.Sprintf("no -fpr: target rate %g (RedisBloom's default)", defaultFPR))
 	}
 	if c.Capacity == 0 {
-		notices = append(notices, fmt.Sprintf("no -n: first link of %d keys (RedisBloom's default); the chain grows as keys come", DefaultCapacity))
+		notices = append(notices, fmt.Sprintf("no -n: first link of %d keys (RedisBloom's default); the chain grows as keys come", defaultCapacity))
 	}
 	c, err := c.withDefaults()
 	if err != nil {
@@ -206,7 +207,7 @@ func (l linkShape) link(p Profile) *link {
 	return lk
 }
 
-// growthRate is GrowthFPR for a new chain of c (defaults applied).
+// growthRate is Stats.Growth for a new chain of c (defaults applied).
 func growthRate(c Config) float64 {
 	ls, err := shapes(c, 0)
 	if err != nil {
@@ -259,21 +260,22 @@ func byteSize(bits uint64) string {
 // describe lists the chain's structure for bloomlab info.
 func describe(g kind.Filter) []kind.Field {
 	f := g.(*Filter)
-	st := f.LinkStats()
-	exp := any(f.Expansion())
-	if f.NonScaling() {
+	stats := f.Stats()
+	st := stats.Links
+	exp := any(f.growth)
+	if f.nonScaling() {
 		exp = "none (non-scaling)"
 	}
-	target := f.TargetFPR()
+	target := f.Config().FPR
 	targetNote := "the compound rate the chain never exceeds while every link is within its capacity"
-	if f.Profile() == RedisBloom {
+	if f.profile == RedisBloom {
 		targetNote = "the compound rate the chain was created for; RedisBloom's links of few keys exceed their shares (fpr as it grows)"
 	}
 	fields := []kind.Field{
-		{Name: "profile", Value: f.Profile().String()},
+		{Name: "profile", Value: f.profile.String()},
 		{Name: "target rate", Value: target, Note: targetNote},
 		{Name: "expansion", Value: exp},
-		{Name: "ratio", Value: f.Ratio(), Note: "each link's rate over the previous one's"},
+		{Name: "ratio", Value: f.ratio, Note: "each link's rate over the previous one's"},
 		{Name: "links", Value: len(st)},
 	}
 	over := 0
@@ -286,16 +288,16 @@ func describe(g kind.Filter) []kind.Field {
 		}
 	}
 	formulaNote := "formula, 1 − Π(1 − r_i(keys_i)) with the pair floor of double hashing (theory.FPScheme)"
-	if f.Profile() == Blocked {
+	if f.profile == Blocked {
 		formulaNote = "formula, 1 − Π(1 − r_i(keys_i)) with the blocked filter's rate (theory.FPBlocked: the blocks' loads binomial)"
 	}
-	if f.Profile() == RedisBloom {
+	if f.profile == RedisBloom {
 		formulaNote = "formula, 1 − Π(1 − r_i(keys_i)) with RedisBloom's steps of short order and pair floor (theory.FPAnyStep; an upper bound for links not a power of two)"
 	}
-	growth := f.GrowthFPR()
+	growth := stats.Growth
 	fields = append(fields,
-		kind.Field{Name: "fpr at keys added", Value: f.FormulaFPR(), Note: formulaNote},
-		kind.Field{Name: "fpr bound", Value: f.FPRBound(), Note: "Σ of the links' design rates (union bound)"},
+		kind.Field{Name: "fpr at keys added", Value: stats.Formula, Note: formulaNote},
+		kind.Field{Name: "fpr bound", Value: stats.Bound, Note: "Σ of the links' design rates (union bound)"},
 		kind.Field{Name: "fpr as it grows", Value: growth, Warn: target > 0 && growth > 1.05*target,
 			Note: "expected once every link, and those it would add, hold their capacity (formula; links past 2^24 bits at their design rates)"},
 	)
@@ -304,11 +306,11 @@ func describe(g kind.Filter) []kind.Field {
 	} else if b > 0 {
 		fields = append(fields, kind.Field{Name: "next link", Value: b, Note: "bits the next growth allocates"})
 	}
-	if f.Profile() == RedisBloom {
+	if f.profile == RedisBloom {
 		info := f.RedisInfo()
 		fields = append(fields, kind.Field{Name: "redisbloom size", Value: info.Size, Note: "bytes, as BF.INFO reports"})
 	}
-	if f.Full() {
+	if f.full() {
 		fields = append(fields, kind.Field{Name: "full", Value: true, Warn: true,
 			Note: "a non-scaling filter at its capacity refuses new keys (RedisBloom: non scaling filter is full)"})
 	}

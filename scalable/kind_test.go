@@ -68,8 +68,8 @@ func TestKindPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := g.(*Filter); f.Profile() != RedisBloom || f.Expansion() != 4 || f.Links() != 3 || f.TargetFPR() != 0.01 {
-		t.Errorf("built %v links, expansion %d", f.Links(), f.Expansion())
+	if f := g.(*Filter); f.profile != RedisBloom || f.growth != 4 || f.Links() != 3 || f.Config().FPR != 0.01 {
+		t.Errorf("built %v links, expansion %d", f.Links(), f.growth)
 	}
 	p, err = planWith(t, []string{"-nonscaling"}, kind.Target{N: 10, FPR: 0.1})
 	if err != nil || len(p.Extra) != 0 || !strings.Contains(p.Note, "non-scaling") {
@@ -105,7 +105,7 @@ func TestKindPlan(t *testing.T) {
 func TestKindDescribeCombineExport(t *testing.T) {
 	s := spec(t)
 	ns := must(New(Config{Capacity: 5, NonScaling: true, Profile: RedisBloom}))
-	for i := 0; !ns.Full(); i++ {
+	for i := 0; !ns.full(); i++ {
 		ns.Add(key(i))
 	}
 	warned := false

@@ -128,7 +128,7 @@ func makeBloomlabLink(m uint64, k int, entries uint64, errRate float64, words []
 
 // nextLink returns the shape of the link after the newest of ls: entries
 // times the expansion, the rate times the ratio; an error wrapping
-// errCannotGrow when the chain may not grow: MaxLinks links, an expansion
+// errCannotGrow when the chain may not grow: maxLinks links, an expansion
 // above MaxExpansion (bloomlab profile; a file or dump may record any), a
 // link beyond 2^48 bits, or a chain whose bits would exceed its memory
 // budget (SetMaxBits). Nothing is allocated. The caller holds f.mu.
@@ -157,7 +157,7 @@ func (f *Filter) nextShape(ls []*link) (shape, error) {
 // computeNext is nextShape without the cache.
 func (f *Filter) computeNext(ls []*link) (shape, error) {
 	cur, n := ls[len(ls)-1], len(ls)
-	if n >= MaxLinks {
+	if n >= maxLinks {
 		return shape{}, fmt.Errorf("the chain has %d links, the most it may have: %w", n, errCannotGrow)
 	}
 	if f.profile != RedisBloom && f.growth > MaxExpansion {
@@ -173,14 +173,14 @@ func (f *Filter) computeNext(ls []*link) (shape, error) {
 // withinBudget returns an error wrapping errCannotGrow if adding a link
 // of shape s to ls would take the chain past its memory budget.
 func (f *Filter) withinBudget(ls []*link, s shape) error {
-	if f.maxBits > 0 {
+	if max := f.maxBits.Load(); max > 0 {
 		var have uint64
 		for _, l := range ls {
 			have += l.bits
 		}
-		if s.bits > f.maxBits || have > f.maxBits-s.bits {
+		if s.bits > max || have > max-s.bits {
 			return fmt.Errorf("the next link of %d bits would bring the chain to %d bits, beyond its memory budget of %d bits: %w",
-				s.bits, have+s.bits, f.maxBits, errCannotGrow)
+				s.bits, have+s.bits, max, errCannotGrow)
 		}
 	}
 	return nil
@@ -199,7 +199,7 @@ func (f *Filter) NextLinkBits() (uint64, error) {
 	if len(ls) == 0 {
 		return 0, errZero
 	}
-	if f.NonScaling() {
+	if f.nonScaling() {
 		return 0, nil
 	}
 	s, err := f.nextLink(ls)

@@ -279,7 +279,7 @@ func TestRDBRecorded(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s file, key %s: %v", module, e.Key, err)
 			}
-			if g := fromDump[string(e.Key)]; g == nil || !g.Equal(f) || g.RedisInfo() != f.RedisInfo() {
+			if g := fromDump[string(e.Key)]; g == nil || !g.Equal(f) || !reflect.DeepEqual(g.RedisInfo(), f.RedisInfo()) {
 				t.Errorf("%s file, key %s: differs from its DUMP payload", module, e.Key)
 			}
 			seen++
@@ -332,7 +332,7 @@ func TestRDBOlderEncVers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("encver %d: %v", encver, err)
 		}
-		if !f.Equal(want) || f.RedisInfo() != want.RedisInfo() {
+		if !f.Equal(want) || !reflect.DeepEqual(f.RedisInfo(), want.RedisInfo()) {
 			t.Errorf("encver %d: differs from encver 4", encver)
 		}
 		for i := range 12 {
@@ -369,7 +369,7 @@ func TestRDBMalformed(t *testing.T) {
 		edit func(fs []rfield) []rfield
 	}{
 		{"no links", func(fs []rfield) []rfield { fs[1] = u(0); return fs }},
-		{"too many links", func(fs []rfield) []rfield { fs[1] = u(MaxLinks + 1); return fs }},
+		{"too many links", func(fs []rfield) []rfield { fs[1] = u(maxLinks + 1); return fs }},
 		{"2^64 links", func(fs []rfield) []rfield { fs[1] = u(math.MaxUint64); return fs }},
 		{"more links than fields", func(fs []rfield) []rfield { fs[1] = u(3); return fs }},
 		{"fewer links than fields", func(fs []rfield) []rfield { fs[1] = u(1); return fs }},
@@ -534,7 +534,7 @@ func TestRDBWrite(t *testing.T) {
 		return f
 	}
 	pow2 := mk(Config{Profile: RedisBloom, Capacity: 100, FPR: 0.01, Expansion: 2})
-	pow2.options &^= OptNoRound // links from now on are powers of two
+	pow2.options &^= optNoRound // links from now on are powers of two
 	chains := map[string]*Filter{
 		"scaling":     mk(Config{Profile: RedisBloom, Capacity: 100, FPR: 0.01, Expansion: 2}),
 		"expansion 3": mk(Config{Profile: RedisBloom, Capacity: 50, FPR: 0.001, Expansion: 3}),
@@ -555,7 +555,7 @@ func TestRDBWrite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !g.Equal(f) || g.RedisInfo() != f.RedisInfo() || g.Links() < 2 && name != "nonscaling" {
+		if !g.Equal(f) || !reflect.DeepEqual(g.RedisInfo(), f.RedisInfo()) || g.Links() < 2 && name != "nonscaling" {
 			t.Errorf("%s: differs after the round trip (%d links)", name, g.Links())
 		}
 		for i := range 900 {
@@ -616,7 +616,7 @@ func FuzzReadRedisBloomRDB(f *testing.F) {
 		if err != nil {
 			t.Fatalf("written back, refused: %v", err)
 		}
-		if !h.Equal(g) || h.RedisInfo() != g.RedisInfo() {
+		if !h.Equal(g) || !reflect.DeepEqual(h.RedisInfo(), g.RedisInfo()) {
 			t.Fatal("written back, differs")
 		}
 	})

@@ -9,23 +9,84 @@ import (
 	"github.com/bloomlab/bloomlab/internal/clog"
 )
 
+// RedisBloom's chains: the constructor BF.RESERVE's, what BF.INFO and
+// BF.DEBUG report, and RedisBloom's sizing and option bits. Its formats
+// are in dump.go (BF.SCANDUMP, BF.LOADCHUNK), framing.go (the chunks in a
+// file) and rdb.go (the RDB value).
+
+// NewRedisBloom returns the chain BF.RESERVE key errorRate capacity
+// [EXPANSION expansion] [NONSCALING] creates (expansion 0: the default 2
+// for a chain that scales; a non-scaling one records 0, as RedisBloom 8
+// records EXPANSION 0, which its dump header then holds).
+func NewRedisBloom(errorRate float64, capacity uint64, expansion uint32, nonScaling bool) (*Filter, error) {
+	if capacity == 0 {
+		return nil, fmt.Errorf("scalable: capacity 0, want at least 1: %w", ErrParam)
+	}
+	f, err := New(Config{Capacity: capacity, FPR: errorRate, Expansion: expansion, NonScaling: nonScaling, Profile: RedisBloom})
+	if err == nil && nonScaling && expansion == 0 {
+		f.growth = 0
+	}
+	return f, err
+}
+
+// Info is what RedisBloom's BF.INFO and BF.DEBUG report of a chain.
+type Info struct {
+	Capacity  uint64 // Σ of the links' entries (wrapping around, as RedisBloom's)
+	Size      uint64 // RedisBloom's memory usage in bytes: 32 + Σ (64 + link bytes)
+	Filters   int    // links
+	Items     uint64 // "Number of items inserted" (N)
+	Expansion uint32 // 0 for a non-scaling filter (RedisBloom replies nil)
+	// Links are BF.DEBUG's lines, oldest link first.
+	Links []RedisLink
+}
+
+// RedisLink is one link as RedisBloom's BF.DEBUG describes it.
+type RedisLink struct {
+	Bytes    uint64  // its memory
+	Bits     uint64  // its bits (Bytes·8)
+	Hashes   int     // positions per key
+	Capacity uint64  // keys it was sized for
+	Size     uint64  // keys added to it
+	Ratio    float64 // the rate it was sized for
+}
+
+// RedisInfo returns the BF.INFO and BF.DEBUG figures of f, of any
+// profile, in one consistent state; unlike Stats it reads no bit.
+func (f *Filter) RedisInfo() Info {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls := f.snapshot()
+	info := Info{Filters: len(ls), Items: f.card.Load(), Expansion: f.growth, Links: make([]RedisLink, len(ls))}
+	var bytes uint64
+	for i, l := range ls {
+		info.Capacity += l.entries
+		bytes += l.bits / 8
+		info.Links[i] = RedisLink{Bytes: l.bits / 8, Bits: l.bits, Hashes: l.k, Capacity: l.entries, Size: l.size, Ratio: l.errRate}
+	}
+	info.Size = redisMemUsage(bytes, len(ls))
+	if f.nonScaling() {
+		info.Expansion = 0
+	}
+	return info
+}
+
 // RedisBloom's option bits (deps/bloom/bloom.h), stored in every chain and
 // in its SCANDUMP header.
 const (
-	// OptNoRound: a link has ⌊entries·bpe⌋ bits (rounded up to 64), not a
+	// optNoRound: a link has ⌊entries·bpe⌋ bits (rounded up to 64), not a
 	// power of two. Set on every filter RedisBloom ≥ 2.2 creates.
-	OptNoRound uint32 = 1
+	optNoRound uint32 = 1
 	// optEntsIsBits: "entries" is a number of bits. Never set by the
 	// module's commands; not supported.
 	optEntsIsBits uint32 = 2
-	// OptForce64: 64-bit hashing (MurmurHash64A). Set on every filter
+	// optForce64: 64-bit hashing (MurmurHash64A). Set on every filter
 	// RedisBloom ≥ 1.1 creates; required here.
-	OptForce64 uint32 = 4
-	// OptNoScaling: the chain never grows (BF.RESERVE … NONSCALING).
-	OptNoScaling uint32 = 8
+	optForce64 uint32 = 4
+	// optNoScaling: the chain never grows (BF.RESERVE … NONSCALING).
+	optNoScaling uint32 = 8
 
 	// redisOptions is what BF.RESERVE, BF.ADD and BF.INSERT set.
-	redisOptions = OptNoRound | OptForce64
+	redisOptions = optNoRound | optForce64
 )
 
 // Constants of RedisBloom's sizing (deps/bloom/bloom.c), as C doubles.
@@ -77,8 +138,8 @@ var errCannotGrow = errors.New("cannot create the link")
 // redisGeometry is what RedisBloom's bloom_init computes for a link of
 // entries keys at rate errRate with the chain's options: its bits (a
 // multiple of 64), its power-of-two exponent n2 (0 unless the chain lacks
-// OptNoRound), its k, its bits per entry and its entries (raised, without
-// OptNoRound, by the keys the power-of-two rounding leaves room for).
+// optNoRound), its k, its bits per entry and its entries (raised, without
+// optNoRound, by the keys the power-of-two rounding leaves room for).
 type redisGeometry struct {
 	bits, entries uint64
 	bpe           float64
@@ -87,7 +148,7 @@ type redisGeometry struct {
 }
 
 // redisInit mirrors bloom_init for the options this package supports
-// (OptForce64, with or without OptNoRound), refusing links larger than
+// (optForce64, with or without optNoRound), refusing links larger than
 // hashing.MaxM bits.
 func redisInit(entries uint64, errRate float64, options uint32) (redisGeometry, error) {
 	if entries < 1 || !(errRate > 0 && errRate < 1) {
@@ -99,7 +160,7 @@ func redisInit(entries uint64, errRate float64, options uint32) (redisGeometry, 
 		return redisGeometry{}, fmt.Errorf("link of %d entries at rate %v needs %.4g bits, more than 2^48: %w", entries, errRate, x, errCannotGrow)
 	}
 	var bits uint64
-	if options&OptNoRound != 0 {
+	if options&optNoRound != 0 {
 		bits = uint64(x)
 		if bits == 0 {
 			bits = 1

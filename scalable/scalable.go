@@ -73,26 +73,37 @@ func (p Profile) scheme() hashing.Scheme {
 	return hashing.Enhanced
 }
 
-// Defaults, as RedisBloom's BF.ADD uses them.
+// The defaults of a zero Config field, as RedisBloom's BF.ADD uses them
+// (DefaultConfig).
 const (
-	DefaultCapacity  = 100
-	DefaultFPR       = 0.01
-	DefaultExpansion = 2
-	DefaultRatio     = 0.5
-	// MaxLinks bounds the links of a chain (and of a file or dump). A
-	// RedisBloom chain cannot reach it: its rates halve per link and
-	// underflow after about 1,075 links.
-	MaxLinks = 4096
-	// MaxExpansion bounds Config.Expansion, as RedisBloom 8 bounds
-	// EXPANSION (1 … 32768). A bloomlab-profile chain read from a file
-	// with a larger expansion loads but does not grow (ErrFull); a
-	// RedisBloom dump keeps the expansion it records, and its growth is
-	// bounded by the 2^48-bit link and the memory budget (SetMaxBits).
-	MaxExpansion = 32768
+	defaultCapacity  = 100
+	defaultFPR       = 0.01
+	defaultExpansion = 2
+	defaultRatio     = 0.5
 )
 
-// Config describes a new chain. Zero fields take the documented defaults;
-// a negative zero FPR or Ratio is refused (ErrParam).
+// maxLinks bounds the links of a chain (and of a file or dump): 4096. A
+// RedisBloom chain cannot reach it: its rates halve per link and
+// underflow after about 1,075 links.
+const maxLinks = 4096
+
+// MaxExpansion bounds Config.Expansion, as RedisBloom 8 bounds EXPANSION
+// (1 … 32768). A bloomlab-profile chain read from a file with a larger
+// expansion loads but does not grow (ErrFull); a RedisBloom dump keeps
+// the expansion it records, and its growth is bounded by the 2^48-bit
+// link and the memory budget (SetMaxBits).
+const MaxExpansion = 32768
+
+// DefaultConfig returns what the zero fields of a Config stand for, the
+// defaults of RedisBloom's BF.ADD: Capacity 100, FPR 0.01, Expansion 2,
+// Ratio 1/2, the Bloomlab profile, seed 0, no memory budget.
+func DefaultConfig() Config {
+	return Config{Capacity: defaultCapacity, FPR: defaultFPR, Expansion: defaultExpansion, Ratio: defaultRatio, Profile: Bloomlab}
+}
+
+// Config describes a new chain (New), or an existing one (Filter.Config).
+// Zero fields take the defaults of DefaultConfig; a negative zero FPR or
+// Ratio is refused (ErrParam).
 type Config struct {
 	// Capacity is the number of keys of the first link (default 100, as
 	// RedisBloom): the n0 of the package documentation.
@@ -132,19 +143,19 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("scalable: FPR = %v, Ratio = %v: a rate or ratio must be positive: %w", c.FPR, c.Ratio, ErrParam)
 	}
 	if c.Capacity == 0 {
-		c.Capacity = DefaultCapacity
+		c.Capacity = defaultCapacity
 	}
 	if c.FPR == 0 {
-		c.FPR = DefaultFPR
+		c.FPR = defaultFPR
 	}
 	if c.Expansion == 0 {
-		c.Expansion = DefaultExpansion
+		c.Expansion = defaultExpansion
 	}
 	if c.Expansion > MaxExpansion {
 		return c, fmt.Errorf("scalable: Expansion = %d out of range [1, %d]: %w", c.Expansion, MaxExpansion, ErrParam)
 	}
 	if c.Ratio == 0 {
-		c.Ratio = DefaultRatio
+		c.Ratio = defaultRatio
 	}
 	if c.Profile == 0 {
 		c.Profile = Bloomlab
@@ -178,8 +189,8 @@ type Filter struct {
 	seed    uint64
 	growth  uint32
 	ratio   float64
-	options uint32 // RedisBloom's option bits; the bloomlab profile uses only OptNoScaling
-	maxBits uint64 // memory budget (0: none); under mu
+	options uint32        // RedisBloom's option bits; the bloomlab profile uses only optNoScaling
+	maxBits atomic.Uint64 // memory budget (0: none); set under mu
 	// next is the shape of the link after link `after`, the newest of a
 	// chain of `links` links (nextShape's cache); under mu.
 	next struct {
@@ -198,12 +209,13 @@ func New(c Config) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Filter{profile: c.Profile, seed: c.Seed, growth: c.Expansion, ratio: c.Ratio, maxBits: c.MaxBits}
+	f := &Filter{profile: c.Profile, seed: c.Seed, growth: c.Expansion, ratio: c.Ratio}
+	f.maxBits.Store(c.MaxBits)
 	if c.Profile == RedisBloom {
 		f.options = redisOptions
 	}
 	if c.NonScaling {
-		f.options |= OptNoScaling
+		f.options |= optNoScaling
 	}
 	l, err := f.firstLink(c.Capacity, c.FPR)
 	if err != nil {
@@ -212,21 +224,6 @@ func New(c Config) (*Filter, error) {
 	ls := []*link{l}
 	f.links.Store(&ls)
 	return f, nil
-}
-
-// NewRedisBloom returns the chain BF.RESERVE key errorRate capacity
-// [EXPANSION expansion] [NONSCALING] creates (expansion 0: the default 2
-// for a chain that scales; a non-scaling one records 0, as RedisBloom 8
-// records EXPANSION 0, which its dump header then holds).
-func NewRedisBloom(errorRate float64, capacity uint64, expansion uint32, nonScaling bool) (*Filter, error) {
-	if capacity == 0 {
-		return nil, fmt.Errorf("scalable: capacity 0, want at least 1: %w", ErrParam)
-	}
-	f, err := New(Config{Capacity: capacity, FPR: errorRate, Expansion: expansion, NonScaling: nonScaling, Profile: RedisBloom})
-	if err == nil && nonScaling && expansion == 0 {
-		f.growth = 0
-	}
-	return f, err
 }
 
 // FirstLinkBits returns the bits of the first link New(c) allocates,
@@ -243,7 +240,7 @@ func FirstLinkBits(c Config) (uint64, error) {
 		f.options = redisOptions
 	}
 	if c.NonScaling {
-		f.options |= OptNoScaling
+		f.options |= optNoScaling
 	} else {
 		eps *= 1 - c.Ratio
 	}
@@ -258,7 +255,7 @@ func FirstLinkBits(c Config) (uint64, error) {
 // eps: at eps for a non-scaling chain, else at eps·(1 − r) (RedisBloom:
 // eps·0.5).
 func (f *Filter) firstLink(n0 uint64, eps float64) (*link, error) {
-	if f.options&OptNoScaling == 0 {
+	if f.options&optNoScaling == 0 {
 		eps *= 1 - f.ratio
 	}
 	return f.newLink(n0, eps)
@@ -348,7 +345,7 @@ func (f *Filter) AddHash(d hashing.Digest) (present bool, err error) {
 	}
 	cur := ls[len(ls)-1]
 	if cur.size >= cur.entries {
-		if f.options&OptNoScaling != 0 {
+		if f.options&optNoScaling != 0 {
 			return false, fmt.Errorf("scalable: non scaling %w (capacity %d)", ErrFull, cur.entries)
 		}
 		s, err := f.nextLink(ls)
@@ -383,9 +380,6 @@ func (f *Filter) Kind() string { return "scalable" }
 // counted.
 func (f *Filter) N() uint64 { return f.card.Load() }
 
-// Card is N, under RedisBloom's name.
-func (f *Filter) Card() uint64 { return f.N() }
-
 // Capacity returns the sum of the links' capacities (RedisBloom's
 // "Capacity"). It grows with the chain. A sum beyond 2^64 − 1 (a crafted
 // file or dump) saturates at 2^64 − 1, where RedisBloom's BF.INFO (and
@@ -409,16 +403,12 @@ func (f *Filter) Capacity() uint64 {
 func (f *Filter) SetMaxBits(bits uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.maxBits = bits
+	f.maxBits.Store(bits)
 }
 
 // MaxBits returns the memory budget set by Config.MaxBits or SetMaxBits
-// (0: none).
-func (f *Filter) MaxBits() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.maxBits
-}
+// (0: none). It never blocks.
+func (f *Filter) MaxBits() uint64 { return f.maxBits.Load() }
 
 // Bits returns the memory of the links' bits.
 func (f *Filter) Bits() uint64 {
@@ -453,42 +443,43 @@ func (f *Filter) Links() int { return len(f.snapshot()) }
 // Seed returns the seed of the base hash (0 for the RedisBloom profile).
 func (f *Filter) Seed() uint64 { return f.seed }
 
-// Profile returns the chain's profile (0 for the zero Filter).
-func (f *Filter) Profile() Profile { return f.profile }
+// Config returns the chain's parameters, for a chain made by New,
+// NewRedisBloom or read from a file or dump alike: Capacity is its first
+// link's capacity (Filter.Capacity is the sum over the links); FPR the
+// compound rate ε it was created for, as its first link records it (that
+// link's rate divided by 1 − Ratio, by 1 for a non-scaling chain);
+// Expansion as recorded (a RedisBloom NONSCALING chain may record 0);
+// Ratio, NonScaling, Profile and Seed; MaxBits the memory budget
+// (SetMaxBits), which files do not store. The zero Filter gives the zero
+// Config. It never blocks.
+func (f *Filter) Config() Config {
+	c := Config{Expansion: f.growth, Ratio: f.ratio, NonScaling: f.nonScaling(), Profile: f.profile, Seed: f.seed, MaxBits: f.MaxBits()}
+	if ls := f.snapshot(); len(ls) > 0 {
+		c.Capacity, c.FPR = ls[0].entries, f.targetFPR()
+	}
+	return c
+}
 
-// Expansion returns the growth factor of the links' capacities.
-func (f *Filter) Expansion() uint32 { return f.growth }
+// nonScaling reports whether the chain refuses to grow.
+func (f *Filter) nonScaling() bool { return f.options&optNoScaling != 0 }
 
-// Ratio returns the tightening ratio of the links' rates.
-func (f *Filter) Ratio() float64 { return f.ratio }
-
-// NonScaling reports whether the chain refuses to grow.
-func (f *Filter) NonScaling() bool { return f.options&OptNoScaling != 0 }
-
-// Options returns RedisBloom's option bits for the chain (OptNoRound,
-// OptForce64, OptNoScaling); a bloomlab chain has at most OptNoScaling.
-func (f *Filter) Options() uint32 { return f.options }
-
-// TargetFPR returns the compound rate ε the chain was created for, as its
-// first link records it: that link's rate divided by 1 − r (by 1 for a
-// non-scaling chain). 0 for the zero Filter.
-func (f *Filter) TargetFPR() float64 {
+// targetFPR is Config().FPR: the first link's rate divided by 1 − r (by
+// 1 for a non-scaling chain); 0 for the zero Filter.
+func (f *Filter) targetFPR() float64 {
 	ls := f.snapshot()
 	if len(ls) == 0 {
 		return 0
 	}
-	if f.NonScaling() {
+	if f.nonScaling() {
 		return ls[0].errRate
 	}
 	return ls[0].errRate / (1 - f.ratio)
 }
 
-// FPRBound returns Σ ε_i over the links, the union bound on the chain's
-// rate while every link is within its capacity; it is below TargetFPR
-// (theory.FPScalableBound).
-func (f *Filter) FPRBound() float64 {
+// fprBound is Σ ε_i over the links ls (Stats.Bound).
+func fprBound(ls []*link) float64 {
 	s := 0.0
-	for _, l := range f.snapshot() {
+	for _, l := range ls {
 		s += l.errRate
 	}
 	return s

@@ -79,8 +79,8 @@ func TestGrowth(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := f.Ratio()
-			st := f.LinkStats()
+			r := f.ratio
+			st := f.Stats().Links
 			capacity, sum := c.Capacity, uint64(0)
 			for i, l := range st {
 				want := c.FPR * (1 - r) * math.Pow(r, float64(i))
@@ -94,7 +94,7 @@ func TestGrowth(t *testing.T) {
 					t.Errorf("bloomlab link %d: m = %d, k = %d misses rate %v at capacity", i, l.M, l.K, l.Rate)
 				}
 				sum += l.Keys
-				capacity *= uint64(f.Expansion())
+				capacity *= uint64(f.growth)
 			}
 			if sum != f.N() || f.Capacity() != func() (s uint64) {
 				for _, l := range st {
@@ -104,11 +104,11 @@ func TestGrowth(t *testing.T) {
 			}() {
 				t.Errorf("%v: N %d, links hold %d", p, f.N(), sum)
 			}
-			if b := f.FPRBound(); b > c.FPR || b < c.FPR*(1-math.Pow(r, 5))*(1-1e-12) {
+			if b := f.Stats().Bound; b > c.FPR || b < c.FPR*(1-math.Pow(r, 5))*(1-1e-12) {
 				t.Errorf("%v: bound %v for target %v", p, b, c.FPR)
 			}
-			if math.Abs(f.TargetFPR()-c.FPR) > 1e-15 {
-				t.Errorf("%v: TargetFPR %v, want %v", p, f.TargetFPR(), c.FPR)
+			if math.Abs(f.Config().FPR-c.FPR) > 1e-15 {
+				t.Errorf("%v: Config().FPR %v, want %v", p, f.Config().FPR, c.FPR)
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func TestRedisGeometry(t *testing.T) {
 	}
 	// Without NOROUND (chains from RedisBloom < 2.2): a power of two, and
 	// the entries raised by what the rounding leaves room for.
-	g, err := redisInit(100, 0.005, OptForce64)
+	g, err := redisInit(100, 0.005, optForce64)
 	bpe := redisBPE(0.005)
 	wantEntries := uint64(100) + uint64(float64(uint64(2048-100*bpe))/bpe)
 	if err != nil || g.n2 != 11 || g.bits != 2048 || g.entries != wantEntries {
@@ -162,7 +162,7 @@ func TestTestAndAddCounts(t *testing.T) {
 				news++
 			}
 		}
-		if f.N() != uint64(news) || f.Card() != f.N() || news > 3000 || news < 2950 {
+		if f.N() != uint64(news) || news > 3000 || news < 2950 {
 			t.Errorf("%v: %d new answers, N = %d", p, news, f.N())
 		}
 	}
@@ -173,7 +173,7 @@ func TestTestAndAddCounts(t *testing.T) {
 func TestNonScaling(t *testing.T) {
 	for _, p := range profiles {
 		f := must(New(Config{Capacity: 20, FPR: 0.01, NonScaling: true, Profile: p}))
-		if got := f.LinkStats()[0].Rate; got != 0.01 {
+		if got := f.Stats().Links[0].Rate; got != 0.01 {
 			t.Errorf("%v: non-scaling link at rate %v, want the target 0.01", p, got)
 		}
 		i := 0
@@ -183,7 +183,7 @@ func TestNonScaling(t *testing.T) {
 			}
 			i++
 		}
-		if !f.Full() {
+		if !f.full() {
 			t.Errorf("%v: not full at capacity", p)
 		}
 		before := f.Clone()
@@ -240,7 +240,7 @@ func TestCannotGrow(t *testing.T) {
 		if _, err := f.Add([]byte("another new key")); err != nil || f.MaxBits() != 4*budget {
 			t.Errorf("%v: after raising the budget: %v", p, err)
 		}
-		if last := f.LinkStats()[f.Links()-1]; last.K > hashing.MaxK {
+		if last := f.Stats().Links[f.Links()-1]; last.K > hashing.MaxK {
 			t.Errorf("%v: link with k = %d", p, last.K)
 		}
 	}
@@ -276,7 +276,7 @@ func TestConfigErrors(t *testing.T) {
 // TestZeroValue: the zero Filter is empty with no room in it.
 func TestZeroValue(t *testing.T) {
 	var f Filter
-	if f.Contains([]byte("x")) || f.N() != 0 || f.Bits() != 0 || f.Capacity() != 0 || f.EstimatedFPR() != 0 || f.Links() != 0 || f.Full() {
+	if f.Contains([]byte("x")) || f.N() != 0 || f.Bits() != 0 || f.Capacity() != 0 || f.EstimatedFPR() != 0 || f.Links() != 0 || f.full() {
 		t.Error("zero Filter is not empty")
 	}
 	if _, err := f.Add([]byte("x")); !errors.Is(err, ErrParam) {
@@ -338,7 +338,7 @@ func TestUnion(t *testing.T) {
 			}
 		}
 		sum := uint64(0)
-		for _, l := range a.LinkStats() {
+		for _, l := range a.Stats().Links {
 			sum += l.Keys
 		}
 		if sum != a.N() {
@@ -452,7 +452,7 @@ func TestNextLinkBits(t *testing.T) {
 			want, err := f.NextLinkBits()
 			links := f.Links()
 			must(f.Add(key(i)))
-			if err != nil || f.Links() > links && f.LinkStats()[links].Bits != want {
+			if err != nil || f.Links() > links && f.Stats().Links[links].Bits != want {
 				t.Fatalf("%v: NextLinkBits %d, %v; link %d", p, want, err, links)
 			}
 		}
@@ -481,5 +481,91 @@ func TestNextLinkBits(t *testing.T) {
 		if !errors.Is(err, ErrFull) || g.Links() != 1 || g.N() != 100000 || !g.Contains(key(0)) || before.Contains(key(0)) {
 			t.Errorf("%v: adds past the first link: %v, %d links", p, err, g.Links())
 		}
+	}
+}
+
+// TestConfigReportsTheChain: Config gives back what made the chain (the
+// defaults a zero field stood for, DefaultConfig's), also after a round
+// trip through the file format (the budget excepted, which files do not
+// store) and for a RedisBloom NONSCALING chain recording expansion 0;
+// Stats and RedisInfo agree with the links.
+func TestConfigReportsTheChain(t *testing.T) {
+	if d := DefaultConfig(); d != (Config{Capacity: 100, FPR: 0.01, Expansion: 2, Ratio: 0.5, Profile: Bloomlab}) {
+		t.Fatalf("DefaultConfig %+v", d)
+	}
+	var zero Filter
+	if c := zero.Config(); c != (Config{}) {
+		t.Errorf("zero Filter: Config %+v, want the zero Config", c)
+	}
+	if st := zero.Stats(); len(st.Links) != 0 || st.FPR != 0 || st.Formula != 0 || st.Growth != 0 || st.Bound != 0 {
+		t.Errorf("zero Filter: Stats %+v", st)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-15*b }
+	for _, c := range []Config{
+		{MaxBits: 1 << 20},
+		{Capacity: 1000, FPR: 0.001, Expansion: 4, Ratio: 0.8, Seed: 7},
+		{Capacity: 50, FPR: 0.02, NonScaling: true, Profile: Blocked, Seed: 3},
+		{Capacity: 500, Profile: RedisBloom},
+	} {
+		f := must(New(c))
+		want := DefaultConfig()
+		if c.Capacity != 0 {
+			want.Capacity = c.Capacity
+		}
+		if c.FPR != 0 {
+			want.FPR = c.FPR
+		}
+		if c.Expansion != 0 {
+			want.Expansion = c.Expansion
+		}
+		if c.Ratio != 0 {
+			want.Ratio = c.Ratio
+		}
+		if c.Profile != 0 {
+			want.Profile = c.Profile
+		}
+		want.NonScaling, want.Seed, want.MaxBits = c.NonScaling, c.Seed, c.MaxBits
+		got := f.Config()
+		if !near(got.FPR, want.FPR) {
+			t.Errorf("%+v: Config().FPR %v, want %v", c, got.FPR, want.FPR)
+		}
+		got.FPR = want.FPR
+		if got != want {
+			t.Errorf("%+v: Config %+v, want %+v", c, got, want)
+		}
+		for i := 0; i < 3000; i++ {
+			if _, err := f.Add([]byte(strconv.Itoa(i))); err != nil && !errors.Is(err, ErrFull) {
+				t.Fatal(err)
+			}
+		}
+		var g Filter
+		if err := g.UnmarshalBinary(must(f.MarshalBinary())); err != nil {
+			t.Fatal(err)
+		}
+		want = f.Config()
+		want.MaxBits = 0
+		if got := g.Config(); got != want {
+			t.Errorf("%+v: read back, Config %+v, want %+v", c, got, want)
+		}
+		st, info := f.Stats(), f.RedisInfo()
+		if len(st.Links) != f.Links() || len(info.Links) != f.Links() || info.Filters != f.Links() || info.Items != f.N() {
+			t.Fatalf("%+v: %d links, Stats %d, RedisInfo %d (%d)", c, f.Links(), len(st.Links), len(info.Links), info.Filters)
+		}
+		var bound float64
+		for i, l := range st.Links {
+			r := info.Links[i]
+			if r.Bytes != l.Bits/8 || r.Bits != l.Bits || r.Hashes != l.K || r.Capacity != l.Capacity || r.Size != l.Keys || r.Ratio != l.Rate {
+				t.Errorf("%+v link %d: RedisInfo %+v, Stats %+v", c, i, r, l)
+			}
+			bound += l.Rate
+		}
+		if st.FPR != f.EstimatedFPR() || st.Bound != bound || !(st.Formula > 0) || !(st.Growth >= st.Formula*(1-1e-12)) {
+			t.Errorf("%+v: Stats FPR %v (EstimatedFPR %v), bound %v (Σ %v), formula %v, growth %v",
+				c, st.FPR, f.EstimatedFPR(), st.Bound, bound, st.Formula, st.Growth)
+		}
+	}
+	ns := must(NewRedisBloom(0.01, 10, 0, true))
+	if c := ns.Config(); c.Expansion != 0 || !c.NonScaling || c.Capacity != 10 || c.FPR != 0.01 || c.Profile != RedisBloom {
+		t.Errorf("NONSCALING RedisBloom chain: Config %+v", c)
 	}
 }

@@ -10,7 +10,59 @@ import (
 	"github.com/bloomlab/bloomlab/theory"
 )
 
-// LinkStats describes one link.
+// Stats is a chain's state and its rates, from Filter.Stats.
+type Stats struct {
+	// Links describes the links, oldest first.
+	Links []LinkStats
+	// FPR is the rate of the current state, from the bits: EstimatedFPR.
+	FPR float64
+	// Formula is 1 − Π(1 − r_i(n_i)) over the links, n_i the keys added to
+	// link i and r_i its expected rate (LinkStats.Formula: the closed form
+	// with the pair floor, theory.FPScheme, theory.FPBlocked for blocked
+	// links or theory.FPAnyStep for RedisBloom links): the expected rate
+	// of a chain with these counts. While every link is within its
+	// capacity it is at most Bound in the bloomlab and blocked profiles,
+	// whose links are sized so that their rate at capacity, floor
+	// included, is at most their share; a RedisBloom chain with small
+	// links can exceed it.
+	Formula float64
+	// Growth is the rate the chain is expected to reach as its links
+	// fill: 1 − Π(1 − r_i) over its links at capacity
+	// (LinkStats.AtCapacity) and the links it would add, up to links of
+	// 2^24 bits, plus the design rates of the larger links after them
+	// (Σ ε_i: their structure no longer shows). In the bloomlab and
+	// blocked profiles it is at most Config().FPR; a RedisBloom chain
+	// whose first links are small exceeds it (the package
+	// documentation). It ignores the memory budget and stops where the
+	// chain cannot grow.
+	Growth float64
+	// Bound is Σ ε_i over the links, the union bound on the chain's rate
+	// while every link is within its capacity; it is below Config().FPR
+	// (theory.FPScalableBound).
+	Bound float64
+}
+
+// Stats returns the chain's links and rates, in one consistent state (it
+// takes the mutex adds take). It reads every bit of every link, and
+// sizes the links the chain would add (Stats.Growth). The zero Filter
+// gives no links and zero rates.
+func (f *Filter) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls := f.snapshot()
+	st := Stats{Links: linkStats(ls), Bound: fprBound(ls)}
+	fps, formula := make([]float64, len(st.Links)), make([]float64, len(st.Links))
+	for i, s := range st.Links {
+		fps[i], formula[i] = s.FPR, s.Formula
+	}
+	st.FPR, st.Formula = theory.FPScalable(fps), theory.FPScalable(formula)
+	if len(ls) > 0 {
+		st.Growth = f.projectGrowth(ls)
+	}
+	return st
+}
+
+// LinkStats describes one link (Stats.Links).
 type LinkStats struct {
 	Capacity uint64  // keys the link was sized for (RedisBloom's entries)
 	Keys     uint64  // new keys added to it
@@ -27,11 +79,9 @@ type LinkStats struct {
 	AtCapacity float64
 }
 
-// LinkStats returns the links, oldest first.
-func (f *Filter) LinkStats() []LinkStats {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ls := f.snapshot()
+// linkStats returns the links ls, oldest first (their chain's mutex
+// held).
+func linkStats(ls []*link) []LinkStats {
 	out := make([]LinkStats, len(ls))
 	for i, l := range ls {
 		fill := float64(l.ones()) / float64(l.mod)
@@ -136,9 +186,11 @@ func (l *link) ones() uint64 {
 // the pair floor of the keys in it (a query whose hashes are a key's), and
 // for RedisBloom links the steps of short order (theory.FPAnyStep); exact
 // for small links. It is the probability that an absent key is answered
-// present, given the bits.
+// present, given the bits (Stats.FPR).
 func (f *Filter) EstimatedFPR() float64 {
-	st := f.LinkStats()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := linkStats(f.snapshot())
 	fps := make([]float64, len(st))
 	for i, s := range st {
 		fps[i] = s.FPR
@@ -146,42 +198,7 @@ func (f *Filter) EstimatedFPR() float64 {
 	return theory.FPScalable(fps)
 }
 
-// FormulaFPR returns 1 − Π(1 − r_i(n_i)) over the links, n_i the keys
-// added to link i and r_i its expected rate (LinkStats.Formula: the
-// closed form with the pair floor, theory.FPScheme or, for RedisBloom
-// links, theory.FPAnyStep): the expected rate of a chain with these
-// counts. While every link is within its capacity it is at most FPRBound
-// in the bloomlab profile, whose links are sized so that their rate at
-// capacity, floor included, is at most their share; a RedisBloom chain
-// with small links can exceed it (ModelBound).
-func (f *Filter) FormulaFPR() float64 {
-	st := f.LinkStats()
-	fps := make([]float64, len(st))
-	for i, s := range st {
-		fps[i] = s.Formula
-	}
-	return theory.FPScalable(fps)
-}
-
-// GrowthFPR returns the rate the chain is expected to reach as its links
-// fill: 1 − Π(1 − r_i) over its links at capacity (LinkStats.AtCapacity)
-// and the links it would add, up to links of 2^24 bits, plus the design
-// rates of the larger links after them (Σ ε_i: their structure no longer
-// shows). In the bloomlab profile it is at most TargetFPR; a RedisBloom
-// chain whose first links are small exceeds it (the package
-// documentation). It ignores the memory budget and stops where the chain
-// cannot grow.
-func (f *Filter) GrowthFPR() float64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ls := f.snapshot()
-	if len(ls) == 0 {
-		return 0
-	}
-	return f.projectGrowth(ls)
-}
-
-// projectGrowth is GrowthFPR for the links ls (only their shapes are
+// projectGrowth is Stats.Growth for the links ls (only their shapes are
 // read).
 func (f *Filter) projectGrowth(ls []*link) float64 {
 	const small = 1 << 24
@@ -189,7 +206,7 @@ func (f *Filter) projectGrowth(ls []*link) float64 {
 	for _, l := range ls {
 		fps = append(fps, l.formulaRate(l.entries))
 	}
-	if f.options&OptNoScaling != 0 {
+	if f.options&optNoScaling != 0 {
 		return theory.FPScalable(fps)
 	}
 	chain := append([]*link(nil), ls...)
@@ -213,61 +230,11 @@ func (f *Filter) projectGrowth(ls []*link) float64 {
 	return theory.FPScalable(fps) + tail
 }
 
-// Full reports whether a non-scaling filter holds its capacity (the next
+// full reports whether a non-scaling filter holds its capacity (the next
 // new key will be refused).
-func (f *Filter) Full() bool {
+func (f *Filter) full() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ls := f.snapshot()
-	return f.NonScaling() && len(ls) > 0 && ls[len(ls)-1].size >= ls[len(ls)-1].entries
-}
-
-// Info is what RedisBloom's BF.INFO reports.
-type Info struct {
-	Capacity  uint64 // Σ of the links' entries
-	Size      uint64 // RedisBloom's memory usage in bytes: 32 + Σ (64 + link bytes)
-	Filters   int    // links
-	Items     uint64 // "Number of items inserted" (N)
-	Expansion uint32 // 0 for a non-scaling filter (RedisBloom replies nil)
-}
-
-// RedisInfo returns the BF.INFO fields of f.
-func (f *Filter) RedisInfo() Info {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ls := f.snapshot()
-	info := Info{Filters: len(ls), Items: f.card.Load(), Expansion: f.growth}
-	var bytes uint64
-	for _, l := range ls {
-		info.Capacity += l.entries
-		bytes += l.bits / 8
-	}
-	info.Size = redisMemUsage(bytes, len(ls))
-	if f.NonScaling() {
-		info.Expansion = 0
-	}
-	return info
-}
-
-// RedisLink is one link as RedisBloom's BF.DEBUG describes it.
-type RedisLink struct {
-	Bytes    uint64  // its memory
-	Bits     uint64  // its bits (Bytes·8)
-	Hashes   int     // positions per key
-	Capacity uint64  // keys it was sized for
-	Size     uint64  // keys added to it
-	Ratio    float64 // the rate it was sized for
-}
-
-// RedisLinks returns the links, oldest first, with RedisBloom's
-// figures: unlike LinkStats it reads no bit of them.
-func (f *Filter) RedisLinks() []RedisLink {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ls := f.snapshot()
-	out := make([]RedisLink, len(ls))
-	for i, l := range ls {
-		out[i] = RedisLink{Bytes: l.bits / 8, Bits: l.bits, Hashes: l.k, Capacity: l.entries, Size: l.size, Ratio: l.errRate}
-	}
-	return out
+	return f.nonScaling() && len(ls) > 0 && ls[len(ls)-1].size >= ls[len(ls)-1].entries
 }

@@ -27,7 +27,7 @@ func (f *Filter) compatible(g *Filter) error {
 	case f.growth != g.growth || f.ratio != g.ratio || f.options != g.options:
 		return fmt.Errorf("scalable: expansion, ratio or options differ (%d, %v, %d and %d, %v, %d): %w",
 			f.growth, f.ratio, f.options, g.growth, g.ratio, g.options, ErrIncompatible)
-	case len(gl) > MaxLinks:
+	case len(gl) > maxLinks:
 		return fmt.Errorf("scalable: %d links: %w", len(gl), ErrIncompatible)
 	}
 	for i := 0; i < min(len(fl), len(gl)); i++ {
@@ -139,7 +139,8 @@ func (l *link) clone() *link {
 func (f *Filter) Clone() *Filter {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	g := &Filter{profile: f.profile, seed: f.seed, growth: f.growth, ratio: f.ratio, options: f.options, maxBits: f.maxBits}
+	g := &Filter{profile: f.profile, seed: f.seed, growth: f.growth, ratio: f.ratio, options: f.options}
+	g.maxBits.Store(f.maxBits.Load())
 	ls := f.snapshot()
 	if ls == nil {
 		return g

@@ -206,7 +206,7 @@ var bfRDB = &rdbCodec{module: scalable.RDBTypeName, encver: scalable.RDBEncVer,
 		case x.chain == nil:
 			return "bloomlab " + x.f.Kind() + " filter"
 		}
-		switch p := x.chain.Profile(); p {
+		switch p := x.chain.Config().Profile; p {
 		case scalable.RedisBloom:
 			return ""
 		case scalable.Blocked:
@@ -280,7 +280,7 @@ func (v *bfValue) clone() (value, error) {
 func (v *bfValue) info() (capacity, size, filters, items int64, expansion int64, scales bool) {
 	if v.chain != nil {
 		in := v.chain.RedisInfo()
-		return int64(in.Capacity), int64(in.Size), int64(in.Filters), int64(in.Items), int64(in.Expansion), !v.chain.NonScaling()
+		return int64(in.Capacity), int64(in.Size), int64(in.Filters), int64(in.Items), int64(in.Expansion), !v.chain.Config().NonScaling
 	}
 	return int64(v.f.Capacity()), int64(v.f.Bits() / 8), 1, int64(v.f.N()), 0, false
 }
@@ -314,7 +314,7 @@ func bfRefuse8(c *client, r loadRefusal) string {
 		if v.chain == nil {
 			return bfChunkAt(r.iter, r.n, []uint64{v.f.Bits() / 8})
 		}
-		links := v.chain.RedisLinks()
+		links := v.chain.RedisInfo().Links
 		sizes := make([]uint64, len(links))
 		for i, l := range links {
 			sizes[i] = l.Bytes
@@ -459,7 +459,7 @@ const (
 // loaded from a file), another kind's name.
 func (v *bfValue) layoutOf() string {
 	if v.chain != nil {
-		return v.chain.Profile().String()
+		return v.chain.Config().Profile.String()
 	}
 	return v.f.Kind()
 }
@@ -477,7 +477,7 @@ func newChainFilter(p bfParams) (*scalable.Filter, error) {
 func (p bfParams) blockedConfig() scalable.Config {
 	exp := uint32(p.expansion)
 	if exp == 0 {
-		exp = scalable.DefaultExpansion // non-scaling: never used
+		exp = scalable.DefaultConfig().Expansion // non-scaling: never used
 	}
 	return scalable.Config{Capacity: uint64(p.capacity), FPR: p.errRate, Expansion: exp, NonScaling: p.nonScaling, Profile: scalable.Blocked}
 }
@@ -492,7 +492,8 @@ func (c *client) bfDefaults() bfParams {
 	if c.replaying {
 		// A record without LAYOUT was made in RedisBloom's layout
 		// (reserveArgs writes LAYOUT BLOCKED for the other).
-		return bfParams{errRate: scalable.DefaultFPR, capacity: scalable.DefaultCapacity, expansion: scalable.DefaultExpansion}
+		d := scalable.DefaultConfig()
+		return bfParams{errRate: d.FPR, capacity: int64(d.Capacity), expansion: int64(d.Expansion)}
 	}
 	e, n, x, l := c.s.modcfg.bfDefaults()
 	return bfParams{errRate: e, capacity: n, expansion: x, nonScaling: x == 0, layout: l}
@@ -591,7 +592,7 @@ func (c *client) reserveParams(args [][]byte) (bfParams, string) {
 // reserveParams24 reads BF.RESERVE's parameters as RedisBloom 2.4.23
 // does (with 8's upper bounds).
 func reserveParams24(args [][]byte) (bfParams, string) {
-	p := bfParams{expansion: scalable.DefaultExpansion}
+	p := bfParams{expansion: int64(scalable.DefaultConfig().Expansion)}
 	var ok bool
 	if p.errRate, ok = parseFloat(args[2]); !ok {
 		return p, "ERR bad error rate"
@@ -868,7 +869,7 @@ func (c *client) insert(args [][]byte, items int, opt insertOptions) bool {
 		}
 		if err != nil {
 			switch {
-			case errors.Is(err, scalable.ErrFull) && v.chain != nil && v.chain.NonScaling():
+			case errors.Is(err, scalable.ErrFull) && v.chain != nil && v.chain.Config().NonScaling:
 				stop = errBFFull
 			case errors.Is(err, scalable.ErrFull) && c.d.bfFullContinue:
 				// RedisBloom 8 answers its text for each item it cannot
@@ -1055,7 +1056,7 @@ func bfInfo(c *client, args [][]byte) bool {
 	// A key of RedisBloom's layout answers RedisBloom's five fields, which
 	// its clients parse (as does a filter of another kind loaded from a
 	// file, as before); one of the blocked layout adds its layout.
-	blockedKey := v.chain != nil && v.chain.Profile() == scalable.Blocked
+	blockedKey := v.chain != nil && v.chain.Config().Profile == scalable.Blocked
 	if blockedKey {
 		c.mapReply(6)
 	} else {
@@ -1106,13 +1107,13 @@ func bfDebug(c *client, args [][]byte) bool {
 		c.err(fmt.Sprintf("ERR this %s filter has no RedisBloom links: BF.INFO describes it", v.f.Kind()))
 		return false
 	}
-	links := v.chain.RedisLinks()
-	width := 32
-	switch {
-	case v.chain.Profile() != scalable.RedisBloom:
-		width = 128 // xxh3-128
-	case v.chain.Options()&scalable.OptForce64 != 0:
-		width = 64
+	links := v.chain.RedisInfo().Links
+	// A RedisBloom-profile chain hashes with 64 bits (FORCE64, which
+	// package scalable requires: RedisBloom 1.0's 32-bit chains are
+	// refused); the other profiles with xxh3-128.
+	width := 64
+	if v.chain.Config().Profile != scalable.RedisBloom {
+		width = 128
 	}
 	c.w.Array(1 + len(links))
 	b := append(make([]byte, 0, 128), "size:"...)

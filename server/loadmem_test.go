@@ -155,7 +155,7 @@ func TestReplayLoadChunkAllocatesOnce(t *testing.T) {
 	if got := residentOf(s2); got != want {
 		t.Fatalf("the restart holds %d bytes, the server before it %d", got, want)
 	}
-	limit := uint64(want)*11/10 + 2<<20 + scalable.DefaultChunkSize
+	limit := uint64(want)*11/10 + 2<<20 + maxScanChunk
 	t.Logf("dataset %.1f MiB, allocated %.1f MiB replaying it (%.2f ×)", float64(want)/(1<<20), float64(alloc)/(1<<20), float64(alloc)/float64(want))
 	if alloc > limit {
 		t.Errorf("replaying the BF.LOADCHUNK of %d bytes allocated %d bytes (limit 1.1 × + 2 MiB + a chunk = %d)", want, alloc, limit)

@@ -52,8 +52,8 @@ func TestImportRDBRecorded(t *testing.T) {
 				}
 				switch x := f.(type) {
 				case *scalable.Filter:
-					if x.Profile() != scalable.RedisBloom {
-						t.Errorf("profile %v", x.Profile())
+					if x.Config().Profile != scalable.RedisBloom {
+						t.Errorf("profile %v", x.Config().Profile)
 					}
 				case *cuckoo.Filter:
 					if x.Profile() != cuckoo.RedisBloom {

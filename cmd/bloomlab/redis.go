@@ -47,7 +47,7 @@ func runRedis(e *env, args []string) error {
 	key := fs.String("key", "", "the filter's key")
 	out := fs.String("o", "", "pull: the bloomlab file to write (\"-\": standard output)")
 	force := fs.Bool("force", false, "push: replace KEY (TARGET) if it exists")
-	chunk := fs.Int("chunk", scalable.DefaultChunkSize, "push: bytes per BF.LOADCHUNK or CF.LOADCHUNK")
+	chunk := fs.Int("chunk", blrd.DefaultChunkSize, "push: bytes per BF.LOADCHUNK or CF.LOADCHUNK")
 	timeout := fs.Duration("timeout", time.Minute, "timeout of each command")
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
@@ -192,7 +192,7 @@ var rbFamilies = []*rbFamily{
 		finish:    func(ld blrd.Loader) (writerTo, error) { return ld.(*scalable.Loader).Filter() },
 		of: func(g bloomlab.Filter) (rbFilter, bool) {
 			f, ok := g.(*scalable.Filter)
-			return f, ok && f.Profile() == scalable.RedisBloom
+			return f, ok && f.Config().Profile == scalable.RedisBloom
 		},
 		check: func(ctx context.Context, rdb *redis.Client, key string, g bloomlab.Filter) (string, error) {
 			// BF.INFO read field by field: go-redis's BFInfo gives up at
