@@ -183,7 +183,7 @@ func cuckooContenders(n uint64) []cuckooContender {
 			}
 			return &cuckooTable{
 				insert:   func(k []byte) bool { return f.Add(k) == nil },
-				contains: f.Contains, delete: f.Delete, slots: f.Slots(),
+				contains: f.Contains, delete: f.Delete, slots: f.Info().Slots,
 			}
 		}
 	}

@@ -31,13 +31,13 @@ func TestDuplicatesBounded(t *testing.T) {
 		var refused error
 		for i := 0; i < 200 && refused == nil; i++ {
 			d := f.hashString("same")
-			if err := f.TryAddHash(d); err == nil {
+			if err := tryAddHash(f, d); err == nil {
 				added++
 				continue
-			} else if !errors.Is(err, ErrWouldGrow) {
-				t.Fatalf("%s: TryAddHash: %v", name, err)
+			} else if !errors.Is(err, errWouldGrow) && !errors.Is(err, ErrCannotGrow) {
+				t.Fatalf("%s: AddHashReserve: %v", name, err)
 			}
-			if next, err := f.NextSubFilterBits(); err == nil && f.Bits()+next > bound {
+			if next, err := f.nextSubFilterBits(); err == nil && f.Bits()+next > bound {
 				t.Fatalf("%s: after %d copies of one key the next add grows the tables from %d to %d bits, past 2^28, with no budget set",
 					name, added, f.Bits(), f.Bits()+next)
 			}
@@ -59,14 +59,15 @@ func TestDuplicatesBounded(t *testing.T) {
 		if f.Bits() > bound || f.N() != added || f.Count([]byte("same")) < added {
 			t.Errorf("%s: %d bits, N %d, count %d, %d added", name, f.Bits(), f.N(), f.Count([]byte("same")), added)
 		}
-		t.Logf("%s: %d copies added in %d sub-filters (%d bits), then: %v", name, added, f.SubFilters(), f.Bits(), refused)
+		t.Logf("%s: %d copies added in %d sub-filters (%d bits), then: %v", name, added, f.Info().SubFilters, f.Bits(), refused)
 	}
 }
 
 // TestMemoryBudget: Config.MaxBits and SetMaxBits bound the tables of a
 // growing filter in both profiles. The add that would grow them past the
-// budget fails with ErrCannotGrow (ErrFull), changing nothing; TryAddHash
-// answers ErrWouldGrow first and NextSubFilterBits the budget's error;
+// budget fails with ErrCannotGrow (ErrFull), changing nothing, and so does
+// AddHashReserve, without asking for the growth the budget refuses;
+// nextSubFilterBits answers the budget's error;
 // every key added before is still there; a larger budget lets the filter
 // grow again, SetMaxBits(0) removes the budget, Clone keeps it, and a
 // budget below the first sub-filter is refused.
@@ -97,26 +98,26 @@ func TestMemoryBudget(t *testing.T) {
 				t.Fatalf("%s: %d bits, budget %d", name, f.Bits(), c.MaxBits)
 			}
 		}
-		if err == nil || f.SubFilters() != 2 {
-			t.Fatalf("%s: %d keys, %d sub-filters, %v", name, i, f.SubFilters(), err)
+		if err == nil || f.Info().SubFilters != 2 {
+			t.Fatalf("%s: %d keys, %d sub-filters, %v", name, i, f.Info().SubFilters, err)
 		}
 		for j := 0; j < i-1; j++ {
 			if !f.Contains(key(j)) {
 				t.Fatalf("%s: key %d lost", name, j)
 			}
 		}
-		if err := f.TryAddHash(f.Hash(key(i - 1))); !errors.Is(err, ErrWouldGrow) {
-			t.Errorf("%s: TryAddHash: %v", name, err)
+		if err := tryAddHash(f, f.Hash(key(i-1))); !errors.Is(err, ErrCannotGrow) || !strings.Contains(err.Error(), "memory budget") {
+			t.Errorf("%s: AddHashReserve: %v", name, err)
 		}
-		if _, err := f.NextSubFilterBits(); !errors.Is(err, ErrCannotGrow) || !strings.Contains(err.Error(), "memory budget") {
-			t.Errorf("%s: NextSubFilterBits: %v", name, err)
+		if _, err := f.nextSubFilterBits(); !errors.Is(err, ErrCannotGrow) || !strings.Contains(err.Error(), "memory budget") {
+			t.Errorf("%s: nextSubFilterBits: %v", name, err)
 		}
 		if d := describeText(f); !strings.Contains(d, "next sub-filter cannot grow") || !strings.Contains(d, "beyond the memory budget of") {
 			t.Errorf("%s: the description does not show the budget's refusal:\n%s", name, d)
 		}
 		f.SetMaxBits(8 * c.MaxBits)
-		if err := f.Add(key(i - 1)); err != nil || f.SubFilters() != 3 || f.MaxBits() != 8*c.MaxBits {
-			t.Errorf("%s: after raising the budget: %v, %d sub-filters", name, err, f.SubFilters())
+		if err := f.Add(key(i - 1)); err != nil || f.Info().SubFilters != 3 || f.MaxBits() != 8*c.MaxBits {
+			t.Errorf("%s: after raising the budget: %v, %d sub-filters", name, err, f.Info().SubFilters)
 		}
 		f.SetMaxBits(0)
 		if f.MaxBits() != 0 {
@@ -166,7 +167,7 @@ func TestDefaultMaxBits(t *testing.T) {
 		{1 << 63, big, 1 << 35, "no overflow"},
 	} {
 		processMemory = func() uint64 { return tc.mem }
-		if got := tc.f.MaxBits(); got != tc.want || tc.f.DefaultMaxBits() != tc.want {
+		if got := tc.f.MaxBits(); got != tc.want || tc.f.Info().DefaultMaxBits != tc.want {
 			t.Errorf("%s: MaxBits %d, want %d", tc.situation, got, tc.want)
 		}
 	}
@@ -205,7 +206,7 @@ func TestExtremeSizes(t *testing.T) {
 	f := must(NewRedisBloom(1<<20, 1, 1, maxExpansion))
 	f.SetMaxBits(0)
 	f.subs = append(f.subs, sub{m: f.m0 * maxExpansion}) // pretend: no bytes
-	if _, err := f.NextSubFilterBits(); !errors.Is(err, ErrCannotGrow) {
+	if _, err := f.nextSubFilterBits(); !errors.Is(err, ErrCannotGrow) {
 		t.Errorf("a sub-filter of 2^50 buckets: %v", err)
 	}
 }

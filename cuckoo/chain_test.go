@@ -84,7 +84,7 @@ func TestSkipFullSubFilters(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if f, err = LoadChunks(chunks); err != nil {
+					if f, err = loadChunks(chunks); err != nil {
 						t.Fatal(err)
 					}
 					f.SetMaxBits(NoMaxBits)

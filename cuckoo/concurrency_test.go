@@ -34,12 +34,12 @@ func TestConcurrentReads(t *testing.T) {
 							t.Error(err)
 						}
 					case 2:
-						if f.Profile() == RedisBloom {
+						if f.Info().Profile == RedisBloom {
 							_, _ = f.Dump(0)
 							_, _, _ = f.ScanDump(1, 0)
 						}
 						_ = f.Clone().Equal(f)
-						_ = f.RedisInfo()
+						_ = cfInfo(f)
 					}
 				}
 			}()

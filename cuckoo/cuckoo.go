@@ -26,11 +26,6 @@ var (
 	// next sub-filter cannot be created (too large, or too many); nothing
 	// was changed. RedisBloom reports this case as an allocation failure.
 	ErrCannotGrow = fmt.Errorf("cannot grow: %w", ErrFull)
-	// ErrWouldGrow wraps ErrFull: TryAddHash found no room for the key
-	// without adding a sub-filter, which the filter may do (Add would);
-	// nothing was changed. NextSubFilterBits says what that growth
-	// allocates.
-	ErrWouldGrow = fmt.Errorf("cuckoo: the key needs a new sub-filter: %w", ErrFull)
 	// ErrNotPresent: Remove was given a key the filter proves absent;
 	// nothing was changed. It wraps kind.ErrNotPresent.
 	ErrNotPresent = fmt.Errorf("cuckoo: %w", kind.ErrNotPresent)
@@ -58,8 +53,8 @@ func (p Profile) String() string {
 	return fmt.Sprintf("profile(%d)", uint8(p))
 }
 
-// ParseProfile returns the profile named "bloomlab" or "redisbloom".
-func ParseProfile(name string) (Profile, error) {
+// parseProfile returns the profile named "bloomlab" or "redisbloom".
+func parseProfile(name string) (Profile, error) {
 	for _, p := range []Profile{Bloomlab, RedisBloom} {
 		if p.String() == name {
 			return p, nil
@@ -108,7 +103,7 @@ const (
 	// redisMaxBucketSize is RedisBloom's CF_MAX_BUCKET_SIZE.
 	redisMaxBucketSize = redisbloom.CFMaxBucketSize
 	// defaultMaxGrowth and defaultMinMaxBits make the default memory
-	// budget of a filter given none (Config.MaxBits 0, DefaultMaxBits):
+	// budget of a filter given none (Config.MaxBits 0, defaultMaxBits):
 	// its tables may take defaultMaxGrowth times its first sub-filter's
 	// bits or defaultMinMaxBits (2^30 bits, 128 MiB), whichever is
 	// larger, but at most half the memory the process may use.
@@ -134,10 +129,10 @@ type Config struct {
 	// FingerprintBits is f: bloomlab 4 … 32 (0: the
 	// smallest that meets FPR at Capacity keys); RedisBloom 8 (0 means 8).
 	FingerprintBits int
-	// Buckets is the number of buckets of the first sub-filter (bloomlab
-	// only; 0: from Capacity). It must be a power of two, or c·2^j with c
-	// odd, c ≤ 31, and 2^j ≥ 8192 (RoundBuckets gives the next such
-	// number).
+	// Buckets is the number of buckets of the first sub-filter (0: from
+	// Capacity). Bloomlab: a power of two, or c·2^j with c odd, c ≤ 31,
+	// and 2^j ≥ 8192. RedisBloom: 0 or the buckets Capacity gives (as
+	// Info reports them).
 	Buckets uint64
 	// MaxKicks is the relocation budget of an insert: 1 … 65535; default
 	// 500 (bloomlab), 20 (RedisBloom's MAXITERATIONS).
@@ -160,7 +155,7 @@ type Config struct {
 	// MaxBits is the memory budget of a growing filter's tables, in bits
 	// (Bits): an add that would grow them past it fails with an error
 	// wrapping ErrCannotGrow and changes nothing (SetMaxBits). 0: the
-	// default, DefaultMaxBits; NoMaxBits: none. A budget below the first
+	// default, Info.DefaultMaxBits; NoMaxBits: none. A budget below the first
 	// sub-filter's bits is refused (ErrParam). It is not stored in files:
 	// a filter read from one has the default until SetMaxBits.
 	MaxBits uint64
@@ -219,8 +214,8 @@ var errZero = fmt.Errorf("cuckoo: the zero Filter has no room; create one with N
 // field.
 func New(c Config) (*Filter, error) {
 	if c.Profile == RedisBloom {
-		if c.FPR != 0 || c.Buckets != 0 || c.Semisort || c.Seed != 0 || c.FingerprintBits != 0 && c.FingerprintBits != 8 {
-			return nil, fmt.Errorf("cuckoo: the RedisBloom profile has 8-bit fingerprints, buckets from Capacity, no semi-sorting and no seed (FPR, Buckets, Semisort, Seed and FingerprintBits must be zero): %w", ErrParam)
+		if c.FPR != 0 || c.Semisort || c.Seed != 0 || c.FingerprintBits != 0 && c.FingerprintBits != 8 {
+			return nil, fmt.Errorf("cuckoo: the RedisBloom profile has 8-bit fingerprints, no semi-sorting and no seed (FPR, Semisort and Seed must be zero, FingerprintBits 0 or 8): %w", ErrParam)
 		}
 		bs, mi := c.BucketSize, c.MaxKicks
 		if bs == 0 {
@@ -230,7 +225,11 @@ func New(c Config) (*Filter, error) {
 			mi = redisDefaultMaxIterations
 		}
 		if bs >= 1 && bs <= redisMaxBucketSize {
-			if nb := redisBuckets(c.Capacity, bs); nb != 0 && nb <= maxTableBits/8/uint64(bs) {
+			nb := redisBuckets(c.Capacity, bs)
+			if c.Buckets != 0 && c.Buckets != nb {
+				return nil, fmt.Errorf("cuckoo: Buckets = %d, but the RedisBloom profile's buckets follow from Capacity %d and BucketSize %d (%s; Buckets must be 0 or that): %w", c.Buckets, c.Capacity, bs, bucketCount(nb), ErrParam)
+			}
+			if nb != 0 && nb <= maxTableBits/8/uint64(bs) {
 				if err := checkMaxBits(c.MaxBits, nb*8*uint64(bs)); err != nil {
 					return nil, err
 				}
@@ -270,7 +269,9 @@ func NewWithEstimates(n uint64, fpr float64, seed uint64) (*Filter, error) {
 }
 
 // NewWithBitsPerKey returns a bloomlab-profile filter for n keys using at
-// most bitsPerKey·n bits (PlanBitsPerKey). seed is the base hash seed.
+// most bitsPerKey·n bits: buckets of 4 for n keys at the design load and
+// the longest fingerprint the bits afford (at least 4 bits, else an error
+// wrapping ErrParam). seed is the base hash seed.
 func NewWithBitsPerKey(n uint64, bitsPerKey float64, seed uint64) (*Filter, error) {
 	p, err := planBitsPerKey(n, bitsPerKey, Config{Seed: seed})
 	if err != nil {
@@ -282,63 +283,116 @@ func NewWithBitsPerKey(n uint64, bitsPerKey float64, seed uint64) (*Filter, erro
 // Kind returns "cuckoo".
 func (f *Filter) Kind() string { return "cuckoo" }
 
-// Profile returns the filter's profile (0 for the zero Filter).
-func (f *Filter) Profile() Profile { return f.profile }
-
-// BucketSize returns b, the slots per bucket.
-func (f *Filter) BucketSize() int { return f.lay.b }
-
-// FingerprintBits returns f.
-func (f *Filter) FingerprintBits() int { return f.lay.f }
-
-// Semisort reports whether buckets are semi-sorted.
-func (f *Filter) Semisort() bool { return f.lay.semisort }
-
-// MaxKicks returns the relocation budget (RedisBloom's max iterations).
-func (f *Filter) MaxKicks() int { return f.maxKicks }
-
-// Expansion returns the growth factor (0: the filter does not grow).
-func (f *Filter) Expansion() int { return int(f.expansion) }
-
 // Seed returns the seed of the base hash (0 for the RedisBloom profile).
 func (f *Filter) Seed() uint64 { return f.seed }
 
-// Buckets returns the buckets of the first sub-filter (RedisBloom's
-// "Number of buckets").
-func (f *Filter) Buckets() uint64 { return f.m0 }
+// Info is a filter's parameters and counts (Filter.Info): what CF.INFO
+// reports, and more.
+type Info struct {
+	// Config holds the parameters as New takes them: New(info.Config)
+	// returns an empty filter with the same profile, layout, seed,
+	// relocation budget and growth, which Merge does not refuse as
+	// incompatible with this one.
+	// Capacity is the design n of the first sub-filter (CF.RESERVE's
+	// capacity; for a RedisBloom filter loaded from CF.SCANDUMP's chunks,
+	// which do not record it, its first sub-filter's slots); Buckets is
+	// the first sub-filter's buckets (RedisBloom's "Number of buckets");
+	// MaxKicks is RedisBloom's "Max iterations", Expansion its "Expansion
+	// rate" (0: the filter does not grow). FPR and MaxBits are 0: the
+	// rate of the state is EstimatedFPR, the budget MaxBits.
+	Config
+	// SubFilters is the number of sub-filters (RedisBloom's "Number of
+	// filters").
+	SubFilters int
+	// Slots counts the slots of all sub-filters: the most keys the filter
+	// holds without growing.
+	Slots uint64
+	// N is the number of keys held, N() (RedisBloom's "Number of items
+	// inserted").
+	N uint64
+	// Deletes is the number of successful deletes since the last
+	// compaction (RedisBloom's "Number of items deleted").
+	Deletes uint64
+	// LoadFactor is N/Slots, the fraction of slots holding a fingerprint.
+	LoadFactor float64
+	// Size is CF.INFO's "Size", RedisBloom's CFSize: the filter struct (40
+	// bytes), a sub-filter struct per sub-filter (16 bytes) and the
+	// tables' bytes (for the bloomlab profile ⌈buckets·bucket bits/8⌉ per
+	// sub-filter).
+	Size uint64
+	// DefaultMaxBits is the memory budget of the tables when none was set
+	// (Config.MaxBits 0): 1024 times the first sub-filter's bits or 2^30
+	// bits (128 MiB), whichever is larger, but at most half the memory
+	// the process may use (RAM, ulimit -v, the cgroup's limit), so that
+	// copies of one key, each of which takes a slot and 2b of which force
+	// a growth, cannot grow a filter until the process dies out of
+	// memory. SetMaxBits(info.DefaultMaxBits) restores it.
+	DefaultMaxBits uint64
+}
 
-// SubFilters returns the number of sub-filters (RedisBloom's "Number of
-// filters"); 0 for the zero Filter.
-func (f *Filter) SubFilters() int { return len(f.subs) }
+// Info returns f's parameters and counts; the zero Filter reports zeros.
+// It takes constant time for a filter whose sub-filters are equal
+// (Expansion ≤ 1), however many, and a step per sub-filter otherwise.
+func (f *Filter) Info() Info {
+	if len(f.subs) == 0 {
+		return Info{}
+	}
+	in := Info{
+		Config: Config{Profile: f.profile, Capacity: f.capacity, BucketSize: f.lay.b, FingerprintBits: f.lay.f,
+			Buckets: f.m0, MaxKicks: f.maxKicks, Expansion: int(f.expansion), Semisort: f.lay.semisort, Seed: f.seed},
+		SubFilters: len(f.subs), Slots: f.slots(), N: f.n, Deletes: f.deletes,
+		Size: uint64(40 + 16*len(f.subs)), DefaultMaxBits: f.defaultMaxBits(),
+	}
+	if in.Capacity == 0 {
+		in.Capacity = f.m0 * uint64(f.lay.b)
+	}
+	in.LoadFactor = float64(f.n) / float64(in.Slots)
+	if f.expansion <= 1 {
+		in.Size += uint64(len(f.subs)) * ((f.m0*f.lay.bucketBits + 7) / 8)
+	} else {
+		for i := range f.subs {
+			in.Size += (f.subs[i].m*f.lay.bucketBits + 7) / 8
+		}
+	}
+	return in
+}
 
 // N returns the number of keys held: adds minus deletes (RedisBloom's
 // "Number of items inserted"). A key added twice is held twice.
 func (f *Filter) N() uint64 { return f.n }
 
-// Deletes returns the number of successful deletes since the last
-// compaction (RedisBloom's "Number of items deleted").
-func (f *Filter) Deletes() uint64 { return f.deletes }
-
-// Slots returns the slots of every sub-filter: the most keys the filter
+// slots returns the slots of every sub-filter: the most keys the filter
 // could hold without growing.
-func (f *Filter) Slots() uint64 {
-	var s uint64
-	for i := range f.subs {
-		s += f.subs[i].m
+func (f *Filter) slots() uint64 {
+	return f.buckets() * uint64(f.lay.b)
+}
+
+// buckets returns the buckets of every sub-filter, without a loop for a
+// chain whose sub-filters are equal (Bits).
+func (f *Filter) buckets() uint64 {
+	if len(f.subs) > 0 && f.expansion <= 1 {
+		// Every sub-filter has the first's buckets: a chain of thousands
+		// (EXPANSION 1) costs no loop. (Sub-filter i has m0·expansion^i
+		// buckets, which every constructor and decoder checks.)
+		return f.subs[0].m * uint64(len(f.subs))
 	}
-	return s * uint64(f.lay.b)
+	var m uint64
+	for i := range f.subs {
+		m += f.subs[i].m
+	}
+	return m
 }
 
 // Capacity returns the number of keys the filter was sized for: the
 // design n of the first sub-filter (Config.Capacity, CF.RESERVE's
 // capacity) times Σ Expansion^i over the sub-filters. CF.SCANDUMP's
 // chunks do not record it: a RedisBloom filter loaded from them (Loader,
-// LoadChunks, a version-1 BLRD file) reports its slots, buckets × bucket
-// size over the sub-filters, as the capacity. WriteRedisBloom's files
+// a version-1 BLRD file) reports its slots, buckets × bucket size over
+// the sub-filters, as the capacity. WriteRedisBloom's files
 // carry it (BLRD version 2).
 func (f *Filter) Capacity() uint64 {
 	if f.capacity == 0 {
-		return f.Slots()
+		return f.slots()
 	}
 	var c, g uint64 = 0, 1
 	for range f.subs {
@@ -358,15 +412,15 @@ func (f *Filter) Capacity() uint64 {
 // (sysmem.Limit, read once; 0 if unknown).
 var processMemory = sync.OnceValue(sysmem.Limit)
 
-// DefaultMaxBits returns the memory budget of f's tables when none was
-// set (Config.MaxBits 0): DefaultMaxGrowth times its first sub-filter's
-// bits or DefaultMinMaxBits (2^30 bits, 128 MiB), whichever is larger,
-// but at most half the memory the process may use (RAM, ulimit -v, the
-// cgroup's limit: internal/sysmem.Limit, read once), so that copies of
-// one key, each of which takes a slot and 2b of which force a growth,
-// cannot grow a filter until the process dies out of memory. It is 0 for
-// the zero Filter.
-func (f *Filter) DefaultMaxBits() uint64 {
+// defaultMaxBits returns the memory budget of f's tables when none was
+// set (Config.MaxBits 0): defaultMaxGrowth (1024) times its first
+// sub-filter's bits or defaultMinMaxBits (2^30 bits, 128 MiB), whichever
+// is larger, but at most half the memory the process may use (RAM,
+// ulimit -v, the cgroup's limit: internal/sysmem.Limit, read once), so
+// that copies of one key, each of which takes a slot and 2b of which
+// force a growth, cannot grow a filter until the process dies out of
+// memory. It is 0 for the zero Filter.
+func (f *Filter) defaultMaxBits() uint64 {
 	if len(f.subs) == 0 {
 		return 0
 	}
@@ -404,15 +458,15 @@ func (f *Filter) SetMaxBits(bits uint64) {
 }
 
 // MaxBits returns the memory budget of f's tables in bits: the one set
-// by Config.MaxBits or SetMaxBits, else DefaultMaxBits; 0 if there is
-// none (SetMaxBits(0), NoMaxBits).
+// by Config.MaxBits or SetMaxBits, else the default (Info.DefaultMaxBits);
+// 0 if there is none (SetMaxBits(0), NoMaxBits).
 func (f *Filter) MaxBits() uint64 {
 	if len(f.subs) == 0 {
 		return 0
 	}
 	switch f.maxBits {
 	case 0:
-		return f.DefaultMaxBits()
+		return f.defaultMaxBits()
 	case NoMaxBits:
 		return 0
 	}
@@ -420,27 +474,7 @@ func (f *Filter) MaxBits() uint64 {
 }
 
 // Bits returns the memory of the tables in bits: Σ buckets · bucket bits.
-func (f *Filter) Bits() uint64 {
-	if len(f.subs) > 0 && f.expansion <= 1 {
-		// Every sub-filter has the first's buckets: a chain of thousands
-		// (EXPANSION 1) costs no loop. (Sub-filter i has m0·expansion^i
-		// buckets, which every constructor and decoder checks.)
-		return f.subs[0].m * uint64(len(f.subs)) * f.lay.bucketBits
-	}
-	var m uint64
-	for i := range f.subs {
-		m += f.subs[i].m
-	}
-	return m * f.lay.bucketBits
-}
-
-// LoadFactor returns the fraction of slots holding a fingerprint.
-func (f *Filter) LoadFactor() float64 {
-	if len(f.subs) == 0 {
-		return 0
-	}
-	return float64(f.n) / float64(f.Slots())
-}
+func (f *Filter) Bits() uint64 { return f.buckets() * f.lay.bucketBits }
 
 // Hash returns the hash of key the filter's operations use: the xxh3-128
 // digest with the filter's seed (bloomlab), or H1 = MurmurHash64A(key, 0)
@@ -496,23 +530,28 @@ func (f *Filter) Add(key []byte) error { return f.AddHash(f.Hash(key)) }
 func (f *Filter) AddString(key string) error { return f.AddHash(f.hashString(key)) }
 
 // AddHash is Add of a key hashed by Hash.
-func (f *Filter) AddHash(d hashing.Digest) error {
-	return f.addHash(d, true)
+func (f *Filter) AddHash(d hashing.Digest) error { return f.addHash(d, nil) }
+
+// AddHashReserve is AddHash for a caller that accounts for memory itself
+// (a server bounding its memory): when the key finds no room and the
+// filter would add a sub-filter for it, reserve is called first with the
+// bits that sub-filter allocates, and an error from reserve is returned
+// as it is, with nothing changed. reserve is not called for a key that
+// takes a free slot or a relocation, nor by a filter that does not grow
+// (ErrFull) or cannot (ErrCannotGrow: the sub-filter would be too large,
+// too many, or past the budget MaxBits); once reserve accepts, the
+// sub-filter is added and takes the key. Other errors are Add's; a nil
+// reserve makes it AddHash.
+func (f *Filter) AddHashReserve(d hashing.Digest, reserve func(bits uint64) error) error {
+	return f.addHash(d, reserve)
 }
 
-// TryAddHash is AddHash without growth: where Add would add a sub-filter
-// for the key, it returns ErrWouldGrow and changes nothing. A server that
-// bounds its memory calls it first, and Add (which repeats the failed
-// placement, then grows) only once NextSubFilterBits fits; a filter whose
-// free slots take the key needs no memory. Other errors are Add's.
-func (f *Filter) TryAddHash(d hashing.Digest) error { return f.addHash(d, false) }
-
-func (f *Filter) addHash(d hashing.Digest, mayGrow bool) error {
+func (f *Filter) addHash(d hashing.Digest, reserve func(bits uint64) error) error {
 	switch f.lay.mode {
 	case modePlain, modeWide, modeSemi:
-		return f.insert(d, mayGrow)
+		return f.insert(d, reserve)
 	case modeRedis:
-		return f.redisInsert(d.H1, mayGrow)
+		return f.redisInsert(d.H1, reserve)
 	}
 	return errZero
 }

@@ -137,7 +137,7 @@ func TestNoFalseNegatives(t *testing.T) {
 					}
 				}
 				if f.profile != RedisBloom && f.expansion == 0 && failed == 0 {
-					t.Errorf("no insert failed: the test did not reach full load (load %.3f)", f.LoadFactor())
+					t.Errorf("no insert failed: the test did not reach full load (load %.3f)", f.Info().LoadFactor)
 				}
 				// Compaction and a round trip keep every key.
 				f.Compact()
@@ -147,7 +147,7 @@ func TestNoFalseNegatives(t *testing.T) {
 						t.Fatalf("false negative for key %d after Compact / round trip", k)
 					}
 				}
-				t.Logf("%d adds, %d refused, %d deletes; %d sub-filters, load %.3f", added, failed, deleted, f.SubFilters(), f.LoadFactor())
+				t.Logf("%d adds, %d refused, %d deletes; %d sub-filters, load %.3f", added, failed, deleted, f.Info().SubFilters, f.Info().LoadFactor)
 			})
 		}
 	}
@@ -198,9 +198,9 @@ func TestFullLoadRelocationsFail(t *testing.T) {
 			}
 		}
 		if refused < 1000 {
-			t.Errorf("%+v: only %d of 1999 refused at load %.3f", c, refused, f.LoadFactor())
+			t.Errorf("%+v: only %d of 1999 refused at load %.3f", c, refused, f.Info().LoadFactor)
 		}
-		t.Logf("%+v: first failure after %d keys (load %.4f), %d refused after", c, n, f.LoadFactor(), refused)
+		t.Logf("%+v: first failure after %d keys (load %.4f), %d refused after", c, n, f.Info().LoadFactor, refused)
 	}
 }
 
@@ -220,7 +220,7 @@ func TestAllocs(t *testing.T) {
 			{"ContainsHash", func() { f.ContainsHash(d) }},
 			{"Count", func() { f.Count(key(7)) }},
 			{"AddHash", func() { _ = f.AddHash(d); f.DeleteHash(d) }},
-			{"TryAddHash", func() { _ = f.TryAddHash(d); f.DeleteHash(d) }},
+			{"AddHashReserve", func() { _ = tryAddHash(f, d); f.DeleteHash(d) }},
 		} {
 			if a := testing.AllocsPerRun(200, op.fn); a != 0 {
 				t.Errorf("%s: %s allocates %v per call", c.name, op.name, a)
@@ -229,65 +229,81 @@ func TestAllocs(t *testing.T) {
 	}
 }
 
-// TestTryAddHash: TryAddHash adds as AddHash does while the key finds
-// room; where Add would grow it answers ErrWouldGrow and changes nothing
-// (a filter that may not grow answers ErrFull as Add does); Add then
-// grows by exactly NextSubFilterBits. Replaying the same keys with
-// AddHash alone gives an equal filter.
-func TestTryAddHash(t *testing.T) {
+// TestAddHashReserve: AddHashReserve adds as AddHash does, without
+// calling reserve, while the key finds room; where Add would grow it
+// calls reserve once with the bits of the next sub-filter, and a refusal
+// is returned as it is, with nothing changed (a filter that may not grow
+// answers ErrFull as Add does, without asking); accepted, the filter grows
+// by exactly those bits and takes the key. Replaying the same keys with
+// Add alone gives an equal filter.
+func TestAddHashReserve(t *testing.T) {
 	for _, c := range configs {
 		f, plain := c.new(), c.new()
 		grown := 0
 		for i := 0; i < 3000 && grown < 3; i++ {
 			d := f.Hash(key(i))
 			before := f.Clone()
-			err := f.TryAddHash(d)
+			var asked []uint64
+			err := f.AddHashReserve(d, func(bits uint64) error { asked = append(asked, bits); return errWouldGrow })
 			switch {
 			case err == nil:
-			case errors.Is(err, ErrWouldGrow):
-				if f.Expansion() == 0 || !f.Equal(before) {
-					t.Fatalf("%s: key %d: ErrWouldGrow from a filter of expansion %d, or a change", c.name, i, f.Expansion())
+				if len(asked) != 0 {
+					t.Fatalf("%s: key %d: reserve called (%v) for a key that found room", c.name, i, asked)
 				}
-				next, nerr := f.NextSubFilterBits()
-				if nerr != nil {
-					t.Fatal(nerr)
+			case errors.Is(err, errWouldGrow):
+				if f.Info().Expansion == 0 || !f.Equal(before) || len(asked) != 1 {
+					t.Fatalf("%s: key %d: a refused reservation from a filter of expansion %d, a change, or %d calls", c.name, i, f.Info().Expansion, len(asked))
+				}
+				next, nerr := f.nextSubFilterBits()
+				if nerr != nil || asked[0] != next {
+					t.Fatalf("%s: key %d: reserve asked for %d bits, the next sub-filter has %d (%v)", c.name, i, asked[0], next, nerr)
 				}
 				bits := f.Bits()
-				if err := f.AddHash(d); err != nil {
-					t.Fatalf("%s: key %d: Add after ErrWouldGrow: %v", c.name, i, err)
+				asked = asked[:0]
+				if err := f.AddHashReserve(d, func(bits uint64) error { asked = append(asked, bits); return nil }); err != nil {
+					t.Fatalf("%s: key %d: add with the reservation accepted: %v", c.name, i, err)
 				}
-				if f.Bits() != bits+next || f.SubFilters() != before.SubFilters()+1 {
-					t.Fatalf("%s: the growth took %d bits, NextSubFilterBits said %d", c.name, f.Bits()-bits, next)
+				if len(asked) != 1 || f.Bits() != bits+asked[0] || f.Info().SubFilters != before.Info().SubFilters+1 {
+					t.Fatalf("%s: the growth took %d bits, reserve was asked for %v", c.name, f.Bits()-bits, asked)
 				}
 				grown++
 			case errors.Is(err, ErrFull):
-				if f.Expansion() != 0 || !f.Equal(before) {
-					t.Fatalf("%s: key %d: %v from a filter of expansion %d, or a change", c.name, i, err, f.Expansion())
+				if f.Info().Expansion != 0 || !f.Equal(before) || len(asked) != 0 {
+					t.Fatalf("%s: key %d: %v from a filter of expansion %d, a change, or reserve called", c.name, i, err, f.Info().Expansion)
 				}
 				continue
 			default:
 				t.Fatalf("%s: key %d: %v", c.name, i, err)
 			}
 			if err := plain.Add(key(i)); err != nil {
-				t.Fatalf("%s: key %d: Add refused what TryAddHash and Add took: %v", c.name, i, err)
+				t.Fatalf("%s: key %d: Add refused what AddHashReserve took: %v", c.name, i, err)
 			}
 			if !f.Contains(key(i)) {
 				t.Fatalf("%s: key %d absent after its add", c.name, i)
 			}
 		}
 		if !f.Equal(plain) {
-			t.Fatalf("%s: TryAddHash then AddHash built another filter than Add", c.name)
+			t.Fatalf("%s: AddHashReserve built another filter than Add", c.name)
 		}
-		if f.Expansion() != 0 && grown == 0 {
+		if f.Info().Expansion != 0 && grown == 0 {
 			t.Fatalf("%s: never grew", c.name)
 		}
 	}
 }
 
+// errWouldGrow is the reservation refusal of tryAddHash.
+var errWouldGrow = errors.New("the key needs a new sub-filter")
+
+// tryAddHash is AddHash without growth: AddHashReserve with every
+// reservation refused (errWouldGrow).
+func tryAddHash(f *Filter, d hashing.Digest) error {
+	return f.AddHashReserve(d, func(uint64) error { return errWouldGrow })
+}
+
 func TestCount(t *testing.T) {
 	for _, c := range configs {
 		f := c.new()
-		copies := min(3, 2*f.BucketSize()) // a key's copies share its 2b slots
+		copies := min(3, 2*f.Info().BucketSize) // a key's copies share its 2b slots
 		for i := 0; i < copies; i++ {
 			if err := f.Add([]byte("x")); err != nil {
 				t.Fatal(err)
@@ -301,8 +317,8 @@ func TestCount(t *testing.T) {
 				t.Fatalf("%s: delete %d failed", c.name, i)
 			}
 		}
-		if f.Count([]byte("x")) != 0 || f.Contains([]byte("x")) || f.N() != 0 || f.Deletes() != uint64(copies) && f.profile == Bloomlab {
-			t.Fatalf("%s: after deleting every copy: count %d, contains %v, N %d, deletes %d", c.name, f.Count([]byte("x")), f.Contains([]byte("x")), f.N(), f.Deletes())
+		if f.Count([]byte("x")) != 0 || f.Contains([]byte("x")) || f.N() != 0 || f.Info().Deletes != uint64(copies) && f.profile == Bloomlab {
+			t.Fatalf("%s: after deleting every copy: count %d, contains %v, N %d, deletes %d", c.name, f.Count([]byte("x")), f.Contains([]byte("x")), f.N(), f.Info().Deletes)
 		}
 		if f.Delete([]byte("x")) {
 			t.Fatalf("%s: deleted an absent key", c.name)
@@ -361,5 +377,61 @@ func TestKnownAnswers(t *testing.T) {
 	got := fmt.Sprint(fp, i1, f.subs[0].alt(i1, fp))
 	if want := "333 475966 762283"; got != want {
 		t.Errorf("key \"cuckoo\", seed 1, 2^20 buckets, f = 12: (fp, i1, i2) = %s, want %s", got, want)
+	}
+}
+
+// TestInfo: Info's Config makes, with New, an empty filter of the same
+// parameters (Equal to the filter cleared, with Info's Config again, and
+// Merge takes the filter into it), for a filter grown to several
+// sub-filters and for a RedisBloom filter loaded from chunks, whose
+// capacity is its first sub-filter's slots; the counts are those the
+// filter holds.
+func TestInfo(t *testing.T) {
+	for _, c := range configs {
+		f := c.new()
+		for i := 0; i < 300; i++ {
+			if f.Add(key(i)) != nil {
+				break
+			}
+		}
+		f.Delete(key(0))
+		check := func(name string, f *Filter) {
+			in := f.Info()
+			g, err := New(in.Config)
+			if err != nil {
+				t.Fatalf("%s: New(Info().Config) %+v: %v", name, in.Config, err)
+			}
+			cleared := f.Clone()
+			cleared.Clear()
+			if g.Info().Config != in.Config || !g.Equal(cleared) {
+				t.Errorf("%s: New(Info().Config) has %+v, want %+v, or differs from the filter cleared", name, g.Info().Config, in.Config)
+			}
+			if err := g.Merge(f); err != nil {
+				t.Errorf("%s: Merge into New(Info().Config): %v", name, err)
+			}
+			var slots uint64
+			for i := range f.subs {
+				slots += f.subs[i].m * uint64(f.lay.b)
+			}
+			if in.SubFilters != len(f.subs) || in.Slots != slots || in.N != f.N() || in.Deletes != f.deletes ||
+				in.LoadFactor != float64(f.N())/float64(slots) || in.DefaultMaxBits != f.defaultMaxBits() || in.FPR != 0 || in.MaxBits != 0 {
+				t.Errorf("%s: Info %+v", name, in)
+			}
+		}
+		check(c.name, f)
+		if f.profile == RedisBloom {
+			chunks, err := f.Dump(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := must(loadChunks(chunks))
+			if g.Info().Capacity != g.Info().Buckets*uint64(g.Info().BucketSize) {
+				t.Errorf("%s: loaded from chunks: capacity %d, want the first sub-filter's slots", c.name, g.Info().Capacity)
+			}
+			check(c.name+" from chunks", g)
+		}
+	}
+	if _, err := New(Config{Profile: RedisBloom, Capacity: 1000, Buckets: 256}); !errors.Is(err, ErrParam) {
+		t.Errorf("RedisBloom Buckets other than Capacity's: %v", err)
 	}
 }

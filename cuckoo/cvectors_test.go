@@ -99,9 +99,9 @@ func TestRedisBloomC(t *testing.T) {
 					replies++
 				}
 			case "i":
-				in := f.RedisInfo()
-				got := []int64{int64(in.Size), int64(in.Buckets), int64(in.Filters), int64(in.Items), int64(in.Deletes),
-					int64(in.BucketSize), int64(in.Expansion), int64(in.MaxIterations)}
+				in := f.Info()
+				got := []int64{int64(in.Size), int64(in.Buckets), int64(in.SubFilters), int64(in.N), int64(in.Deletes),
+					int64(in.BucketSize), int64(in.Expansion), int64(in.MaxKicks)}
 				if fmt.Sprint(got) != fmt.Sprint(st.R) {
 					t.Fatalf("%s step %d: info %v, RedisBloom %v", name, si, got, st.R)
 				}
@@ -132,7 +132,7 @@ func TestRedisBloomC(t *testing.T) {
 					}
 					chunks++
 				}
-				g, err := LoadChunks(want)
+				g, err := loadChunks(want)
 				if err != nil || !g.Equal(f) {
 					t.Fatalf("%s step %d: RedisBloom's chunks load as a different filter (%v)", name, si, err)
 				}

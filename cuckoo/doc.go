@@ -60,16 +60,16 @@
 //
 // # Sizing
 //
-// PlanFPR and PlanBitsPerKey (NewWithEstimates, NewWithBitsPerKey) size a
-// table for n keys at DesignLoad(b) (93% for b = 4, a margin below where
-// inserts start to fail) and choose the shortest fingerprint meeting the
-// rate, or the longest the bit budget affords, without allocating. Bucket
-// counts are powers of two, or, for tables of 24,576 buckets or more, c·2^j
-// with c odd up to 31 and 2^j ≥ 8192 (RoundBuckets: at most 1/16 above the
-// need for a million keys or more). The second bucket flips only the low j bits of the first, so the
-// index rule needs no division, and sub-filters of a growing filter nest
-// (a key's buckets in an older sub-filter are its buckets in a newer one
-// shifted right).
+// NewWithEstimates (its Plan: PlanFPR) and NewWithBitsPerKey size a table
+// for n keys at a design load (93% for b = 4, a margin below where inserts
+// start to fail) and choose the shortest fingerprint meeting the rate, or
+// the longest the bit budget affords; a Plan is computed without
+// allocating. Bucket counts are powers of two, or, for tables of 24,576
+// buckets or more, c·2^j with c odd up to 31 and 2^j ≥ 8192 (at most 1/16
+// above the need for a million keys or more). The second bucket flips
+// only the low j bits of the first, so the index rule needs no division,
+// and sub-filters of a growing filter nest (a key's buckets in an older
+// sub-filter are its buckets in a newer one shifted right).
 //
 // # Growing
 //
@@ -88,13 +88,15 @@
 // bounded by a memory budget (Config.MaxBits, SetMaxBits,
 // kind.MemoryBudgeter): an add that would grow them past it fails with an
 // error wrapping ErrCannotGrow (and ErrFull) and changes nothing. A filter
-// given none has the default (DefaultMaxBits): 1024 times its first
+// given none has the default (Info.DefaultMaxBits): 1024 times its first
 // sub-filter's bits or 2^30 bits (128 MiB), whichever is larger, but at
 // most half the memory the process may use, so that a program that sets
 // nothing gets an error, not a fatal out-of-memory; NoMaxBits (or
 // SetMaxBits(0)) removes it. The budget is not stored in files. Growth is
-// also bounded by 2^48 bits per sub-filter and MaxSubFilters sub-filters.
-// AddUnique adds a key only if it is not already reported present.
+// also bounded by 2^48 bits per sub-filter and 65535 sub-filters. A caller
+// that accounts for memory itself adds with AddHashReserve, which asks it
+// before a growth allocates. AddUnique adds a key only if it is not
+// already reported present.
 //
 // # Profiles
 //
@@ -106,13 +108,26 @@
 //     buckets h and h ⊕ fp·0x5bd1e995 modulo a power of two, b = 1 … 255
 //     (default 2), MAXITERATIONS (default 20) relocations in RedisBloom's
 //     order, sub-filters on EXPANSION, its automatic compaction on delete,
-//     CF.COUNT's and CF.INFO's numbers, CF.SCANDUMP's chunks (ScanDump,
-//     Dump) and CF.LOADCHUNK (Loader, LoadChunks), its value in an RDB
-//     file or a DUMP payload (ReadRedisBloomRDB, WriteRedisBloomRDB:
-//     module type MBbloomCF, encoding version 4). Checked against the
+//     CF.COUNT's and CF.INFO's numbers. Checked against the
 //     recorded transcripts of a RedisBloom 2.4.23 server and against
 //     RedisBloom's own C code (testdata). Its deviations, none of which
 //     changes a reply of the transcripts, are in docs/CUCKOO.md.
+//
+// # RedisBloom's formats
+//
+// A RedisBloom-profile filter is made by NewRedisBloom (CF.RESERVE), or by
+// New with Config.Profile RedisBloom. Its RedisBloom forms:
+//
+//   - CF.SCANDUMP: ScanDump (one call) or Dump (every Chunk, an empty
+//     filter's too); CF.LOADCHUNK: a Loader fed those chunks.
+//   - A Redis RDB file or DUMP payload (module type MBbloomCF, encoding
+//     version 4): ReadRedisBloomRDB, WriteRedisBloomRDB (package rdb).
+//   - A file of CF.SCANDUMP chunks (BLRD framing, docs/CUCKOO.md):
+//     WriteRedisBloom (bloomlab import -format redisbloom reads it).
+//   - CF.INFO's fields: Info (Size, Buckets, SubFilters, N, Deletes,
+//     BucketSize, Expansion, MaxKicks).
+//
+// The bloomlab profile has none of them (its file format is WriteTo's).
 //
 // # Cost
 //
@@ -126,10 +141,10 @@
 //
 // # Concurrency
 //
-// Read methods (Contains, Count, EstimatedFPR, WriteTo, Dump, ScanDump,
-// WriteRedisBloomRDB, Clone, Equal, RedisInfo, …) may run concurrently with each other. Add,
-// AddUnique, Delete, Remove, Merge, Compact, Clear, ReadFrom and
-// UnmarshalBinary need the filter to themselves.
+// Read methods (Contains, Count, EstimatedFPR, Info, WriteTo, Dump,
+// ScanDump, WriteRedisBloomRDB, Clone, Equal, …) may run concurrently with
+// each other. Add, AddUnique, Delete, Remove, Merge, Compact, Clear,
+// SetMaxBits, ReadFrom and UnmarshalBinary need the filter to themselves.
 //
 // The zero Filter is an empty filter with no room (docs/API.md).
 package cuckoo

@@ -37,7 +37,7 @@ import (
 
 const (
 	headerSize = 38
-	// DefaultChunkSize is RedisBloom's largest SCANDUMP piece (16 MiB).
+	// defaultChunkSize is RedisBloom's largest SCANDUMP piece (16 MiB).
 	defaultChunkSize = blrd.DefaultChunkSize
 )
 
@@ -69,7 +69,7 @@ func (f *Filter) appendHeader(b []byte) []byte {
 }
 
 // ScanDump is CF.SCANDUMP on f with chunks of at most maxChunk bytes (0:
-// DefaultChunkSize, as RedisBloom): iterator 0 gives (1, the header);
+// RedisBloom's 16 MiB): iterator 0 gives (1, the header);
 // an iterator it ≥ 1 gives (it + len(data), data), data a copy of the
 // sub-filter bytes RedisBloom's CF_GetEncodedChunk returns for it (for an
 // iterator inside a sub-filter of at most maxChunk bytes, the whole
@@ -121,8 +121,8 @@ func (f *Filter) chunkAt(iter int64, maxChunk int) (int64, []byte) {
 }
 
 // Dump returns the chunks CF.SCANDUMP gives for f, header first, with
-// chunks of at most chunkSize bytes (0: DefaultChunkSize), copied. Feeding
-// each (Iter, Data) to CF.LOADCHUNK, or to LoadChunks, recreates the
+// chunks of at most chunkSize bytes (0: RedisBloom's 16 MiB), copied.
+// Feeding each (Iter, Data) to CF.LOADCHUNK, or to a Loader, recreates the
 // filter. The terminating (0, nil) reply is not included. Unlike
 // CF.SCANDUMP, which returns nothing for a filter holding no keys, Dump
 // returns the header and bytes of an empty filter too.
@@ -139,7 +139,7 @@ func (f *Filter) Dump(chunkSize int) ([]Chunk, error) {
 // parseHeader validates a SCANDUMP header and returns the filter it
 // describes, its sub-filters without bytes.
 // Nothing is allocated before the header is known to be valid except the
-// sub-filter descriptions (at most MaxSubFilters).
+// sub-filter descriptions (at most maxSubFilters).
 func parseHeader(h []byte) (*Filter, error) {
 	if len(h) != headerSize {
 		return nil, badDump("header of %d bytes, want %d", len(h), headerSize)
@@ -199,8 +199,18 @@ func parseHeader(h []byte) (*Filter, error) {
 // occupied slots. The final (0, nil) reply may be fed too and is ignored.
 // The header is validated before anything is allocated, and a
 // sub-filter's bytes are allocated only as they arrive. The zero Loader is
-// ready. It implements internal/blrd's Loader through the Session it
-// embeds.
+// ready:
+//
+//	var ld cuckoo.Loader
+//	for _, c := range chunks { // Dump's, or CF.SCANDUMP's replies
+//		if err := ld.LoadChunk(c.Iter, c.Data); err != nil {
+//			return err
+//		}
+//	}
+//	f, err := ld.Filter()
+//
+// Its methods (LoadChunk, ReadChunk, Check, Progress, …) are those of
+// the Session it embeds, internal/blrd's Loader.
 type Loader struct {
 	blrd.Session[loadBody, *loadBody]
 }
@@ -218,11 +228,11 @@ func (ld *Loader) Filter() (*Filter, error) {
 	return b.f, nil
 }
 
-// LoadChunks recreates a filter from the chunks of Dump or CF.SCANDUMP
+// loadChunks recreates a filter from the chunks of Dump or CF.SCANDUMP
 // (see Loader; the final (0, nil) reply may be included). It checks that
 // the chunks hold exactly the bytes the header announces before it
 // allocates the sub-filters.
-func LoadChunks(chunks []Chunk) (*Filter, error) {
+func loadChunks(chunks []Chunk) (*Filter, error) {
 	var ld Loader
 	b, err := blrd.LoadAll(&ld.Session, chunks)
 	if err != nil {

@@ -19,8 +19,8 @@ func grown(t testing.TB) *Filter {
 			t.Fatal(err)
 		}
 	}
-	if f.SubFilters() < 3 {
-		t.Fatalf("%d sub-filters", f.SubFilters())
+	if f.Info().SubFilters < 3 {
+		t.Fatalf("%d sub-filters", f.Info().SubFilters)
 	}
 	return f
 }
@@ -74,7 +74,7 @@ func TestScanDump(t *testing.T) {
 		t.Errorf("bloomlab profile: %v", err)
 	}
 	// Dump gives an empty filter anyway, and it loads.
-	if g := must(LoadChunks(must(e.Dump(0)))); !g.Equal(e) {
+	if g := must(loadChunks(must(e.Dump(0)))); !g.Equal(e) {
 		t.Error("empty filter's dump")
 	}
 }
@@ -118,12 +118,12 @@ func TestLoaderRefuses(t *testing.T) {
 		"after end":        append(append([]Chunk{}, chunks...), Chunk{Iter: 0, Data: nil}, Chunk{Iter: 9999, Data: []byte{1}}),
 	}
 	for name, cs := range cases {
-		if _, err := LoadChunks(cs); !errors.Is(err, format.ErrFormat) {
+		if _, err := loadChunks(cs); !errors.Is(err, format.ErrFormat) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 	// The final (0, nil) reply may be fed.
-	if g, err := LoadChunks(append(chunks, Chunk{Iter: 0, Data: nil})); err != nil || !g.Equal(f) {
+	if g, err := loadChunks(append(chunks, Chunk{Iter: 0, Data: nil})); err != nil || !g.Equal(f) {
 		t.Errorf("with the end reply: %v", err)
 	}
 	// A loader fed one chunk at a time: Progress, Received, Check.
@@ -141,7 +141,7 @@ func TestLoaderRefuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, total := ld.Progress()
-		if total != f.Slots() || i > 0 && got != uint64(c.Iter-1) {
+		if total != f.Info().Slots || i > 0 && got != uint64(c.Iter-1) {
 			t.Fatalf("chunk %d: progress %d of %d", i, got, total)
 		}
 		var again Loader
@@ -225,15 +225,15 @@ func FuzzLoadChunks(f *testing.F) {
 	f.Add(encodeChunks(must(grown(f).Dump(30))))
 	f.Add(encodeChunks(must(must(NewRedisBloom(8, 1, 3, 0)).Dump(0))))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := LoadChunks(fuzzChunks(data))
+		g, err := loadChunks(fuzzChunks(data))
 		if err != nil {
 			return
 		}
-		h, err := LoadChunks(must(g.Dump(0)))
+		h, err := loadChunks(must(g.Dump(0)))
 		if err != nil || !h.Equal(g) {
 			t.Fatalf("reloading a loaded filter: %v", err)
 		}
-		if nb, err := g.NextSubFilterBits(); err != nil || nb > 1<<24 {
+		if nb, err := g.nextSubFilterBits(); err != nil || nb > 1<<24 {
 			return // a hostile filter may grow by a huge sub-filter
 		}
 		if err := g.Add(data); err == nil && !g.Contains(data) {
@@ -247,7 +247,7 @@ func FuzzReadRedisBloom(f *testing.F) {
 	must(grown(f).WriteRedisBloom(&buf, 16))
 	f.Add(buf.Bytes())
 	buf.Reset()
-	must(must(LoadChunks(must(grown(f).Dump(16)))).WriteRedisBloom(&buf, 16)) // version 1
+	must(must(loadChunks(must(grown(f).Dump(16)))).WriteRedisBloom(&buf, 16)) // version 1
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := readRedisBloom(bytes.NewReader(data))

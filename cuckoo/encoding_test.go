@@ -63,8 +63,8 @@ func TestGolden(t *testing.T) {
 		if !g.Equal(f) || g.Capacity() != f.Capacity() || !g.Contains([]byte{'k', 1}) || want[6] != uint8(format.KindCuckoo) || want[7] != f.profile.scheme() {
 			t.Errorf("%s: decoded filter differs", path)
 		}
-		if name == "growing" && g.SubFilters() < 2 || name == "redisbloom" && g.SubFilters() < 2 {
-			t.Errorf("%s: %d sub-filters, want a grown filter", path, g.SubFilters())
+		if name == "growing" && g.Info().SubFilters < 2 || name == "redisbloom" && g.Info().SubFilters < 2 {
+			t.Errorf("%s: %d sub-filters, want a grown filter", path, g.Info().SubFilters)
 		}
 	}
 }
@@ -104,7 +104,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		if f.profile == RedisBloom {
 			chunks := must(f.Dump(7))
-			l := must(LoadChunks(chunks))
+			l := must(loadChunks(chunks))
 			var fb bytes.Buffer
 			must(f.WriteRedisBloom(&fb, 33))
 			r := must(readRedisBloom(&fb))
@@ -223,7 +223,7 @@ func FuzzUnmarshal(f *testing.F) {
 		if err != nil || !bytes.Equal(b, data) {
 			t.Fatalf("accepted input does not re-encode to itself: %v", err)
 		}
-		if nb, err := g.NextSubFilterBits(); err != nil || nb > 1<<24 || g.Bits() > 1<<24 {
+		if nb, err := g.nextSubFilterBits(); err != nil || nb > 1<<24 || g.Bits() > 1<<24 {
 			return
 		}
 		if err := g.Add(data); err == nil && !g.Contains(data) {

@@ -20,8 +20,9 @@ func Example() {
 	f.Delete([]byte("bob"))
 	fmt.Println(f.ContainsString("bob"), f.Count([]byte("bob")), f.N())
 	fmt.Println(f.Delete([]byte("carol")))
+	in := f.Info()
 	fmt.Printf("%d buckets of %d × %d bits, %.1f bits per key at capacity\n",
-		f.Buckets(), f.BucketSize(), f.FingerprintBits(), float64(f.Bits())/float64(f.Capacity()))
+		in.Buckets, in.BucketSize, in.FingerprintBits, float64(f.Bits())/float64(f.Capacity()))
 	// Output:
 	// true 2 3
 	// true 1 2
@@ -43,7 +44,7 @@ func ExampleFilter_Add_full() {
 	for i := 0; i < n; i++ {
 		all = all && f.Contains([]byte(fmt.Sprint("key-", i)))
 	}
-	fmt.Println(errors.Is(err, cuckoo.ErrFull), f.N() == uint64(n), all, f.LoadFactor() > 0.9)
+	fmt.Println(errors.Is(err, cuckoo.ErrFull), f.N() == uint64(n), all, f.Info().LoadFactor > 0.9)
 	// Output: true true true true
 }
 
@@ -54,13 +55,15 @@ func ExampleNewRedisBloom() {
 	for i := 0; i < 50; i++ {
 		_ = f.Add([]byte(fmt.Sprint("c", i))) // CF.ADD cf c<i>
 	}
-	info := f.RedisInfo()
-	fmt.Println(info.Size, info.Buckets, info.Filters, info.Items)
+	info := f.Info() // CF.INFO
+	fmt.Println(info.Size, info.Buckets, info.SubFilters, info.N)
 	chunks, _ := f.Dump(0) // what CF.SCANDUMP returns
+	var ld cuckoo.Loader   // what CF.LOADCHUNK rebuilds
 	for _, c := range chunks {
 		fmt.Println(c.Iter, len(c.Data))
+		_ = ld.LoadChunk(c.Iter, c.Data)
 	}
-	g, _ := cuckoo.LoadChunks(chunks) // what CF.LOADCHUNK rebuilds
+	g, _ := ld.Filter()
 	fmt.Println(g.Equal(f), g.Contains([]byte("c7")))
 	// Output:
 	// 1080 512 1 50

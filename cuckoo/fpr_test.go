@@ -48,7 +48,7 @@ func TestLoadFactor(t *testing.T) {
 		for run := 0; run < 5; run++ {
 			f := must(New(c.cfg))
 			n := fill(f, run<<28)
-			load := float64(n) / float64(f.Slots())
+			load := float64(n) / float64(f.Info().Slots)
 			lo, sum = min(lo, load), sum+load
 		}
 		t.Logf("b = %d, f = %d, semi-sorted %v, %d buckets: first failure at load %.4f (mean of 5), smallest %.4f",
@@ -62,7 +62,7 @@ func TestLoadFactor(t *testing.T) {
 	for _, c := range [][3]int{{2, 20}, {2, 500}, {4, 20}, {4, 500}} {
 		f := must(NewRedisBloom(uint64(c[0])*m, c[0], c[1], 0))
 		n := fill(f, 0)
-		t.Logf("RedisBloom profile, b = %d, MAXITERATIONS %d, %d buckets: first failure at load %.4f", c[0], c[1], f.Buckets(), float64(n)/float64(f.Slots()))
+		t.Logf("RedisBloom profile, b = %d, MAXITERATIONS %d, %d buckets: first failure at load %.4f", c[0], c[1], f.Info().Buckets, float64(n)/float64(f.Info().Slots))
 	}
 }
 
@@ -85,14 +85,14 @@ func TestFPR(t *testing.T) {
 		{Buckets: 1 << 13, FingerprintBits: 9, BucketSize: 8, Seed: 5},
 	} {
 		f := must(New(c))
-		n := int(designLoad(f.BucketSize()) * float64(f.Slots()))
+		n := int(designLoad(f.Info().BucketSize) * float64(f.Info().Slots))
 		for i := 0; i < n; i++ {
 			if err := f.Add(key(i)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		load := f.LoadFactor()
-		est, formula := f.EstimatedFPR(), theory.FPCuckoo(c.FingerprintBits, f.BucketSize(), load)
+		load := f.Info().LoadFactor
+		est, formula := f.EstimatedFPR(), theory.FPCuckoo(c.FingerprintBits, f.Info().BucketSize, load)
 		fp := 0
 		for i := 0; i < q; i++ {
 			if f.ContainsHash(hashing.Sum(key(1<<30+i), c.Seed+1000)) {
@@ -101,12 +101,12 @@ func TestFPR(t *testing.T) {
 		}
 		lo, hi := stats.BinomialQuantileBounds(uint64(q), est, 1e-6)
 		t.Logf("b = %d, f = %d, semi %v, load %.3f: %d false positives in %d (%.5g), state %.5g, formula %.5g, bound %.5g; region [%d, %d]",
-			f.BucketSize(), c.FingerprintBits, c.Semisort, load, fp, q, float64(fp)/float64(q), est, formula, theory.FPCuckooBound(c.FingerprintBits, f.BucketSize()), lo, hi)
+			f.Info().BucketSize, c.FingerprintBits, c.Semisort, load, fp, q, float64(fp)/float64(q), est, formula, theory.FPCuckooBound(c.FingerprintBits, f.Info().BucketSize), lo, hi)
 		if uint64(fp) < lo || uint64(fp) > hi {
-			t.Errorf("b = %d, f = %d: %d false positives, the state predicts %.5g → [%d, %d]", f.BucketSize(), c.FingerprintBits, fp, est, lo, hi)
+			t.Errorf("b = %d, f = %d: %d false positives, the state predicts %.5g → [%d, %d]", f.Info().BucketSize, c.FingerprintBits, fp, est, lo, hi)
 		}
-		if math.Abs(est-formula) > 0.03*formula || est > theory.FPCuckooBound(c.FingerprintBits, f.BucketSize()) {
-			t.Errorf("b = %d, f = %d: state %.5g, formula %.5g", f.BucketSize(), c.FingerprintBits, est, formula)
+		if math.Abs(est-formula) > 0.03*formula || est > theory.FPCuckooBound(c.FingerprintBits, f.Info().BucketSize) {
+			t.Errorf("b = %d, f = %d: state %.5g, formula %.5g", f.Info().BucketSize, c.FingerprintBits, est, formula)
 		}
 		if math.Abs(f.formulaFPR()-formula) > 1e-12 {
 			t.Errorf("FormulaFPR %v, theory %v", f.formulaFPR(), formula)
@@ -125,7 +125,7 @@ func TestFPRRedisBloom(t *testing.T) {
 		q = 200_000
 	}
 	f := must(NewRedisBloom(1<<16, 2, 500, 0))
-	n := int(0.55 * float64(f.Slots()))
+	n := int(0.55 * float64(f.Info().Slots))
 	for i := 0; i < n; i++ {
 		if err := f.Add(key(i)); err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func TestFPRRedisBloom(t *testing.T) {
 	}
 	est, formula := f.EstimatedFPR(), f.formulaFPR()
 	lo, hi := stats.BinomialQuantileBounds(uint64(q), est, 1e-6)
-	t.Logf("RedisBloom b = 2 at load %.3f: %d false positives in %d (%.5g), state %.5g, formula %.5g; region [%d, %d]", f.LoadFactor(), fp, q, float64(fp)/float64(q), est, formula, lo, hi)
+	t.Logf("RedisBloom b = 2 at load %.3f: %d false positives in %d (%.5g), state %.5g, formula %.5g; region [%d, %d]", f.Info().LoadFactor, fp, q, float64(fp)/float64(q), est, formula, lo, hi)
 	if uint64(fp) < lo || uint64(fp) > hi || math.Abs(est-formula) > 0.05*formula {
 		t.Errorf("%d false positives, state %.5g → [%d, %d], formula %.5g", fp, est, lo, hi, formula)
 	}

@@ -19,7 +19,7 @@ import (
 const trailerSize = 8
 
 // WriteRedisBloom writes f's CF.SCANDUMP chunks (of at most chunkSize
-// bytes; 0: DefaultChunkSize) framed, with its capacity in the trailer
+// bytes; 0: RedisBloom's 16 MiB) framed, with its capacity in the trailer
 // when it knows it, and returns the number of bytes written. Unlike
 // CF.SCANDUMP it dumps a filter holding no keys too. Only
 // RedisBloom-profile filters have this format.

@@ -37,21 +37,21 @@ func TestFramingCapacity(t *testing.T) {
 		if err != nil {
 			t.Fatalf("capacity %d: %v", f.Capacity(), err)
 		}
-		if !g.Equal(f) || g.Capacity() != f.Capacity() || g.Capacity() == g.Slots() {
-			t.Errorf("capacity %d (slots %d): read back with capacity %d", f.Capacity(), f.Slots(), g.Capacity())
+		if !g.Equal(f) || g.Capacity() != f.Capacity() || g.Capacity() == g.Info().Slots {
+			t.Errorf("capacity %d (slots %d): read back with capacity %d", f.Capacity(), f.Info().Slots, g.Capacity())
 		}
 	}
 	// Unknown capacity: from chunks, as from CF.SCANDUMP.
-	loaded := must(LoadChunks(must(full.Dump(0))))
-	if loaded.Capacity() != loaded.Slots() {
-		t.Fatalf("from chunks: capacity %d, slots %d", loaded.Capacity(), loaded.Slots())
+	loaded := must(loadChunks(must(full.Dump(0))))
+	if loaded.Capacity() != loaded.Info().Slots {
+		t.Fatalf("from chunks: capacity %d, slots %d", loaded.Capacity(), loaded.Info().Slots)
 	}
 	var buf bytes.Buffer
 	must(loaded.WriteRedisBloom(&buf, 0))
 	if v := binary.LittleEndian.Uint16(buf.Bytes()[4:]); v != 1 {
 		t.Errorf("unknown capacity written as version %d", v)
 	}
-	if g := must(readRedisBloom(&buf)); !g.Equal(full) || g.Capacity() != g.Slots() || !strings.Contains(describeText(g), "capacity recorded false") {
+	if g := must(readRedisBloom(&buf)); !g.Equal(full) || g.Capacity() != g.Info().Slots || !strings.Contains(describeText(g), "capacity recorded false") {
 		t.Errorf("version 1: capacity %d; described as\n%s", g.Capacity(), describeText(g))
 	}
 	// A version-1 file written before version 2 existed.
@@ -60,7 +60,7 @@ func TestFramingCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, err := readRedisBloom(bytes.NewReader(old))
-	if err != nil || !g.Equal(grown(t)) || g.Capacity() != g.Slots() {
+	if err != nil || !g.Equal(grown(t)) || g.Capacity() != g.Info().Slots {
 		t.Fatalf("golden version-1 file: %v", err)
 	}
 }

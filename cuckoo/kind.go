@@ -52,7 +52,7 @@ func planner(v *kind.Values) kind.Planner {
 	profile, fp, semi := v.String("profile"), v.Int("fingerprint-bits"), v.Bool("semisort")
 	bucketSize, kicks, expansion := v.Int("bucket-size"), v.Int("max-kicks"), v.Int("expansion")
 	return func(t kind.Target) (kind.Plan, error) {
-		p, err := ParseProfile(profile)
+		p, err := parseProfile(profile)
 		if err != nil {
 			return kind.Plan{}, err
 		}
@@ -214,6 +214,7 @@ func planRedis(c Config, t kind.Target) (kind.Plan, error) {
 // describe lists the filter's structure for bloomlab info.
 func describe(g kind.Filter) []kind.Field {
 	f := g.(*Filter)
+	in := f.Info()
 	fields := []kind.Field{
 		{Name: "profile", Value: f.profile.String()},
 		{Name: "bucket size", Value: f.lay.b, Note: "slots per bucket"},
@@ -233,8 +234,8 @@ func describe(g kind.Filter) []kind.Field {
 	fields = append(fields,
 		kind.Field{Name: "max kicks", Value: f.maxKicks, Note: "relocations per insert"},
 		kind.Field{Name: "expansion", Value: exp},
-		kind.Field{Name: "slots", Value: f.Slots()},
-		kind.Field{Name: "load factor", Value: f.LoadFactor(), Note: "occupied slots ÷ slots"},
+		kind.Field{Name: "slots", Value: in.Slots},
+		kind.Field{Name: "load factor", Value: in.LoadFactor, Note: "occupied slots ÷ slots"},
 		kind.Field{Name: "deletes", Value: f.deletes, Note: "since the last compaction"},
 		kind.Field{Name: "sub-filters", Value: len(f.subs)},
 	)
@@ -244,7 +245,7 @@ func describe(g kind.Filter) []kind.Field {
 	}
 	fields = append(fields, kind.Field{Name: "fpr at keys added", Value: f.formulaFPR(), Note: "formula, 1 − (1 − α/(2^f − 1))^{2b} per sub-filter at its load α"})
 	if f.profile == RedisBloom {
-		fields = append(fields, kind.Field{Name: "redisbloom size", Value: f.RedisInfo().Size, Note: "bytes, as CF.INFO reports"})
+		fields = append(fields, kind.Field{Name: "redisbloom size", Value: in.Size, Note: "bytes, as CF.INFO reports"})
 	}
 	if f.expansion != 0 {
 		budget := any(f.MaxBits())
@@ -253,12 +254,12 @@ func describe(g kind.Filter) []kind.Field {
 		}
 		fields = append(fields, kind.Field{Name: "memory budget", Value: budget, Note: "bits the tables may grow to (not stored in the file: the default, or less where the process may use less memory)"})
 	}
-	if b, err := f.NextSubFilterBits(); err != nil {
+	if b, err := f.nextSubFilterBits(); err != nil {
 		fields = append(fields, kind.Field{Name: "next sub-filter", Value: "cannot grow", Note: err.Error(), Warn: true})
 	} else if b > 0 {
 		fields = append(fields, kind.Field{Name: "next sub-filter", Value: b, Note: "bits the next growth allocates"})
 	}
-	if f.expansion == 0 && f.profile == Bloomlab && f.LoadFactor() > designLoad(f.lay.b) {
+	if f.expansion == 0 && f.profile == Bloomlab && in.LoadFactor > designLoad(f.lay.b) {
 		fields = append(fields, kind.Field{Name: "nearly full", Value: true, Warn: true,
 			Note: fmt.Sprintf("load above %.2f: inserts may be refused (the filter does not grow)", designLoad(f.lay.b))})
 	}

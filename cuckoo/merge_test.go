@@ -25,24 +25,24 @@ func TestMerge(t *testing.T) {
 		for i := 1000; i < 1400; i++ {
 			must(0, b.Add(key(i)))
 		}
-		if b.SubFilters() < 3 {
-			t.Fatalf("b has %d sub-filters", b.SubFilters())
+		if b.Info().SubFilters < 3 {
+			t.Fatalf("b has %d sub-filters", b.Info().SubFilters)
 		}
 		if err := a.Merge(b); err != nil {
 			t.Fatal(err)
 		}
 		for _, i := range seq(1000, 1400) {
 			if !a.Contains(key(i)) {
-				t.Fatalf("%v: key %d absent after the merge", a.Profile(), i)
+				t.Fatalf("%v: key %d absent after the merge", a.Info().Profile, i)
 			}
 		}
-		if a.N() != 400 || a.SubFilters() != b.SubFilters() {
-			t.Errorf("N %d, %d sub-filters", a.N(), a.SubFilters())
+		if a.N() != 400 || a.Info().SubFilters != b.Info().SubFilters {
+			t.Errorf("N %d, %d sub-filters", a.N(), a.Info().SubFilters)
 		}
 		// Two grown filters: b's first sub-filter does not fit in a's.
 		before := a.Clone()
 		if err := a.Merge(b); !errors.Is(err, ErrFull) || !a.Equal(before) {
-			t.Errorf("%v: merge of two full first sub-filters: %v, changed %v", a.Profile(), err, !a.Equal(before))
+			t.Errorf("%v: merge of two full first sub-filters: %v, changed %v", a.Info().Profile, err, !a.Equal(before))
 		}
 		c := mk()
 		for i := 0; i < 6; i++ {
@@ -97,19 +97,19 @@ func TestCompact(t *testing.T) {
 		for i := 0; i < 1000; i++ {
 			must(0, f.Add(key(i)))
 		}
-		grown := f.SubFilters()
+		grown := f.Info().SubFilters
 		for i := 0; i < 950; i++ {
 			if !f.Delete(key(i)) {
 				t.Fatalf("delete %d", i)
 			}
 		}
 		f.Compact()
-		if f.SubFilters() >= grown || f.Deletes() != 0 {
-			t.Errorf("%v: %d sub-filters after Compact (%d before), deletes %d", f.Profile(), f.SubFilters(), grown, f.Deletes())
+		if f.Info().SubFilters >= grown || f.Info().Deletes != 0 {
+			t.Errorf("%v: %d sub-filters after Compact (%d before), deletes %d", f.Info().Profile, f.Info().SubFilters, grown, f.Info().Deletes)
 		}
 		for i := 950; i < 1000; i++ {
 			if !f.Contains(key(i)) {
-				t.Fatalf("%v: key %d lost by Compact", f.Profile(), i)
+				t.Fatalf("%v: key %d lost by Compact", f.Info().Profile, i)
 			}
 		}
 	}

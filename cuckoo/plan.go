@@ -212,8 +212,9 @@ func plan(c Config) (Plan, error) {
 // PlanFPR returns the plan of NewWithEstimates: for n keys with the
 // options of c (BucketSize, Semisort, MaxKicks, Expansion, Seed; its
 // Capacity, FPR, Buckets and FingerprintBits are ignored), buckets for n
-// keys at DesignLoad, and the shortest fingerprint whose rate at n keys
-// is at most fpr.
+// keys at the design load (45%, 80%, 93%, 96% for buckets of 1, 2, 4, 8
+// slots, rounded up to a valid bucket count), and the shortest fingerprint
+// whose rate at n keys is at most fpr.
 func PlanFPR(n uint64, fpr float64, c Config) (Plan, error) {
 	if n == 0 || !(fpr > 0 && fpr < 1) {
 		return Plan{}, fmt.Errorf("cuckoo: n = %d, fpr = %v: want n ≥ 1 and fpr in (0, 1): %w", n, fpr, ErrParam)

@@ -70,9 +70,8 @@ func loaderRDB(encver int, err error) error {
 // item count must be the number of occupied slots. Fields that RedisBloom
 // would silently truncate to 16 bits (bucketSize, maxIterations,
 // expansion) are refused when they do not fit. A newer encoding version
-// than RDBEncVer, and the 32-bit-hashed versions 2 and 3 (see
-// RDBTypeName), are refused with an error naming the type and the
-// version.
+// than 4, and the 32-bit-hashed versions 2 and 3, are refused with an
+// error naming the type and the version.
 //
 // The sub-filters are allocated once, at their final size, as their
 // bytes begin (unless the total exceeds the memory the process may use:
@@ -184,7 +183,8 @@ func (r *rdbFields) unsigned() uint64 {
 }
 
 // WriteRedisBloomRDB writes the filter's fields as RedisBloom 2.2 and
-// later save them (encoding version RDBEncVer); the caller starts the
+// later save them (module type MBbloomCF, encoding version 4); the caller
+// starts the
 // module value and ends it (the EOF opcode). The buckets are written from
 // the sub-filters' own bytes, not copied. Only a RedisBloom-profile filter
 // has RedisBloom's layout: a bloomlab-profile one is refused, before

@@ -279,7 +279,7 @@ func TestRDBRecorded(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s file, key %s: %v", module, e.Key, err)
 			}
-			if g := fromDump[string(e.Key)]; g == nil || !g.Equal(f) || g.RedisInfo() != f.RedisInfo() {
+			if g := fromDump[string(e.Key)]; g == nil || !g.Equal(f) || cfInfo(g) != cfInfo(f) {
 				t.Errorf("%s file, key %s: differs from its DUMP payload", module, e.Key)
 			}
 			seen++
@@ -381,7 +381,7 @@ func TestRDBMalformed(t *testing.T) {
 		p := fieldsPayload(t, rdbTypeName, rdbEncVer, c.edit(cloneFields(base)))
 		f, err := readPayload(p, nil)
 		if err == nil {
-			t.Errorf("%s: accepted (%+v)", c.name, f.RedisInfo())
+			t.Errorf("%s: accepted (%+v)", c.name, cfInfo(f))
 			continue
 		}
 		t.Logf("%s: %v", c.name, err)
@@ -473,8 +473,8 @@ func TestRDBWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !g.Equal(f) || g.RedisInfo() != f.RedisInfo() || g.SubFilters() < 3 || g.Deletes() != f.Deletes() {
-		t.Errorf("differs after the round trip (%d sub-filters, %d deletes)", g.SubFilters(), g.Deletes())
+	if !g.Equal(f) || cfInfo(g) != cfInfo(f) || g.Info().SubFilters < 3 || g.Info().Deletes != f.Info().Deletes {
+		t.Errorf("differs after the round trip (%d sub-filters, %d deletes)", g.Info().SubFilters, g.Info().Deletes)
 	}
 	for i := range 1000 {
 		if (i >= 200 || i%2 == 0) && !g.Contains(fmt.Appendf(nil, "k%d", i)) {
@@ -535,7 +535,7 @@ func FuzzReadRedisBloomRDB(f *testing.F) {
 		if err != nil {
 			t.Fatalf("written back, refused: %v", err)
 		}
-		if !h.Equal(g) || h.RedisInfo() != g.RedisInfo() {
+		if !h.Equal(g) || cfInfo(h) != cfInfo(g) {
 			t.Fatal("written back, differs")
 		}
 	})

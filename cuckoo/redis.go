@@ -35,10 +35,12 @@ func nextPow2(n uint64) uint64 {
 // NewRedisBloom returns an empty RedisBloom-profile filter as
 // CF.RESERVE key capacity BUCKETSIZE bucketSize MAXITERATIONS
 // maxIterations EXPANSION expansion creates it (CF.ADD and CF.INSERT
-// create RedisDefaultCapacity, RedisDefaultBucketSize,
-// RedisDefaultMaxIterations, RedisDefaultExpansion): bucketSize 1 … 255,
-// maxIterations 1 … 65535, expansion 0 … 32768 (rounded up to a power of
-// two; 0: the filter does not grow). The first sub-filter has the next
+// create NewRedisBloom(1024, 2, 20, 1), RedisBloom's defaults):
+// bucketSize 1 … 255, maxIterations 1 … 65535, expansion 0 … 32768
+// (rounded up to a power of two; 0: the filter does not grow). It is
+// New(Config{Profile: RedisBloom, Capacity: capacity, BucketSize:
+// bucketSize, MaxKicks: maxIterations, Expansion: expansion}) with every
+// parameter required. The first sub-filter has the next
 // power of two of capacity/bucketSize buckets (at least one), as
 // RedisBloom's CuckooFilter_Init computes it; CF.RESERVE and CF.INSERT
 // also refuse a capacity below 2·bucketSize ("Capacity must be at least
@@ -227,7 +229,7 @@ func (f *Filter) redisPlaceBelow(top int, h, h2 uint64, fp byte) bool {
 	return false
 }
 
-func (f *Filter) redisInsert(h uint64, mayGrow bool) error {
+func (f *Filter) redisInsert(h uint64, reserve func(bits uint64) error) error {
 	fp, h2 := redisFP(h)
 	b := f.lay.b
 	top := len(f.subs) - 1
@@ -242,8 +244,8 @@ func (f *Filter) redisInsert(h uint64, mayGrow bool) error {
 	if f.expansion == 0 {
 		return fmt.Errorf("%w: no free slot for the key within %d iterations, and the filter does not grow (EXPANSION 0); nothing changed", ErrFull, f.maxKicks)
 	}
-	if !mayGrow {
-		return ErrWouldGrow
+	if err := f.reserveGrowth(reserve); err != nil {
+		return err
 	}
 	if err := f.grow(); err != nil {
 		var c uint64
@@ -397,36 +399,4 @@ func (f *Filter) compactSingle(si int) bool {
 		f.subs = f.subs[:si]
 	}
 	return ok
-}
-
-// RedisInfo is what CF.INFO reports, in its order.
-type RedisInfo struct {
-	// Size is RedisBloom's CFSize: the filter struct (40 bytes), a
-	// sub-filter struct per sub-filter (16 bytes) and the tables' bytes.
-	Size uint64
-	// Buckets is the first sub-filter's buckets ("Number of buckets").
-	Buckets uint64
-	// Filters is the number of sub-filters.
-	Filters int
-	// Items is N ("Number of items inserted"): adds minus deletes.
-	Items uint64
-	// Deletes is "Number of items deleted" since the last compaction.
-	Deletes uint64
-	// BucketSize, Expansion and MaxIterations are the parameters.
-	BucketSize, Expansion, MaxIterations int
-}
-
-// RedisInfo returns the fields of CF.INFO. For a bloomlab-profile filter
-// Size counts its tables' bytes (⌈buckets·bucket bits/8⌉) in place of
-// RedisBloom's. The zero Filter reports zeros.
-func (f *Filter) RedisInfo() RedisInfo {
-	if len(f.subs) == 0 {
-		return RedisInfo{}
-	}
-	size := uint64(40 + 16*len(f.subs))
-	for i := range f.subs {
-		size += (f.subs[i].m*f.lay.bucketBits + 7) / 8
-	}
-	return RedisInfo{Size: size, Buckets: f.m0, Filters: len(f.subs), Items: f.n, Deletes: f.deletes,
-		BucketSize: f.lay.b, Expansion: int(f.expansion), MaxIterations: f.maxKicks}
 }

@@ -290,9 +290,8 @@ func (f *Filter) unswap(s *sub, i uint64, v int, placed, fp uint64) {
 	setBits(s.words, l.slot(i, v), uint(l.f), fp)
 }
 
-// insert is AddHash for the bloomlab profile; without mayGrow it
-// returns ErrWouldGrow where it would add a sub-filter.
-func (f *Filter) insert(d hashing.Digest, mayGrow bool) error {
+// insert is AddHashReserve for the bloomlab profile.
+func (f *Filter) insert(d hashing.Digest, reserve func(bits uint64) error) error {
 	fp := f.fingerprint(d.H2)
 	for si := len(f.subs) - 1; si >= 0; si-- {
 		s := &f.subs[si]
@@ -309,10 +308,10 @@ func (f *Filter) insert(d hashing.Digest, mayGrow bool) error {
 		return nil
 	}
 	if f.expansion == 0 {
-		return fmt.Errorf("%w: no free slot for the key within %d relocations, and the filter does not grow (%d keys in %d slots); nothing changed", ErrFull, f.maxKicks, f.n, f.Slots())
+		return fmt.Errorf("%w: no free slot for the key within %d relocations, and the filter does not grow (%d keys in %d slots); nothing changed", ErrFull, f.maxKicks, f.n, f.slots())
 	}
-	if !mayGrow {
-		return ErrWouldGrow
+	if err := f.reserveGrowth(reserve); err != nil {
+		return err
 	}
 	if err := f.grow(); err != nil {
 		last := &f.subs[len(f.subs)-1]
@@ -468,10 +467,24 @@ func (f *Filter) growError(err error, copies uint64) error {
 		err, copies, 2*f.lay.b)
 }
 
-// NextSubFilterBits returns the bits the next growth allocates (0 if the
+// reserveGrowth calls reserve, if not nil, with the bits the next growth
+// allocates, and returns its error. When the filter cannot grow it does
+// not call it and returns nil: grow then fails with the reason.
+func (f *Filter) reserveGrowth(reserve func(bits uint64) error) error {
+	if reserve == nil {
+		return nil
+	}
+	next, err := f.nextSubFilterBits()
+	if err != nil {
+		return nil
+	}
+	return reserve(next)
+}
+
+// nextSubFilterBits returns the bits the next growth allocates (0 if the
 // filter does not grow), or an error wrapping ErrCannotGrow if it cannot
-// grow. A server bounding its memory checks it before an add.
-func (f *Filter) NextSubFilterBits() (uint64, error) {
+// grow.
+func (f *Filter) nextSubFilterBits() (uint64, error) {
 	if len(f.subs) == 0 {
 		return 0, errZero
 	}

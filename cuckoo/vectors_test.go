@@ -223,16 +223,16 @@ func (s *cfServer) do(args []string) any {
 		if f == nil {
 			return rerr("ERR not found")
 		}
-		in := f.RedisInfo()
+		in := f.Info()
 		return []any{
 			simple("Size"), int64(in.Size),
 			simple("Number of buckets"), int64(in.Buckets),
-			simple("Number of filters"), int64(in.Filters),
-			simple("Number of items inserted"), int64(in.Items),
+			simple("Number of filters"), int64(in.SubFilters),
+			simple("Number of items inserted"), int64(in.N),
 			simple("Number of items deleted"), int64(in.Deletes),
 			simple("Bucket size"), int64(in.BucketSize),
 			simple("Expansion rate"), int64(in.Expansion),
-			simple("Max iterations"), int64(in.MaxIterations),
+			simple("Max iterations"), int64(in.MaxKicks),
 		}
 	case "CF.SCANDUMP":
 		if len(args) != 3 {
@@ -318,7 +318,7 @@ func (s *cfServer) insert(key string, items []string, nx, create bool, capacity 
 		}
 		s.cf[key] = f
 	}
-	if f.SubFilters() >= redisMaxFilters {
+	if f.Info().SubFilters >= redisMaxFilters {
 		return rerr("Maximum expansions reached")
 	}
 	var out []any
@@ -367,11 +367,11 @@ func TestRedisBloomTranscripts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := LoadChunks(chunks)
+		g, err := loadChunks(chunks)
 		if err != nil {
 			t.Fatalf("%s: %v", key, err)
 		}
-		if !g.Equal(f) || g.RedisInfo() != f.RedisInfo() {
+		if !g.Equal(f) || cfInfo(g) != cfInfo(f) {
 			t.Errorf("%s: reloaded filter differs", key)
 		}
 	}
@@ -379,4 +379,11 @@ func TestRedisBloomTranscripts(t *testing.T) {
 		t.Errorf("replayed %d commands, %d filters: want 83, 3", replayed, len(s.cf))
 	}
 	t.Logf("%d commands replayed, %d filters dumped and reloaded", replayed, len(s.cf))
+}
+
+// cfInfo is CF.INFO's fields of f, in its order: Size, buckets,
+// sub-filters, items, deletes, bucket size, expansion, max iterations.
+func cfInfo(f *Filter) [8]uint64 {
+	in := f.Info()
+	return [8]uint64{in.Size, in.Buckets, uint64(in.SubFilters), in.N, in.Deletes, uint64(in.BucketSize), uint64(in.Expansion), uint64(in.MaxKicks)}
 }

@@ -709,10 +709,10 @@ func TestLoadCuckooFile(t *testing.T) {
 			{"+OK", "CF.COMPACT", k},
 		})
 	}
-	rbInfo := rb.RedisInfo()
+	rbInfo := rb.Info()
 	expect(t, c, [][]string{
 		{fmt.Sprintf("*[+Size, :%d, +Number of buckets, :512, +Number of filters, :1, +Number of items inserted, :501, +Number of items deleted, :0, +Bucket size, :2, +Expansion rate, :1, +Max iterations, :20]", rbInfo.Size), "CF.INFO", "rb"},
-		{fmt.Sprintf("*[+Size, :%d, +Number of buckets, :%d, +Number of filters, :1, +Number of items inserted, :501, +Number of items deleted, :0, +Bucket size, :4, +Expansion rate, :0, +Max iterations, :500]", bl.RedisInfo().Size, bl.Buckets()), "CF.INFO", "bl"},
+		{fmt.Sprintf("*[+Size, :%d, +Number of buckets, :%d, +Number of filters, :1, +Number of items inserted, :501, +Number of items deleted, :0, +Bucket size, :4, +Expansion rate, :0, +Max iterations, :500]", bl.Info().Size, bl.Info().Buckets), "CF.INFO", "bl"},
 		{"-ERR this cuckoo filter has the bloomlab profile: it has no RedisBloom dump (only RedisBloom-profile filters do: bloomlab build -kind cuckoo -profile redisbloom)", "CF.SCANDUMP", "bl", "0"},
 		{"-" + errWrongType, "BF.EXISTS", "bl", "k1"},
 	})

@@ -27,11 +27,11 @@ import (
 //   - Ranges: capacity at most 2^30 (RedisBloom 8's range and text).
 //     CF.LOADCHUNK refuses a header of more buckets (cfCheckHeader).
 //   - Memory: an add that needs a new sub-filter reserves its bytes
-//     against MaxMemory first (cuckoo.TryAddHash, NextSubFilterBits);
+//     against MaxMemory first (cuckoo.Filter.AddHashReserve);
 //     refused, it answers OOM (CF.ADD) or −1 (in CF.INSERT; false under
 //     Redis 8's RESP3), changing nothing. A sub-filter past 2^48 bits,
 //     or, with no MaxMemory (-no-maxmemory), tables past the cuckoo
-//     package's default budget (cuckoo.Filter.DefaultMaxBits: at most
+//     package's default budget (cuckoo.Info.DefaultMaxBits: at most
 //     half the process's memory), answers "Memory allocation failure"
 //     (Dialect8: "ERR Insufficient memory"; −1 in CF.INSERT), as
 //     RedisBloom answers a failed malloc.
@@ -139,8 +139,8 @@ func init() {
 		of:       valueOf((*client).cfOf),
 		dumper: func(v value) (scanDumper, string) {
 			f := v.(*cfValue).f
-			if f.Profile() != cuckoo.RedisBloom {
-				return nil, fmt.Sprintf("ERR this cuckoo filter has the %v profile: it has no RedisBloom dump (only RedisBloom-profile filters do: bloomlab build -kind cuckoo -profile redisbloom)", f.Profile())
+			if p := f.Info().Profile; p != cuckoo.RedisBloom {
+				return nil, fmt.Sprintf("ERR this cuckoo filter has the %v profile: it has no RedisBloom dump (only RedisBloom-profile filters do: bloomlab build -kind cuckoo -profile redisbloom)", p)
 			}
 			return f, ""
 		},
@@ -230,8 +230,8 @@ var cfRDB = &rdbCodec{module: redisbloom.CFTypeName, encver: redisbloom.CFEncVer
 		switch {
 		case !ok:
 			return "CF.LOADCHUNK in progress"
-		case x.f.Profile() != cuckoo.RedisBloom:
-			return "bloomlab cuckoo filter (" + x.f.Profile().String() + " profile)"
+		case x.f.Info().Profile != cuckoo.RedisBloom:
+			return "bloomlab cuckoo filter (" + x.f.Info().Profile.String() + " profile)"
 		}
 		return ""
 	},
@@ -550,7 +550,7 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 	if v == nil {
 		return false
 	}
-	if int64(v.f.SubFilters()) >= opt.p.maxFilters {
+	if int64(v.f.Info().SubFilters) >= opt.p.maxFilters {
 		if created { // as RedisBloom: the key stays, and is logged
 			c.logInsert(args, items, nil, true, opt.p)
 		}
@@ -571,11 +571,22 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 	if s.maxMem > 0 || c.replaying {
 		f.SetMaxBits(0)
 	} else {
-		f.SetMaxBits(f.DefaultMaxBits())
+		f.SetMaxBits(f.Info().DefaultMaxBits)
 	}
 	res := c.res[:0]
+	// Only a key that needs a new sub-filter needs memory: under a
+	// MaxMemory the filter asks for the sub-filter's bytes before it
+	// allocates them (AddHashReserve), and an add refused for them
+	// changes nothing.
 	limited := s.maxMem > 0 && !c.replaying
 	var reserved int64
+	reserve := func(bits uint64) error {
+		if !c.reserve(int64(bits / 8)) {
+			return errCFNoRoom
+		}
+		reserved += int64(bits / 8)
+		return nil
+	}
 	stop := ""
 	for _, item := range args[items:] {
 		d := f.Hash(item)
@@ -584,37 +595,13 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 			continue
 		}
 		var err error
-		oom := false
-		if limited && f.Expansion() != 0 {
-			// Only a key that needs a new sub-filter needs memory. With
-			// room for the next sub-filter, reserve it and add once
-			// (returning it if the key found a slot); without, try
-			// without growing first.
-			next, nerr := f.NextSubFilterBits()
-			if nerr == nil && c.reserve(int64(next/8)) {
-				before := f.Bits()
-				if err = f.AddHash(d); f.Bits() != before {
-					reserved += int64(next / 8)
-				} else {
-					s.mem.Add(-int64(next / 8))
-				}
-			} else if err = f.TryAddHash(d); errors.Is(err, cuckoo.ErrWouldGrow) {
-				next, nerr := f.NextSubFilterBits()
-				switch {
-				case nerr != nil:
-					err = nerr
-				case !c.reserve(int64(next / 8)):
-					oom = true
-				default:
-					reserved += int64(next / 8)
-					err = f.AddHash(d)
-				}
-			}
+		if limited {
+			err = f.AddHashReserve(d, reserve)
 		} else {
 			err = f.AddHash(d)
 		}
 		switch {
-		case oom:
+		case errors.Is(err, errCFNoRoom):
 			stop = errOOM
 		case err == nil:
 			res = append(res, resAdded)
@@ -647,6 +634,10 @@ func (c *client) cfInsert(args [][]byte, items int, opt cfInsertOptions) bool {
 	}
 	return false
 }
+
+// errCFNoRoom refuses a new sub-filter's bytes that MaxMemory does not
+// leave (cfInsert's reserve): the add answers OOM.
+var errCFNoRoom = errors.New("the new sub-filter exceeds maxmemory")
 
 // cfRefusal is CF.ADD's reply to a refused key: RedisBloom's texts for a
 // filter that may not grow and for one whose growth failed (RedisBloom
@@ -825,16 +816,16 @@ func cfInfo(c *client, args [][]byte) bool {
 		return false
 	}
 	defer e.mu.RUnlock()
-	in := v.f.RedisInfo()
+	in := v.f.Info()
 	c.mapReply(8)
 	for _, x := range [8]struct {
 		name string
 		v    uint64
 	}{
-		{"Size", in.Size}, {"Number of buckets", in.Buckets}, {"Number of filters", uint64(in.Filters)},
-		{"Number of items inserted", in.Items}, {"Number of items deleted", in.Deletes},
+		{"Size", in.Size}, {"Number of buckets", in.Buckets}, {"Number of filters", uint64(in.SubFilters)},
+		{"Number of items inserted", in.N}, {"Number of items deleted", in.Deletes},
 		{"Bucket size", uint64(in.BucketSize)}, {"Expansion rate", uint64(in.Expansion)},
-		{"Max iterations", uint64(in.MaxIterations)},
+		{"Max iterations", uint64(in.MaxKicks)},
 	} {
 		c.w.Simple(x.name)
 		c.w.Int(int64(min(x.v, 1<<63-1)))
@@ -851,8 +842,8 @@ func cfDebug(c *client, args [][]byte) bool {
 		return false
 	}
 	defer e.mu.RUnlock()
-	in := v.f.RedisInfo()
+	in := v.f.Info()
 	c.w.Bulk(fmt.Appendf(nil, "bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
-		in.BucketSize, in.Buckets, in.Items, in.Deletes, in.Filters, in.MaxIterations, in.Expansion))
+		in.BucketSize, in.Buckets, in.N, in.Deletes, in.SubFilters, in.MaxKicks, in.Expansion))
 	return false
 }

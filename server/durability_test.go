@@ -184,8 +184,9 @@ func TestRestartReproducesState(t *testing.T) {
 			cfg := Config{Dir: dir, AppendFsync: No, MaxMemory: -1}
 			if mode == "log, maxmemory" {
 				// Under a limit inserts take the paths that reserve memory
-				// before growing (TryAddHash, Room); replay takes the
-				// unlimited ones, which must end in the same state.
+				// before growing (cuckoo's AddHashReserve, scalable's
+				// Room); replay takes the unlimited ones, which must end in
+				// the same state.
 				cfg.MaxMemory = 1 << 30
 			}
 			tight, refusals = mode == "log, tight maxmemory", 0

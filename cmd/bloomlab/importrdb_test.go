@@ -56,8 +56,8 @@ func TestImportRDBRecorded(t *testing.T) {
 						t.Errorf("profile %v", x.Config().Profile)
 					}
 				case *cuckoo.Filter:
-					if x.Profile() != cuckoo.RedisBloom {
-						t.Errorf("profile %v", x.Profile())
+					if x.Info().Profile != cuckoo.RedisBloom {
+						t.Errorf("profile %v", x.Info().Profile)
 					}
 				case *countmin.Sketch:
 					if x.Config().Profile != countmin.RedisBloom {

@@ -97,7 +97,7 @@ func TestCuckooMemoryBudget(t *testing.T) {
 }
 
 // TestCuckooDefaultBudgetKept: build and add keep a growing cuckoo
-// filter's own default budget (cuckoo.DefaultMaxBits: 2^30 bits here)
+// filter's own default budget (cuckoo.Info.DefaultMaxBits: 2^30 bits here)
 // where it is below the memory the process may use: they replaced it with
 // all of that memory, so that copies of one key doubled the tables until
 // then (an add of 185 copies grew a filter to 18 GiB before its refusal).

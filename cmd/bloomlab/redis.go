@@ -167,19 +167,19 @@ var rbFamilies = []*rbFamily{
 		nothing:   ": RedisBloom dumps no cuckoo filter that holds no keys",
 		of: func(g bloomlab.Filter) (rbFilter, bool) {
 			f, ok := g.(*cuckoo.Filter)
-			return f, ok && f.Profile() == cuckoo.RedisBloom
+			return f, ok && f.Info().Profile == cuckoo.RedisBloom
 		},
 		check: func(ctx context.Context, rdb *redis.Client, key string, g bloomlab.Filter) (string, error) {
 			info, err := rdb.CFInfo(ctx, key).Result()
 			if err != nil {
 				return "", fmt.Errorf("CF.INFO %s after the load: %w", key, err)
 			}
-			want := g.(*cuckoo.Filter).RedisInfo()
-			if info.NumBuckets != int64(want.Buckets) || info.NumFilters != int64(want.Filters) || info.NumItemsInserted != int64(want.Items) ||
+			want := g.(*cuckoo.Filter).Info()
+			if info.NumBuckets != int64(want.Buckets) || info.NumFilters != int64(want.SubFilters) || info.NumItemsInserted != int64(want.N) ||
 				info.NumItemsDeleted != int64(want.Deletes) || info.BucketSize != int64(want.BucketSize) {
 				return "", fmt.Errorf("after the load, CF.INFO %s says %d buckets, %d filters, %d items, %d deleted, bucket size %d; the file has %d, %d, %d, %d, %d",
 					key, info.NumBuckets, info.NumFilters, info.NumItemsInserted, info.NumItemsDeleted, info.BucketSize,
-					want.Buckets, want.Filters, want.Items, want.Deletes, want.BucketSize)
+					want.Buckets, want.SubFilters, want.N, want.Deletes, want.BucketSize)
 			}
 			return fmt.Sprintf("%d filters, %d items (cuckoo)", info.NumFilters, info.NumItemsInserted), nil
 		},
