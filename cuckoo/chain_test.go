@@ -114,3 +114,39 @@ func TestSkipFullSubFilters(t *testing.T) {
 		})
 	}
 }
+
+// TestNonzeroBytes checks the word-at-a-time count against a byte loop
+// on every byte value in every position and on random buffers of every
+// length up to 40.
+func TestNonzeroBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	check := func(b []byte) {
+		var want uint64
+		for _, x := range b {
+			if x != 0 {
+				want++
+			}
+		}
+		if got := nonzeroBytes(b); got != want {
+			t.Fatalf("nonzeroBytes(%x) = %d, want %d", b, got, want)
+		}
+	}
+	for v := 0; v < 256; v++ {
+		for at := 0; at < 9; at++ {
+			b := make([]byte, 9)
+			b[at] = byte(v)
+			check(b)
+		}
+	}
+	for n := 0; n <= 40; n++ {
+		for range 50 {
+			b := make([]byte, n)
+			for i := range b {
+				if rng.IntN(3) > 0 {
+					b[i] = byte(rng.IntN(256))
+				}
+			}
+			check(b)
+		}
+	}
+}

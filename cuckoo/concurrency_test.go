@@ -36,7 +36,7 @@ func TestConcurrentReads(t *testing.T) {
 					case 2:
 						if f.Info().Profile == RedisBloom {
 							_, _ = f.Dump(0)
-							_, _, _ = f.ScanDump(1, 0)
+							_, _, _ = f.ScanDump(nil, 1, 0)
 						}
 						_ = f.Clone().Equal(f)
 						_ = cfInfo(f)

@@ -69,32 +69,33 @@ func (f *Filter) appendHeader(b []byte) []byte {
 }
 
 // ScanDump is CF.SCANDUMP on f with chunks of at most maxChunk bytes (0:
-// RedisBloom's 16 MiB): iterator 0 gives (1, the header);
-// an iterator it ≥ 1 gives (it + len(data), data), data a copy of the
-// sub-filter bytes RedisBloom's CF_GetEncodedChunk returns for it (for an
-// iterator inside a sub-filter of at most maxChunk bytes, the whole
-// sub-filter, as RedisBloom does); past the end, and on a filter holding
-// no keys, (0, nil): RedisBloom's nil reply. A negative iterator is an
-// error wrapping ErrParam (RedisBloom: "Invalid position"). Only
-// RedisBloom-profile filters have this format.
-func (f *Filter) ScanDump(iter int64, maxChunk int) (next int64, data []byte, err error) {
+// RedisBloom's 16 MiB), the chunk appended to dst (which may
+// be nil; a server passes a buffer it reuses): iterator 0 gives (1, the
+// header); an iterator it ≥ 1 gives (it + len(chunk), chunk), chunk a
+// copy of the sub-filter bytes RedisBloom's CF_GetEncodedChunk returns for
+// it (for an iterator inside a sub-filter of at most maxChunk bytes, the
+// whole sub-filter, as RedisBloom does); past the end, and on a filter
+// holding no keys, next is 0 and nothing is appended: RedisBloom's nil
+// reply. A negative iterator is an error wrapping ErrParam (RedisBloom:
+// "Invalid position"). Only RedisBloom-profile filters have this format.
+func (f *Filter) ScanDump(dst []byte, iter int64, maxChunk int) (next int64, chunk []byte, err error) {
 	if err := f.checkRedis(); err != nil {
-		return 0, nil, err
+		return 0, dst, err
 	}
 	if iter < 0 {
-		return 0, nil, fmt.Errorf("cuckoo: SCANDUMP iterator %d is negative: %w", iter, ErrParam)
+		return 0, dst, fmt.Errorf("cuckoo: SCANDUMP iterator %d is negative: %w", iter, ErrParam)
 	}
 	if f.n == 0 {
-		return 0, nil, nil
+		return 0, dst, nil
 	}
 	if iter == 0 {
-		return 1, f.appendHeader(make([]byte, 0, headerSize)), nil
+		return 1, f.appendHeader(dst), nil
 	}
 	next, d := f.chunkAt(iter, maxChunk)
 	if d == nil {
-		return 0, nil, nil
+		return 0, dst, nil
 	}
-	return next, append([]byte(nil), d...), nil
+	return next, append(dst, d...), nil
 }
 
 // chunkAt is CF_GetEncodedChunk: the bytes for iterator iter ≥ 1, not
@@ -283,11 +284,7 @@ func (b *loadBody) WriteSegment(w io.Writer, seg int, n uint64) error {
 func (b *loadBody) Finish() error {
 	var held uint64
 	for i := range b.f.subs {
-		for _, x := range b.f.subs[i].bytes {
-			if x != 0 {
-				held++
-			}
-		}
+		held += nonzeroBytes(b.f.subs[i].bytes)
 	}
 	if held != b.f.n {
 		return badDump("the header says %d items, the buckets hold %d", b.f.n, held)

@@ -31,7 +31,7 @@ func grown(t testing.TB) *Filter {
 // past the end, (0, nil).
 func TestScanDump(t *testing.T) {
 	f := grown(t)
-	it, hdr, err := f.ScanDump(0, 0)
+	it, hdr, err := f.ScanDump(nil, 0, 0)
 	if err != nil || it != 1 || len(hdr) != headerSize || binary.LittleEndian.Uint64(hdr) != f.N() {
 		t.Fatalf("header: %d %x %v", it, hdr, err)
 	}
@@ -43,34 +43,34 @@ func TestScanDump(t *testing.T) {
 		t.Fatalf("sub-filters of %v bytes", sizes)
 	}
 	for _, s := range sizes {
-		next, d, err := f.ScanDump(it, 0)
+		next, d, err := f.ScanDump(nil, it, 0)
 		if err != nil || len(d) != s || next != it+int64(s) {
 			t.Fatalf("chunk at %d: next %d, %d bytes, %v", it, next, len(d), err)
 		}
 		it = next
 	}
-	if next, d, err := f.ScanDump(it, 0); next != 0 || d != nil || err != nil {
+	if next, d, err := f.ScanDump(nil, it, 0); next != 0 || d != nil || err != nil {
 		t.Fatalf("past the end: %d %x %v", next, d, err)
 	}
 	// An iterator in the middle of a small sub-filter: the whole
 	// sub-filter, and the iterator moved by its size (RedisBloom).
-	next, d, _ := f.ScanDump(66, 0)
+	next, d, _ := f.ScanDump(nil, 66, 0)
 	if next != 66+64 || len(d) != 64 {
 		t.Errorf("mid-sub-filter iterator: next %d, %d bytes", next, len(d))
 	}
 	// With a smaller limit, pieces from the offset.
-	next, d, _ = f.ScanDump(66, 10)
+	next, d, _ = f.ScanDump(nil, 66, 10)
 	if next != 76 || len(d) != 10 {
 		t.Errorf("limited: next %d, %d bytes", next, len(d))
 	}
-	if _, _, err := f.ScanDump(-1, 0); !errors.Is(err, ErrParam) {
+	if _, _, err := f.ScanDump(nil, -1, 0); !errors.Is(err, ErrParam) {
 		t.Errorf("negative iterator: %v", err)
 	}
 	e := must(NewRedisBloom(100, 2, 20, 1))
-	if next, d, err := e.ScanDump(0, 0); next != 0 || d != nil || err != nil {
+	if next, d, err := e.ScanDump(nil, 0, 0); next != 0 || d != nil || err != nil {
 		t.Errorf("empty filter: %d %x %v", next, d, err)
 	}
-	if _, _, err := must(NewWithEstimates(100, 0.01, 0)).ScanDump(0, 0); !errors.Is(err, ErrParam) {
+	if _, _, err := must(NewWithEstimates(100, 0.01, 0)).ScanDump(nil, 0, 0); !errors.Is(err, ErrParam) {
 		t.Errorf("bloomlab profile: %v", err)
 	}
 	// Dump gives an empty filter anyway, and it loads.

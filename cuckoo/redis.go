@@ -1,6 +1,7 @@
 package cuckoo
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -187,12 +188,7 @@ func (f *Filter) recount() {
 	f.counted = true
 	for si := range f.subs {
 		s := &f.subs[si]
-		s.used = s.m * uint64(f.lay.b)
-		for _, x := range s.bytes {
-			if x == 0 {
-				s.used--
-			}
-		}
+		s.used = nonzeroBytes(s.bytes)
 		if s.used == s.m*uint64(f.lay.b) {
 			for si>>6 >= len(f.full) {
 				f.full = append(f.full, 0)
@@ -200,6 +196,25 @@ func (f *Filter) recount() {
 			f.full[si>>6] |= 1 << (si & 63)
 		}
 	}
+}
+
+// nonzeroBytes counts the bytes of b that are not 0 (occupied slots), a
+// word at a time.
+func nonzeroBytes(b []byte) uint64 {
+	const lo7 = 0x7f7f7f7f7f7f7f7f
+	var n uint64
+	for ; len(b) >= 8; b = b[8:] {
+		w := binary.LittleEndian.Uint64(b)
+		// The high bit of each byte of z is set iff that byte of w is not 0.
+		z := ((w & lo7) + lo7) | w
+		n += uint64(bits.OnesCount64(z &^ lo7))
+	}
+	for _, x := range b {
+		if x != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // redisPlaceBelow is redisPlace in sub-filters top, top−1, …, 0, the

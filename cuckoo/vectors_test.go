@@ -246,7 +246,7 @@ func (s *cfServer) do(args []string) any {
 		if f == nil {
 			return rerr("ERR not found")
 		}
-		next, data, err := f.ScanDump(it, 0)
+		next, data, err := f.ScanDump(nil, it, 0)
 		if err != nil {
 			return rerr(err.Error())
 		}

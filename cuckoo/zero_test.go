@@ -69,7 +69,7 @@ func TestZeroValue(t *testing.T) {
 		"Merge": func(f *Filter) string {
 			return want(errors.Is(f.Merge(made()), ErrIncompatible) && errors.Is(made().Merge(f), ErrIncompatible), "merged")
 		},
-		"ScanDump":        func(f *Filter) string { _, _, err := f.ScanDump(0, 0); return errParam(err) },
+		"ScanDump":        func(f *Filter) string { _, _, err := f.ScanDump(nil, 0, 0); return errParam(err) },
 		"Dump":            func(f *Filter) string { _, err := f.Dump(0); return errParam(err) },
 		"WriteRedisBloom": func(f *Filter) string { _, err := f.WriteRedisBloom(io.Discard, 0); return errParam(err) },
 		"WriteRedisBloomRDB": func(f *Filter) string {

@@ -87,7 +87,7 @@ func TestConcurrency(t *testing.T) {
 					t.Error(err)
 				}
 				if p == RedisBloom {
-					if _, _, err := f.ScanDump(int64(i%50), 64); err != nil {
+					if _, _, err := f.ScanDump(nil, int64(i%50), 64); err != nil {
 						t.Error(err)
 					}
 				}

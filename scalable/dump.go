@@ -6,6 +6,7 @@ import (
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
 	"github.com/bloomlab/bloomlab/internal/hugepage"
@@ -99,61 +100,76 @@ func (f *Filter) appendHeader(b []byte, ls []*link) []byte {
 	return b
 }
 
-// appendLinkBytes appends bytes off … off+n−1 of words, little-endian.
+// appendLinkBytes appends bytes off … off+n−1 of words, little-endian:
+// whole words a store each, into room grown once.
 func appendLinkBytes(b []byte, words []uint64, off, n uint64) []byte {
-	for n > 0 {
-		if off%8 == 0 && n >= 8 {
-			b = binary.LittleEndian.AppendUint64(b, words[off/8])
-			off, n = off+8, n-8
-			continue
-		}
+	b = slices.Grow(b, int(n))
+	for n > 0 && off%8 != 0 {
 		b = append(b, byte(words[off/8]>>(8*(off%8))))
 		off, n = off+1, n-1
+	}
+	if nw := n / 8; nw > 0 {
+		at := len(b)
+		b = b[:at+int(8*nw)]
+		dst := b[at:]
+		for i, w := range words[off/8 : off/8+nw] {
+			binary.LittleEndian.PutUint64(dst[8*i:], w)
+		}
+		off, n = off+8*nw, n-8*nw
+	}
+	for ; n > 0; off, n = off+1, n-1 {
+		b = append(b, byte(words[off/8]>>(8*(off%8))))
 	}
 	return b
 }
 
-// ScanDump is BF.SCANDUMP on f: iterator 0 gives (1, the header); an
-// iterator it ≥ 1 gives (it + len(data), data), data the chain's bytes from
-// offset it − 1, at most maxChunk of them (0: RedisBloom's largest, 16 MiB) and not
-// past the end of a link; past the end (or for it < 0) it gives (0, an
-// empty slice). Each call sees the state between two adds; a dump taken
-// over several calls is consistent only if nothing is added meanwhile
-// (Dump takes it in one). The data are a copy. A RedisBloom-profile
-// chain gives RedisBloom's header; the other profiles give bloomlab's
-// (bldump.go), which RedisBloom's BF.LOADCHUNK refuses and Loader takes,
-// with the same data chunks.
-func (f *Filter) ScanDump(iter int64, maxChunk int) (next int64, data []byte, err error) {
+// ScanDump is BF.SCANDUMP on f, its chunk appended to dst (which may be
+// nil; a server passes a buffer it reuses): iterator 0 gives (1, the
+// header); an iterator it ≥ 1 gives (it + len(chunk), chunk), chunk the
+// chain's bytes from offset it − 1, at most maxChunk of them (0:
+// RedisBloom's largest, 16 MiB) and not past the end of a link; past the
+// end (or for it < 0) it gives (0, nothing appended). Each call sees the
+// state between two adds; a dump taken over several calls is consistent
+// only if nothing is added meanwhile (Dump takes it in one). The chunk is
+// a copy: it shares no memory with f. A RedisBloom-profile chain gives
+// RedisBloom's header; the other profiles give bloomlab's (bldump.go),
+// which RedisBloom's BF.LOADCHUNK refuses and Loader takes, with the same
+// data chunks.
+func (f *Filter) ScanDump(dst []byte, iter int64, maxChunk int) (next int64, chunk []byte, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ls, err := f.dumpable()
 	if err != nil {
-		return 0, nil, err
+		return 0, dst, err
 	}
 	if iter == 0 {
-		return 1, f.scanHeader(ls), nil
+		return 1, append(dst, f.scanHeader(ls)...), nil
 	}
-	n, d := scanLinks(ls, iter, maxChunk)
+	n, d := scanLinks(dst, ls, iter, maxChunk)
 	return n, d, nil
 }
 
-func scanLinks(ls []*link, iter int64, maxChunk int) (int64, []byte) {
+// scanLinks appends the chunk for iter ≥ 1 to dst (nothing past the end).
+func scanLinks(dst []byte, ls []*link, iter int64, maxChunk int) (int64, []byte) {
 	if maxChunk <= 0 {
 		maxChunk = defaultChunkSize
 	}
+	if dst == nil {
+		dst = []byte{}
+	}
 	if iter < 1 {
-		return 0, []byte{}
+		return 0, dst
 	}
 	pos := uint64(iter - 1)
 	for _, l := range ls {
 		lb := l.bits / 8
 		if pos < lb {
 			n := min(lb-pos, uint64(maxChunk))
-			return iter + int64(n), appendLinkBytes(make([]byte, 0, n), l.words, pos, n)
+			return iter + int64(n), appendLinkBytes(dst, l.words, pos, n)
 		}
 		pos -= lb
 	}
-	return 0, []byte{}
+	return 0, dst
 }
 
 // Dump returns the chunks BF.SCANDUMP gives for f, header first, with
@@ -169,7 +185,7 @@ func (f *Filter) Dump(chunkSize int) ([]Chunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	return blrd.Dump(f.scanHeader(ls), func(it int64) (int64, []byte) { return scanLinks(ls, it, chunkSize) }), nil
+	return blrd.Dump(f.scanHeader(ls), func(it int64) (int64, []byte) { return scanLinks(nil, ls, it, chunkSize) }), nil
 }
 
 func badDump(msg string, args ...any) error { return blrd.Bad("scalable", msg, args...) }

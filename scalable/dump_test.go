@@ -51,13 +51,13 @@ func TestDumpChunkSizes(t *testing.T) {
 			if c.Iter == linkEnds[li] {
 				li++
 			}
-			next, data, err := f.ScanDump(it, size)
+			next, data, err := f.ScanDump(nil, it, size)
 			if err != nil || next != c.Iter || !bytes.Equal(data, c.Data) {
 				t.Fatalf("size %d: ScanDump(%d) differs from Dump", size, it)
 			}
 			it = c.Iter
 		}
-		if next, data, _ := f.ScanDump(it, size); next != 0 || len(data) != 0 || li != len(linkEnds) {
+		if next, data, _ := f.ScanDump(nil, it, size); next != 0 || len(data) != 0 || li != len(linkEnds) {
 			t.Fatalf("size %d: dump does not end at %d", size, it)
 		}
 		g, err := LoadChunks(chunks)
@@ -74,7 +74,7 @@ func TestDumpChunkSizes(t *testing.T) {
 			t.Fatalf("size %d: Loader: %v", size, err)
 		}
 	}
-	if next, data, err := f.ScanDump(-5, 0); next != 0 || len(data) != 0 || err != nil {
+	if next, data, err := f.ScanDump(nil, -5, 0); next != 0 || len(data) != 0 || err != nil {
 		t.Errorf("negative iterator: %d, %d bytes, %v", next, len(data), err)
 	}
 	var zero Filter

@@ -46,7 +46,7 @@ func (f *Filter) WriteRedisBloom(w io.Writer, chunkSize int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return blrd.WriteFile(w, nil, f.appendHeader(nil, ls), func(it int64) (int64, []byte) { return scanLinks(ls, it, chunkSize) })
+	return blrd.WriteFile(w, nil, f.appendHeader(nil, ls), func(it int64) (int64, []byte) { return scanLinks(nil, ls, it, chunkSize) })
 }
 
 // ReadRedisBloom reads a RedisBloom dump in the framing above and returns

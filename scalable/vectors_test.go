@@ -298,7 +298,7 @@ func (s *server) do(args []string) (any, error) {
 		if err != nil {
 			return rerr("Second argument must be numeric"), nil
 		}
-		next, data, err := f.ScanDump(it, 0)
+		next, data, err := f.ScanDump(nil, it, 0)
 		if err != nil {
 			return nil, err
 		}

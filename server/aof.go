@@ -300,7 +300,11 @@ func (a *aof) writeOut() error {
 			return err
 		}
 	}
-	if cap(buf) <= 4<<20 {
+	// A buffer is kept for the next write up to keepLogBuf, so that a
+	// run of large records (LOADCHUNK's 16 MiB chunks) reuses two
+	// buffers instead of leaving one of garbage per record; the syncer
+	// drops a large one once the log has been idle for a tick (dropIdle).
+	if cap(buf) <= keepLogBuf {
 		a.spare = buf[:0]
 	} else {
 		a.spare = nil
@@ -309,12 +313,35 @@ func (a *aof) writeOut() error {
 	return nil
 }
 
+// keepLogBuf is the largest log buffer kept between writes while the log
+// is busy; smallLogBuf the largest kept while it is idle.
+const (
+	keepLogBuf  = 64 << 20
+	smallLogBuf = 4 << 20
+)
+
+// dropIdle drops the log's buffers beyond smallLogBuf when nothing was
+// appended for a tick of the syncer.
+func (a *aof) dropIdle() {
+	a.io.Lock()
+	if cap(a.spare) > smallLogBuf {
+		a.spare = nil
+	}
+	a.io.Unlock()
+	a.mu.Lock()
+	if len(a.buf) == 0 && cap(a.buf) > smallLogBuf {
+		a.buf = nil
+	}
+	a.mu.Unlock()
+}
+
 // syncer writes and syncs the log once a second (EverySec; with No it
 // only writes).
 func (a *aof) syncer() {
 	defer close(a.done)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	idleEnd := int64(-1)
 	for {
 		select {
 		case <-a.stop:
@@ -322,6 +349,10 @@ func (a *aof) syncer() {
 		case <-t.C:
 		}
 		end := a.end.Load()
+		if end == idleEnd {
+			a.dropIdle()
+		}
+		idleEnd = end
 		switch a.mode {
 		case EverySec:
 			if a.synced.Load() < end {

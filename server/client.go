@@ -78,6 +78,7 @@ func newClient(s *Server, conn net.Conn) *client {
 	c.r = resp.NewReader(conn, s.lim)
 	c.r.Account(c.growReader, c.readerFits)
 	c.clientMem(connFixed, false)
+	c.out.give = s.putChunk
 	c.w = resp.NewWriter(&c.out)
 	c.w.Shortest = s.d.shortestDoubles
 	c.authed = s.cfg.Password == ""
@@ -96,16 +97,81 @@ func (s *Server) internalClient() *client {
 // write into it while they hold locks; it is sent to the network only
 // between commands, so that a client that does not read its replies
 // never holds a lock (a 16 MiB BF.SCANDUMP chunk waits here, not in a
-// handler).
-type replyBuf struct{ b []byte }
+// handler). One large bulk string at a time may be held by reference
+// (Hold: a SCANDUMP chunk, built in a buffer of the server's pool, is
+// sent from there and the buffer returned, instead of copied into b and
+// b dropped once sent, which left a chunk of garbage per chunk).
+type replyBuf struct {
+	b      []byte
+	held   []byte // logically at heldAt in b
+	heldAt int
+	give   func([]byte) // returns held once sent or dropped
+}
 
 func (r *replyBuf) Write(p []byte) (int, error) {
 	r.b = append(r.b, p...)
 	return len(p), nil
 }
 
+// Hold keeps p, to be sent after what b holds now (resp.Holder).
+func (r *replyBuf) Hold(p []byte) bool {
+	if r.held != nil {
+		return false
+	}
+	r.held, r.heldAt = p, len(r.b)
+	return true
+}
+
+// len is the replies' length, the held bytes included.
+func (r *replyBuf) len() int { return len(r.b) + len(r.held) }
+
+// size is the memory the replies hold.
+func (r *replyBuf) size() int64 { return int64(cap(r.b) + cap(r.held)) }
+
+// truncate drops the replies after the first n bytes.
+func (r *replyBuf) truncate(n int) {
+	switch {
+	case r.held == nil:
+		r.b = r.b[:n]
+	case n <= r.heldAt:
+		r.b = r.b[:n]
+		r.release()
+	case n < r.heldAt+len(r.held):
+		r.b = r.b[:r.heldAt]
+		r.held = r.held[:n-r.heldAt]
+	default:
+		r.b = r.b[:n-len(r.held)]
+	}
+}
+
+func (r *replyBuf) release() {
+	if r.held != nil && r.give != nil {
+		r.give(r.held)
+	}
+	r.held = nil
+}
+
+// writeTo sends the replies and empties r (keeping b's buffer only if it
+// is small: clientmem.go).
+func (r *replyBuf) writeTo(conn net.Conn) error {
+	var err error
+	if r.held == nil {
+		_, err = conn.Write(r.b)
+	} else {
+		bufs := net.Buffers{r.b[:r.heldAt], r.held, r.b[r.heldAt:]}
+		_, err = bufs.WriteTo(conn)
+		r.release()
+	}
+	if cap(r.b) > keepReplies {
+		r.b = nil // a large reply's buffer is not kept (clientmem.go)
+	} else {
+		r.b = r.b[:0]
+	}
+	return err
+}
+
 // pendingReplies is the size of the replies not yet sent.
-func (c *client) pendingReplies() int { return len(c.out.b) + c.w.Buffered() }
+func (c *client) pendingReplies() int { return c.out.len() + c.w.Buffered() }
 
 // flush sends the replies. It first waits until the log is written (and,
 // with Always, synced) up to the end it had after the client's commands
@@ -126,7 +192,7 @@ func (c *client) flush() error {
 	if err := c.w.Flush(); err != nil {
 		return err
 	}
-	if len(c.out.b) == 0 {
+	if c.out.len() == 0 {
 		return nil
 	}
 	// Let the other connections whose commands have arrived run them
@@ -153,12 +219,7 @@ func (c *client) flush() error {
 		c.writeBy = now.Add(c.s.cfg.WriteTimeout)
 		c.conn.SetWriteDeadline(c.writeBy)
 	}
-	_, err := c.conn.Write(c.out.b)
-	if cap(c.out.b) > keepReplies {
-		c.out.b = nil // a large reply's buffer is not kept (clientmem.go)
-	} else {
-		c.out.b = c.out.b[:0]
-	}
+	err := c.out.writeTo(c.conn)
 	c.account()
 	return err
 }
@@ -451,7 +512,7 @@ func (c *client) replyGrows(start int) bool {
 		return true
 	}
 	c.w.Flush()
-	c.out.b = c.out.b[:start]
+	c.out.truncate(start)
 	c.err(errOOM)
 	return false
 }
@@ -470,7 +531,7 @@ func (c *client) replyGrows(start int) bool {
 func (c *client) fitReply(start int) {
 	if n := int64(c.pendingReplies() - start); n > 0 && !c.readerFits(n) {
 		c.w.Flush() // into c.out: a replyBuf does not fail
-		c.out.b = c.out.b[:start]
+		c.out.truncate(start)
 		c.err(errOOM)
 	}
 	c.account()
@@ -537,8 +598,8 @@ func (c *client) contain() {
 	c.running = nil
 	if c.stage == stageExec {
 		c.w.Flush() // the replies before mark, and the partial one after, into c.out
-		if len(c.out.b) > c.mark {
-			c.out.b = c.out.b[:c.mark]
+		if c.out.len() > c.mark {
+			c.out.truncate(c.mark)
 		}
 	}
 	c.err("ERR internal error")

@@ -80,7 +80,7 @@ func (c *client) readerFits(n int64) bool {
 // account keeps the connection's pending replies and MULTI queue counted
 // (c.held). It costs a comparison when nothing changed.
 func (c *client) account() {
-	n := int64(cap(c.out.b)) + c.queueLen + int64(cap(c.queue))*sizeofSlice
+	n := c.out.size() + c.queueLen + int64(cap(c.queue))*sizeofSlice
 	if n != c.held {
 		c.clientMem(n-c.held, false)
 		c.held = n

@@ -152,6 +152,7 @@ func init() {
 			return iter, ""
 		},
 		scanIterFirst: true,
+		endNil:        true,
 		newLoader:     func() blrd.Loader { return new(cuckoo.Loader) },
 		finish: func(ld blrd.Loader) (value, error) {
 			f, err := ld.(*cuckoo.Loader).Filter()

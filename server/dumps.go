@@ -25,7 +25,30 @@ const maxScanChunk = blrd.DefaultChunkSize
 // scanDumper is a complete filter's SCANDUMP (scalable.Filter,
 // cuckoo.Filter).
 type scanDumper interface {
-	ScanDump(iter int64, maxChunk int) (next int64, data []byte, err error)
+	ScanDump(dst []byte, iter int64, maxChunk int) (next int64, chunk []byte, err error)
+}
+
+// chunkPool holds SCANDUMP's chunk buffers (maxScanChunk bytes each): a
+// chunk is built in one, sent from it (replyBuf.Hold) and the buffer
+// comes back, so that a dump of a 1 GiB filter reuses a buffer or two
+// instead of leaving 16 MiB of garbage per chunk (which Go's collector,
+// pacing itself by the live heap, let grow to the filter's size).
+var chunkPool sync.Pool
+
+func getChunk() []byte {
+	if p, ok := chunkPool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, maxScanChunk)
+}
+
+// putChunk returns a buffer of getChunk (others are left to the
+// collector).
+func (s *Server) putChunk(b []byte) {
+	if cap(b) == maxScanChunk {
+		b = b[:0]
+		chunkPool.Put(&b)
+	}
 }
 
 // dumpFamily is what SCANDUMP and LOADCHUNK differ in from one family to
@@ -47,6 +70,9 @@ type dumpFamily struct {
 	// key's value is known (BF).
 	scanIter      func(arg []byte) (int64, string)
 	scanIterFirst bool
+	// endNil: the reply past the end (and to an empty filter) is (0, nil),
+	// not (0, "") (CF).
+	endNil bool
 
 	newLoader func() blrd.Loader
 	// finish returns the value of a load that holds every byte, after
@@ -188,21 +214,29 @@ func (fam *dumpFamily) scanDump(c *client, args [][]byte) bool {
 		c.err(errOOM)
 		return false
 	}
-	next, data, err := d.ScanDump(iter, maxScanChunk)
+	var buf []byte
+	if iter != 0 && v.memory() >= maxScanChunk/4 {
+		buf = getChunk() // a big filter's chunks: a pooled buffer (a small one's are allocated as large as they are)
+	}
+	next, data, err := d.ScanDump(buf, iter, maxScanChunk)
 	if err != nil {
+		c.s.putChunk(data)
 		c.err("ERR " + oneLine(err.Error()))
 		return false
 	}
 	if !c.replyFits(int64(len(data))) {
+		c.s.putChunk(data)
 		c.err(errOOM)
 		return false
 	}
 	c.w.Array(2)
 	c.w.Int(next)
-	if data == nil {
+	switch {
+	case next == 0 && fam.endNil:
 		c.w.Null() // CF: RedisBloom ends a dump (and dumps an empty filter) with a nil
-	} else {
-		c.w.Bulk(data)
+		c.s.putChunk(data)
+	case !c.w.BulkHeld(data):
+		c.s.putChunk(data)
 	}
 	return false
 }

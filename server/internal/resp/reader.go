@@ -21,6 +21,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"sync"
 )
 
 // Limits bound what one command may hold.
@@ -184,6 +185,7 @@ func (r *Reader) Release() {
 		return
 	}
 	if cap(r.buf) > keep {
+		putBulkBuf(r.buf)
 		r.buf = nil
 	}
 	if cap(r.args)*sizeofSlice > keep {
@@ -480,6 +482,24 @@ func (r *Reader) growBuf(remaining int) bool {
 	l, c := len(r.buf), cap(r.buf)
 	step := l + min(remaining, 64<<10)
 	nc := max(min(4*c, l+max(remaining, c/4)), step)
+	end := l + remaining
+	if end > bulkBufMin && end <= bulkBufSize && c < bulkBufSize {
+		// A command of up to a 16 MiB chunk (SCANDUMP's largest, as
+		// LOADCHUNK sends them back): a pooled buffer if one is free,
+		// else, once a quarter of it has arrived, a new one of the
+		// pool's size, which Release returns to the pool.
+		if buf := getBulkBuf(); buf != nil || nc > bulkBufSize/4 {
+			if !r.ask(int64(bulkBufSize - c)) {
+				putBulkBuf(buf)
+				return false
+			}
+			if buf == nil {
+				buf = make([]byte, 0, bulkBufSize)
+			}
+			r.buf = append(buf[:0], r.buf...)
+			return true
+		}
+	}
 	if !r.ask(int64(nc - c)) {
 		return false
 	}
@@ -487,6 +507,34 @@ func (r *Reader) growBuf(remaining int) bool {
 	copy(buf, r.buf)
 	r.buf = buf
 	return true
+}
+
+// bulkBufSize is the size of the pooled argument buffers: RedisBloom's
+// largest SCANDUMP chunk (16 MiB) and room for the rest of its LOADCHUNK.
+// A connection holds one only while its command runs; between commands it
+// waits in the pool (which the collector empties), so that a client
+// sending 16 MiB chunks one after another reuses one buffer instead of
+// leaving 21 MiB of garbage per chunk (Go's collector, pacing itself by
+// a live heap of several GiB, let that grow to GiBs).
+const (
+	bulkBufSize = 16<<20 + 64<<10
+	bulkBufMin  = 1 << 20
+)
+
+var bulkBufs sync.Pool
+
+func getBulkBuf() []byte {
+	if p, ok := bulkBufs.Get().(*[]byte); ok {
+		return *p
+	}
+	return nil
+}
+
+func putBulkBuf(b []byte) {
+	if cap(b) == bulkBufSize {
+		b = b[:0]
+		bulkBufs.Put(&b)
+	}
 }
 
 func eofInCommand(err error) error {

@@ -9,6 +9,7 @@ import (
 // Writer writes replies in RESP2 or RESP3 (Proto).
 type Writer struct {
 	bw    *bufio.Writer
+	under io.Writer
 	Proto int // 2 or 3
 	// Shortest formats doubles as Redis 8 does (the shortest text that
 	// reads back as the same double), not as Redis 7.0 (%.17g).
@@ -18,7 +19,14 @@ type Writer struct {
 
 // NewWriter returns a RESP2 Writer over w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{bw: bufio.NewWriterSize(w, 16<<10), Proto: 2}
+	return &Writer{bw: bufio.NewWriterSize(w, 16<<10), under: w, Proto: 2}
+}
+
+// Holder is a Writer's destination that can keep a large payload by
+// reference, to send it from where it lies (BulkHeld) instead of copying
+// it: Hold reports whether it took p.
+type Holder interface {
+	Hold(p []byte) bool
 }
 
 // Buffered returns the number of bytes written but not yet flushed.
@@ -65,6 +73,24 @@ func (w *Writer) Bulk(b []byte) {
 	w.head('$', int64(len(b)))
 	w.bw.Write(b)
 	w.bw.WriteString("\r\n")
+}
+
+// BulkHeld writes a bulk string whose bytes the destination may keep by
+// reference until it sends them (if it is a Holder that takes them): b
+// must not change until then. It reports whether b was kept; if not, b
+// was copied, as by Bulk, and is the caller's again.
+func (w *Writer) BulkHeld(b []byte) bool {
+	w.head('$', int64(len(b)))
+	if h, ok := w.under.(Holder); ok && len(b) > w.bw.Available() {
+		w.bw.Flush() // what came before, into the destination: b goes after it
+		if h.Hold(b) {
+			w.bw.WriteString("\r\n")
+			return true
+		}
+	}
+	w.bw.Write(b)
+	w.bw.WriteString("\r\n")
+	return false
 }
 
 // BulkString writes a bulk string.
