@@ -90,9 +90,8 @@ for s in RB serve; do
   mkdir -p "$tmp/$s"
   launch "$s"
 done
-rss() { awk '/^VmRSS/ {printf "%d\n", $2 * 1024}' "/proc/$1/status"; }
-hwm() { awk '/^VmHWM/ {printf "%d\n", $2 * 1024}' "/proc/$1/status"; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+rss() { awk '/^VmRSS/ {printf "%.0f\n", $2 * 1024}' "/proc/$1/status"; }
+hwm() { awk '/^VmHWM/ {printf "%.0f\n", $2 * 1024}' "/proc/$1/status"; }
 # one side, one family: "scan load scancpu loadcpu scanmem loadmem" (seconds, MiB)
 once() {
   local s=$1 fam=$2 key=$3 p=${port[$1]} pd=${pid[$1]} r0 line scanmem loadmem bytes
@@ -101,7 +100,8 @@ once() {
   echo 5 >"/proc/$pd/clear_refs"; r0=$(rss "$pd")
   line=$("$tmp/dumpload" -addr "127.0.0.1:$p" -family "$fam" -key "$key" -to "${key}2" -pid "$pd")
   bytes=$(echo "$line" | awk '{print $NF}')
-  loadmem=$(( ($(hwm "$pd") - r0 - bytes) / 1048576 ))
+  h=$(hwm "$pd")
+  loadmem=$(( (h - r0 - bytes) / 1048576 ))
   redis-cli -p "$p" DEL "${key}2" >/dev/null
   echo "$line" | awk -v lm="$loadmem" '{print $2, $4, $6, $8, lm}'
 }

@@ -40,22 +40,7 @@ done
 redis_server=$1 module=$2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ports.sh"
-tmp=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
-if [ -z "$bl" ]; then
-  (cd "$here/.." && go build -o "$tmp/bloomlab" ./cmd/bloomlab)
-  bl=$tmp/bloomlab
-fi
-prb=$(freeport)
-mkdir -p "$tmp/rb" "$tmp/serve"
-(cd "$tmp/rb" && exec "$redis_server" --port "$prb" --bind 127.0.0.1 --save '' --appendonly no --loadmodule "$module" >"$tmp/rb.log" 2>&1) &
-pids+=($!)
-waitport "$prb"
-psv=$(freeport)
-"$bl" serve -addr "127.0.0.1:$psv" -dir "$tmp/serve" -appendfsync no >"$tmp/serve.log" 2>&1 &
-pids+=($!)
-waitport "$psv"
+start_pair "$redis_server" "$module"
 
 run() { # port n: seconds of the CF.INSERT of n copies
   redis-cli -p "$1" flushall >/dev/null
@@ -67,7 +52,6 @@ run() { # port n: seconds of the CF.INSERT of n copies
   redis-cli -p "$1" cf.count cf 1 >"$tmp/count.$1"
   echo "$t1 - $t0" | bc -l
 }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 {
   echo "# bench/cfchain.sh $cmdline"
   echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $("$redis_server" --version | awk '{print $1, $3}'), module $(basename "$module")"

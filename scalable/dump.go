@@ -3,6 +3,7 @@ package scalable
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/bloomlab/bloomlab/internal/format"
 	"github.com/bloomlab/bloomlab/internal/kind"
 	"io"
 	"math"
@@ -111,10 +112,7 @@ func appendLinkBytes(b []byte, words []uint64, off, n uint64) []byte {
 	if nw := n / 8; nw > 0 {
 		at := len(b)
 		b = b[:at+int(8*nw)]
-		dst := b[at:]
-		for i, w := range words[off/8 : off/8+nw] {
-			binary.LittleEndian.PutUint64(dst[8*i:], w)
-		}
+		format.PutBytes(b[at:], words[off/8:off/8+nw])
 		off, n = off+8*nw, n-8*nw
 	}
 	for ; n > 0; off, n = off+1, n-1 {
@@ -374,9 +372,9 @@ func (b *loadBody) Append(seg int, have uint64, data []byte) {
 	for len(data) > 0 {
 		if have%8 == 0 && len(data) >= 8 {
 			n := len(data) / 8
-			for i := 0; i < n; i++ {
-				lk.words = append(lk.words, binary.LittleEndian.Uint64(data[8*i:]))
-			}
+			at := len(lk.words)
+			lk.words = slices.Grow(lk.words, n)[:at+n] // Grow made the room: no copy
+			format.PutWords(lk.words[at:], data)
 			data = data[8*n:]
 			have += 8 * uint64(n)
 			continue

@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -432,5 +433,26 @@ func TestBytes(t *testing.T) {
 	d.Begin(KindCuckoo)
 	if _, err := d.Bytes(uint64(len(raw)), 0); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("beyond the memory limit: %v", err)
+	}
+}
+
+// TestPutWordsBytes: PutWords and PutBytes are little-endian conversions
+// (whichever twin this build has), and each other's inverse.
+func TestPutWordsBytes(t *testing.T) {
+	src := make([]byte, 8*37+5)
+	for i := range src {
+		src[i] = byte(i*131 + 7)
+	}
+	w := make([]uint64, 37)
+	PutWords(w, src)
+	for i, x := range w {
+		if want := binary.LittleEndian.Uint64(src[8*i:]); x != want {
+			t.Fatalf("word %d: %#x, want %#x", i, x, want)
+		}
+	}
+	back := make([]byte, 8*37)
+	PutBytes(back, w)
+	if !bytes.Equal(back, src[:8*37]) {
+		t.Fatal("PutBytes(PutWords(b)) != b")
 	}
 }
