@@ -134,11 +134,82 @@ func (a *aof) create(gen uint64, reuse bool) (f *os.File, err error) {
 
 // appendRecord encodes args as a record at the end of the buffer and
 // returns the logical position after it.
+//
+// A record of directRecord bytes or more (LOADCHUNK's 16 MiB chunks) is
+// not copied into the buffer: it is written to the file at once, from the
+// command's own arguments, after what the buffer holds, so that a run of
+// big records costs no memory beyond the arguments, which the connection
+// holds anyway. Redis writes its log before the reply too (everysec and
+// no write it before the next replies go out), so what a crash of the
+// process can lose is the same; a write that fails fails the log as a
+// group write does, and the caller's wait reports it.
 func (a *aof) appendRecord(args [][]byte) int64 {
+	if recordLen(args) >= directRecord {
+		return a.writeRecord(args)
+	}
 	a.mu.Lock()
 	a.buf = appendRecord(a.buf, args)
 	end := a.end.Add(int64(recordLen(args)))
 	a.mu.Unlock()
+	return end
+}
+
+// directRecord is the size from which appendRecord writes a record to
+// the file instead of copying it into the buffer.
+const directRecord = 1 << 20
+
+// writeRecord is appendRecord's direct write: under a.io (no other write
+// meanwhile), it takes the buffer's records and reserves the record's
+// place after them (records appended later go after it), then writes
+// both, the record's small parts gathered and its large arguments written
+// from where they are.
+func (a *aof) writeRecord(args [][]byte) int64 {
+	a.io.Lock()
+	defer a.io.Unlock()
+	a.mu.Lock()
+	out := a.buf
+	a.buf = a.spare[:0]
+	a.spare = nil
+	end := a.end.Add(int64(recordLen(args)))
+	a.mu.Unlock()
+	if a.err() != nil {
+		return end // never written: the caller's wait reports the failure
+	}
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], uint32(len(args)))
+	crc := crc32.Update(0, castagnoli, n[:])
+	for _, x := range args {
+		binary.LittleEndian.PutUint32(n[:], uint32(len(x)))
+		crc = crc32.Update(crc, castagnoli, n[:])
+		crc = crc32.Update(crc, castagnoli, x)
+	}
+	out = binary.LittleEndian.AppendUint32(out, uint32(recordLen(args)-8))
+	out = binary.LittleEndian.AppendUint32(out, crc)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(args)))
+	for _, x := range args {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(x)))
+		if len(x) < directRecord/16 {
+			out = append(out, x...)
+			continue
+		}
+		if _, err := a.f.Write(out); err != nil {
+			a.fail(err)
+			return end
+		}
+		if _, err := a.f.Write(x); err != nil {
+			a.fail(err)
+			return end
+		}
+		out = out[:0]
+	}
+	if _, err := a.f.Write(out); err != nil {
+		a.fail(err)
+		return end
+	}
+	if cap(out) <= keepLogBuf {
+		a.spare = out[:0]
+	}
+	a.written.Store(end)
 	return end
 }
 

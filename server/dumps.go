@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bloomlab/bloomlab/internal/blrd"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // RedisBloom's dumps: SCANDUMP and LOADCHUNK of every family that has
@@ -28,28 +29,16 @@ type scanDumper interface {
 	ScanDump(dst []byte, iter int64, maxChunk int) (next int64, chunk []byte, err error)
 }
 
-// chunkPool holds SCANDUMP's chunk buffers (maxScanChunk bytes each): a
-// chunk is built in one, sent from it (replyBuf.Hold) and the buffer
-// comes back, so that a dump of a 1 GiB filter reuses a buffer or two
-// instead of leaving 16 MiB of garbage per chunk (which Go's collector,
-// pacing itself by the live heap, let grow to the filter's size).
-var chunkPool sync.Pool
+// getChunk returns a buffer for a SCANDUMP chunk (maxScanChunk bytes and
+// more): a chunk is built in one, sent from it (replyBuf.Hold) and the
+// buffer goes back to the pool, so that a dump of a 1 GiB filter reuses a
+// buffer instead of leaving 16 MiB of garbage per chunk (which Go's
+// collector, pacing itself by the live heap, let grow to the filter's
+// size). The pool is the one LOADCHUNK's arguments are read into.
+func getChunk() []byte { return resp.BigBuf() }
 
-func getChunk() []byte {
-	if p, ok := chunkPool.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, maxScanChunk)
-}
-
-// putChunk returns a buffer of getChunk (others are left to the
-// collector).
-func (s *Server) putChunk(b []byte) {
-	if cap(b) == maxScanChunk {
-		b = b[:0]
-		chunkPool.Put(&b)
-	}
-}
+// putChunk returns a buffer of getChunk.
+func (s *Server) putChunk(b []byte) { resp.PutBigBuf(b) }
 
 // dumpFamily is what SCANDUMP and LOADCHUNK differ in from one family to
 // another: value types, loader, and RedisBloom's texts and order of

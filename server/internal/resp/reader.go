@@ -22,6 +22,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"weak"
 )
 
 // Limits bound what one command may hold.
@@ -509,33 +510,75 @@ func (r *Reader) growBuf(remaining int) bool {
 	return true
 }
 
-// bulkBufSize is the size of the pooled argument buffers: RedisBloom's
-// largest SCANDUMP chunk (16 MiB) and room for the rest of its LOADCHUNK.
-// A connection holds one only while its command runs; between commands it
-// waits in the pool (which the collector empties), so that a client
-// sending 16 MiB chunks one after another reuses one buffer instead of
-// leaving 21 MiB of garbage per chunk (Go's collector, pacing itself by
-// a live heap of several GiB, let that grow to GiBs).
+// BigBufSize is the size of the pooled big buffers: RedisBloom's largest
+// SCANDUMP chunk (16 MiB) and room for the rest of its LOADCHUNK. The
+// reader takes one for a command of up to that size and holds it only
+// while the command runs; between commands it waits in the pool (which the
+// collector empties), so that a client sending 16 MiB chunks one after
+// another reuses one buffer instead of leaving 21 MiB of garbage per
+// chunk (Go's collector, pacing itself by a live heap of several GiB, let
+// that grow to GiBs). The server builds its SCANDUMP chunks in the same
+// buffers (BigBuf, PutBigBuf), so that a dump followed by a load uses one.
 const (
-	bulkBufSize = 16<<20 + 64<<10
+	BigBufSize  = 16<<20 + 64<<10
 	bulkBufMin  = 1 << 20
+	bulkBufSize = BigBufSize
 )
 
-var bulkBufs sync.Pool
+// bulkBufs is the pool of free big buffers: one list for the whole
+// process (a sync.Pool keeps a buffer in the private slot of the
+// processor that put it, where a goroutine on another one does not look,
+// so a dump and a load on two processors held two), most recent last,
+// each held weakly, so that the collector frees the buffers nobody uses
+// as it empties a sync.Pool.
+var bulkBufs struct {
+	sync.Mutex
+	free []weak.Pointer[[]byte]
+}
 
 func getBulkBuf() []byte {
-	if p, ok := bulkBufs.Get().(*[]byte); ok {
-		return *p
+	bulkBufs.Lock()
+	defer bulkBufs.Unlock()
+	for n := len(bulkBufs.free); n > 0; n-- {
+		w := bulkBufs.free[n-1]
+		bulkBufs.free = bulkBufs.free[:n-1]
+		if p := w.Value(); p != nil {
+			return *p
+		}
 	}
 	return nil
 }
 
 func putBulkBuf(b []byte) {
-	if cap(b) == bulkBufSize {
-		b = b[:0]
-		bulkBufs.Put(&b)
+	if cap(b) != bulkBufSize {
+		return
 	}
+	p := new([]byte)
+	*p = b[:0]
+	bulkBufs.Lock()
+	defer bulkBufs.Unlock()
+	live := bulkBufs.free[:0]
+	for _, w := range bulkBufs.free {
+		if w.Value() != nil {
+			live = append(live, w)
+		}
+	}
+	clear(bulkBufs.free[len(live):])
+	bulkBufs.free = append(live, weak.Make(p))
 }
+
+// BigBuf returns an empty buffer of capacity BigBufSize: a pooled one if
+// one is free.
+func BigBuf() []byte {
+	if b := getBulkBuf(); b != nil {
+		return b[:0]
+	}
+	return make([]byte, 0, BigBufSize)
+}
+
+// PutBigBuf returns a buffer of BigBuf to the pool (others are left to the
+// collector); it must not be used afterwards.
+func PutBigBuf(b []byte) { putBulkBuf(b) }
 
 func eofInCommand(err error) error {
 	if err == io.EOF {
