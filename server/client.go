@@ -31,7 +31,16 @@ type client struct {
 	created               time.Time
 
 	excl      bool // db.mu is held exclusively (MULTI/EXEC, replay)
-	replaying bool // executing log records: nothing is logged again
+	replaying bool // executing log records: nothing is logged again (unless master)
+	// master: the client applies the primary's stream on a replica (its
+	// changes are logged here, and not fed to this server's own stream,
+	// which takes the primary's bytes as they are); rconf and rep are a
+	// replica's connection to this primary (REPLCONF, PSYNC); replSeen
+	// the stream's end after its last command (WAIT waits for it).
+	master   bool
+	rconf    *replConf
+	rep      *replica
+	replSeen int64
 
 	multi    bool
 	multiErr bool
@@ -191,6 +200,12 @@ func (c *client) pendingReplies() int { return c.out.len() + c.w.Buffered() }
 func (c *client) flush() error {
 	if err := c.w.Flush(); err != nil {
 		return err
+	}
+	if c.rep != nil {
+		// A replica's connection is its sender's (feedReplica): what it
+		// sends us (ACKs) is not answered.
+		c.out.truncate(0)
+		return nil
 	}
 	if c.out.len() == 0 {
 		return nil
@@ -367,6 +382,11 @@ func (c *client) exec(args [][]byte) {
 			return
 		}
 	}
+	if cmd.flags&fWrite != 0 && c.conn != nil && !c.master && c.s.repl.replicaLink() != nil {
+		c.flagTx()
+		c.err("READONLY You can't write against a read only replica.")
+		return
+	}
 	if c.multi && cmd.flags&fNoQueue == 0 {
 		if cmd.flags&fNoMulti != 0 {
 			c.flagTx()
@@ -427,7 +447,7 @@ func (c *client) call(cmd *command, args [][]byte) {
 		}
 		defer c.observe()
 	}
-	if cmd.flags&fDenyOOM != 0 && s.overLimit() {
+	if cmd.flags&fDenyOOM != 0 && !c.master && s.overLimit() {
 		c.err(errOOM)
 		return
 	}
@@ -613,10 +633,12 @@ func (c *client) observe() {
 	if e := c.s.aof.appendedEnd(); e > c.seen {
 		c.seen = e
 	}
+	c.replSeen = c.s.repl.offset.Load()
 }
 
 // err writes a top-level error reply.
 func (c *client) err(msg string) {
+	msg = oneLine(msg) // an argument quoted in the text must not break the protocol
 	c.lastErr = msg
 	c.w.Error(msg)
 }

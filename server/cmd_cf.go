@@ -702,7 +702,7 @@ func (c *client) logInsert(args [][]byte, items int, res []int8, created bool, p
 // block (inside a transaction, the transaction's block).
 func (c *client) logUnit(recs ...[][]byte) {
 	s := c.s
-	if c.replaying || c.inTx || s.aof == nil {
+	if c.replaying && !c.master || c.inTx || s.aof == nil && !s.repl.feeding() {
 		for _, r := range recs {
 			c.log(r)
 		}
@@ -716,7 +716,13 @@ func (c *client) logUnit(recs ...[][]byte) {
 	for _, r := range recs {
 		raw = append(raw, appendRecord(nil, r))
 	}
-	c.logPos = s.aof.appendRaw(append(raw, execRecord)...)
+	raw = append(raw, execRecord)
+	if s.aof != nil {
+		c.logPos = s.aof.appendRaw(raw...)
+	}
+	if !c.master && s.repl.replicaLink() == nil {
+		s.repl.feedRecords(raw...)
+	}
 }
 
 // cfCheck serves CF.EXISTS, CF.MEXISTS and CF.COUNT.

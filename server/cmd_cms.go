@@ -146,8 +146,8 @@ func cmsInit(c *client, args [][]byte) bool {
 	byDim := eqFold(args[0], "cms.initbydim")
 	profile := countmin.RedisBloom
 	switch {
-	case len(args) == 4 && c.replaying:
-		profile = countmin.Bloomlab // a record written before the profile existed
+	case len(args) == 4 && c.replaying && !c.master:
+		profile = countmin.Bloomlab // a record written before the profile existed (the replication stream's are Redis's form)
 	case len(args) == 4:
 	case len(args) == 6 && c.replaying && byDim && eqFold(args[4], "PROFILE"):
 		p, err := countmin.ParseProfile(string(args[5]))

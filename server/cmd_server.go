@@ -544,15 +544,15 @@ func cmdInfo(c *client, args [][]byte) bool {
 			"aof_rewrite_in_progress", 0, "aof_last_write_status", "ok")
 	}
 	section("Stats", "total_connections_received", s.totalConns.Load(), "total_commands_processed", s.totalCommands.Load(),
-		"rejected_connections", s.rejectedConns.Load())
+		"rejected_connections", s.rejectedConns.Load(), "sync_full", s.repl.fullSyncs.Load(),
+		"sync_partial_ok", s.repl.partialOK.Load(), "sync_partial_err", s.repl.partialErr.Load())
 	nkeys, nexp := c.keyCounts()
 	if s.aof.lost() {
 		nkeys = 0 // counts that hold writes the log lost are no answer
 	} else {
 		c.observe() // the counts wait for the log like any read
 	}
-	// No replicas: serve is a master without replication.
-	section("Replication", "role", "master", "connected_slaves", 0)
+	section("Replication", s.replInfo()...)
 	usr, sys := cpuTimes()
 	section("CPU", "used_cpu_sys", cpuSeconds(sys), "used_cpu_user", cpuSeconds(usr),
 		"used_cpu_sys_children", "0.000000", "used_cpu_user_children", "0.000000")

@@ -71,9 +71,12 @@ func cmdExec(c *client, args [][]byte) bool {
 		c.call(cmd, q)
 	}
 	c.inTx = false
-	if len(c.tx) > 0 && s.aof != nil {
+	if len(c.tx) > 0 {
 		recs := append(append([][]byte{multiRecord}, c.tx...), execRecord)
-		c.logPos = s.aof.appendRaw(recs...)
+		if s.aof != nil {
+			c.logPos = s.aof.appendRaw(recs...)
+		}
+		s.repl.feedRecords(recs...)
 	}
 	clear(c.tx)
 	c.tx = c.tx[:0]

@@ -151,20 +151,28 @@ func sortedCommands() []*command {
 
 func (c *client) log(args [][]byte) {
 	s := c.s
-	if c.replaying {
+	if c.replaying && !c.master {
 		return
 	}
 	if s.persist != nil {
 		s.persist.dirty.Add(1)
 	}
-	if s.aof == nil {
+	// A primary feeds its replicas what it logs; a replica feeds its own
+	// the primary's stream as it arrives (replica.go), not its records.
+	feed := s.repl.feeding() && !c.master && s.repl.replicaLink() == nil
+	if s.aof == nil && !feed {
 		return
 	}
 	if c.inTx {
 		c.tx = append(c.tx, appendRecord(nil, args))
 		return
 	}
-	c.logPos = s.aof.appendRecord(args)
+	if s.aof != nil {
+		c.logPos = s.aof.appendRecord(args)
+	}
+	if feed {
+		s.repl.feed(args)
+	}
 }
 
 func (c *client) logArgs(args ...string) {

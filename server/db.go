@@ -125,11 +125,53 @@ func (s *Server) setExpire(key string, e *entry, at int64) {
 	s.touch(key)
 }
 
+// freezes are the serialisations of the keyspace in progress (a
+// snapshot, replicas' full syncs), each of which froze the values it
+// writes: under the keyspace's exclusive lock, each value's entry takes
+// the freeze's id (ids increase), and a writer copies a value frozen by a
+// freeze still in progress before changing it (writable). A value frozen
+// by a later freeze than the oldest in progress may be copied for nothing
+// (it was not in the older one), never changed under one that writes it.
+type freezes struct {
+	mu     sync.Mutex
+	last   uint64
+	active []uint64
+	oldest atomic.Uint64 // the oldest freeze in progress (0: none)
+}
+
+// begin starts a freeze and returns its id; the caller holds the
+// keyspace exclusively while it freezes values with it.
+func (f *freezes) begin() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last++
+	f.active = append(f.active, f.last)
+	f.oldest.Store(f.active[0])
+	return f.last
+}
+
+// end ends freeze id: its values may be changed again.
+func (f *freezes) end(id uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, a := range f.active {
+		if a == id {
+			f.active = append(f.active[:i], f.active[i+1:]...)
+			break
+		}
+	}
+	if len(f.active) == 0 {
+		f.oldest.Store(0)
+	} else {
+		f.oldest.Store(f.active[0])
+	}
+}
+
 // writable prepares e for a change of its value: the caller holds e.mu
 // for writing (or db.mu exclusively). If a snapshot in progress froze the
 // value, the value is copied first and the snapshot keeps the original.
 func (s *Server) writable(e *entry) error {
-	if e.frozen != 0 && e.frozen == s.persistFrozen() {
+	if e.frozen != 0 && e.frozen >= s.freezes.oldest.Load() && s.freezes.oldest.Load() != 0 {
 		v, err := e.v.clone()
 		if err != nil {
 			return err

@@ -193,6 +193,8 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"WITHCOUNT", "WITH", "withcount", "WITHCOUNTS", "topk.incrby", "100000", "100001", "TopK-TYPE", // TOPK
 		"COMPRESSION", "OVERRIDE", "TDIS-TYPE", "tdigest.min", "tdigest.revrank", "tdigest.byrevrank", // TDIGEST.*
 		"usage", "SAMPLES", // MEMORY USAGE
+		"REPLCONF", "GETACK", "getack", "ack", "no", "one", "listening-port", "ip-address", "capa", "eof", "psync2",
+		"rdb-channel", "rdb-only", "rdb-filter-only", "fack", "?", "127.0.0.1", // replication
 		"REPLACE", "ABSTTL", "IDLETIME", "FREQ", "RESTORE", // RESTORE
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
@@ -279,6 +281,10 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"info", "memory"}, {"save"}, {"bgsave", "SCHEDULE"}, {"bgrewriteaof"}, {"lastsave"}, {"shutdown", "NOSAVE"},
 		{"debug", "reload"}, {"debug", "reload", "NOSAVE"},
 		{"multi"}, {"exec"}, {"discard"}, {"watch", "bf"}, {"unwatch"},
+		{"role"}, {"wait", "0", "10"}, {"replconf", "listening-port", "1", "capa", "eof", "capa", "psync2"},
+		{"replconf", "ip-address", "127.0.0.1"}, {"replconf", "ack", "0"}, {"replconf", "getack", "*"},
+		{"replconf", "rdb-channel", "1"}, {"psync", "?", "-1"}, {"sync"},
+		{"replicaof", "127.0.0.1", "1"}, {"slaveof", "no", "one"}, {"replicaof", "no", "one"},
 	}
 }
 
@@ -363,6 +369,16 @@ func (w *walker) read() (resp.Value, error) {
 // must answer PONG: the server is up and answers.
 func (w *walker) step(args []string) {
 	w.steps++
+	if w.s.repl.replicaLink() != nil {
+		w.s.promote() // a REPLICAOF step: back to a primary
+	}
+	if cmd := commandTable[strings.ToLower(args[0])]; cmd != nil && cmd.name == "wait" && len(args) == 3 {
+		// WAIT for replicas that do not exist blocks for its timeout (0:
+		// for ever), as in Redis: the walk waits at most 10 ms.
+		if ms, ok := parseInt([]byte(args[2])); ok && (ms == 0 || ms > 10) {
+			args = []string{args[0], args[1], "10"}
+		}
+	}
 	if w.dirty {
 		internalCall(w.s, "FLUSHALL")
 		populate(w.s, w.fx)
@@ -388,6 +404,12 @@ func (w *walker) step(args []string) {
 	}
 	v, err := w.read()
 	switch {
+	case cmd.name == "psync" || cmd.name == "sync":
+		// The connection is a replica's now (or was refused and closed):
+		// its replies are the sender's.
+		w.connect()
+		w.dirty = true
+		return
 	case err != nil && cmd.name == "shutdown":
 		select {
 		case <-w.s.Done():
@@ -668,8 +690,15 @@ func FuzzCommands(f *testing.F) {
 		stops := false
 		var lower [32]byte
 		for _, args := range list {
-			if c := lookupCommand(args[0], &lower); c != nil && (c.name == "quit" || c.name == "shutdown") {
-				stops = true
+			if c := lookupCommand(args[0], &lower); c != nil && (c.name == "quit" || c.name == "shutdown" || c.name == "psync" || c.name == "sync") {
+				stops = true // PSYNC, SYNC: the connection is a replica's, its replies the sender's
+			}
+			if c := lookupCommand(args[0], &lower); c != nil && c.name == "wait" && len(args) == 3 {
+				// WAIT for replicas that do not exist blocks for its
+				// timeout (0: for ever), as in Redis: 10 ms at most here.
+				if ms, ok := parseInt(args[2]); ok && (ms == 0 || ms > 10) {
+					args = [][]byte{args[0], args[1], []byte("10")}
+				}
 			}
 			in.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
 			for _, a := range args {

@@ -109,6 +109,10 @@ func TestMultiLikeRedis(t *testing.T) {
 		// save inside MULTI (TestDebugRefusals).
 		{"debug", "foo"}, {"debug", "reload", "x"}, {"debug", "reload", "MERGE", "x"},
 		{"nosuchcommand", "x"},
+		// Replication: PSYNC and SYNC are refused (no_multi); the rest
+		// queue, as Sentinel's reconfiguration block needs REPLICAOF to.
+		{"wait", "0", "0"}, {"role"}, {"replicaof", "no", "one"}, {"slaveof", "no", "one"},
+		{"replconf", "listening-port", "1"}, {"replconf", "x"}, {"psync", "?", "-1"}, {"sync"},
 	}
 	// Every command of the table that Redis has, once with its arity
 	// broken.

@@ -51,24 +51,15 @@ const (
 // persistence is the state of the snapshot side.
 type persistence struct {
 	dir          string
-	saveMu       sync.Mutex    // one snapshot at a time
-	saving       atomic.Bool   // a snapshot is being written
-	bgRunning    atomic.Bool   // a background snapshot was started
-	frozen       atomic.Uint64 // the snapshot in progress (0: none)
-	lastID       uint64
+	saveMu       sync.Mutex   // one snapshot at a time
+	saving       atomic.Bool  // a snapshot is being written
+	bgRunning    atomic.Bool  // a background snapshot was started
 	dirty        atomic.Int64 // changes since the last snapshot
 	lastSave     atomic.Int64 // Unix seconds of the last successful snapshot
 	lastOK       atomic.Bool
 	lastDur      atomic.Int64 // seconds the last snapshot took
 	lastSnapSize atomic.Int64
 	seen         map[string]bool // Config.Load names taken into account (under db.mu)
-}
-
-func (s *Server) persistFrozen() uint64 {
-	if s.persist == nil {
-		return 0
-	}
-	return s.persist.frozen.Load()
 }
 
 type snapItem struct {
@@ -101,9 +92,7 @@ func (s *Server) save(final bool) error {
 	}
 
 	s.db.mu.Lock()
-	p.lastID++
-	id := p.lastID
-	p.frozen.Store(id)
+	id := s.freezes.begin()
 	now := nowMs()
 	items := make([]snapItem, 0, len(s.db.m))
 	var ic *client
@@ -128,7 +117,7 @@ func (s *Server) save(final bool) error {
 			}
 			if err := ic.settleKey(k, e); err != nil {
 				s.db.mu.Unlock()
-				p.frozen.Store(0)
+				s.freezes.end(id)
 				p.lastOK.Store(false)
 				s.logf("bloomlab: snapshot failed: key %q: %v", k, err)
 				return err
@@ -158,7 +147,7 @@ func (s *Server) save(final bool) error {
 			p.lastSnapSize.Store(size)
 		}
 	}
-	p.frozen.Store(0)
+	s.freezes.end(id)
 	p.lastDur.Store(int64(time.Since(start).Seconds()))
 	p.lastOK.Store(err == nil)
 	if err != nil {

@@ -262,11 +262,34 @@ func (s *Server) loadRDB() error {
 	if err != nil {
 		return fail("%v", err)
 	}
-	db := uint64(s.cfg.LoadRDBDB)
-	skipOK := s.cfg.LoadRDBSkipUnsupported
-	var st RDBStats
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
+	st, err := s.loadRDBEntries(r, uint64(s.cfg.LoadRDBDB), s.cfg.LoadRDBSkipUnsupported, "-skip-unsupported")
+	if err != nil {
+		return fail("%v", err)
+	}
+	s.logf("bloomlab: -load-rdb %s: %d keys loaded, %d skipped (%s), %d expired, in %s", path, st.Keys, sumSkipped(st), st.skippedText(), st.Expired, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// loadRDBEntries loads r's keys of database db into the keyspace, which
+// the caller holds exclusively: each value's memory reserved against
+// MaxMemory before it is allocated, keys already expired dropped, the
+// keys of other databases and of types serve does not have refused (an
+// error naming the first, and skipFlag, the option that would skip it)
+// or, with skipOK, skipped and counted. On an error the keys loaded so far
+// stay: the caller drops them.
+func (s *Server) loadRDBEntries(r *rdb.Reader, db uint64, skipOK bool, skipFlag string) (RDBStats, error) {
+	fail := func(format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...)
+		for _, a := range args {
+			if err, ok := a.(error); ok && errors.Is(err, rdb.ErrNoRoom) {
+				msg += fmt.Sprintf(" (it does not fit under maxmemory, %d bytes, %d in use); nothing loaded", s.maxMem, s.mem.Load())
+			}
+		}
+		return errors.New(msg)
+	}
+	var st RDBStats
 	now := nowMs()
 	for {
 		ent, err := r.Next()
@@ -280,10 +303,10 @@ func (s *Server) loadRDB() error {
 				what = fmt.Sprintf("in database %d (-db %d loads that one)", ent.DB, ent.DB)
 			}
 			if !skipOK {
-				return fail("key %q: %s; -skip-unsupported leaves such keys out", ent.Key, what)
+				return st, fail("key %q: %s; "+skipFlag+" leaves such keys out", ent.Key, what)
 			}
 			if err := r.Skip(); err != nil {
-				return fail("%v", err)
+				return st, fail("%v", err)
 			}
 			if ent.DB != db {
 				st.skip(fmt.Sprintf("in database %d", ent.DB))
@@ -293,7 +316,7 @@ func (s *Server) loadRDB() error {
 			continue
 		}
 		if err != nil {
-			return fail("%v", err)
+			return st, fail("%v", err)
 		}
 		skipValue := func() error {
 			if ent.Module != nil {
@@ -304,10 +327,10 @@ func (s *Server) loadRDB() error {
 		key := string(ent.Key)
 		if ent.DB != db {
 			if !skipOK {
-				return fail("key %q is in database %d, and this server loads database %d (-db %d loads that one; one database per server)", key, ent.DB, db, ent.DB)
+				return st, fail("key %q is in database %d, and this server loads database %d (-db %d loads that one; one database per server)", key, ent.DB, db, ent.DB)
 			}
 			if err := skipValue(); err != nil {
-				return fail("%v", err)
+				return st, fail("%v", err)
 			}
 			st.skip(fmt.Sprintf("in database %d", ent.DB))
 			continue
@@ -315,10 +338,10 @@ func (s *Server) loadRDB() error {
 		if ent.Type == rdb.TypeModule2 {
 			if rdbCodecOf(ent.Module.Name) == nil {
 				if !skipOK {
-					return fail("key %q: %s; -skip-unsupported leaves such keys out", key, (&errRDBType{rdbTypeName(ent.Type, ent.Module)}).Error())
+					return st, fail("key %q: %s; "+skipFlag+" leaves such keys out", key, (&errRDBType{rdbTypeName(ent.Type, ent.Module)}).Error())
 				}
 				if err := skipValue(); err != nil {
-					return fail("%v", err)
+					return st, fail("%v", err)
 				}
 				st.skip("module " + ent.Module.Name)
 				continue
@@ -328,13 +351,13 @@ func (s *Server) loadRDB() error {
 		// negative ones included, has passed.
 		if ent.ExpireMs != -1 && ent.ExpireMs <= now {
 			if err := skipValue(); err != nil {
-				return fail("%v", err)
+				return st, fail("%v", err)
 			}
 			st.Expired++
 			continue
 		}
 		if _, dup := s.db.m[key]; dup {
-			return fail("key %q twice in the file", key)
+			return st, fail("key %q twice in the file", key)
 		}
 		var reserved int64
 		alloc := func(n int64) error {
@@ -346,20 +369,20 @@ func (s *Server) loadRDB() error {
 		}
 		if ent.Type == rdb.TypeString {
 			if err := alloc(int64(len(ent.String))); err != nil {
-				return fail("%v", err)
+				return st, fail("%v", err)
 			}
 		}
 		v, err := readRDBValue(ent.Type, ent.String, ent.Module, alloc)
 		if err != nil {
 			var ve *rdb.ValueError
 			if err = ent.Module.Err(err); errors.As(err, &ve) {
-				return fail("%v", err) // names the key
+				return st, fail("%v", err) // names the key
 			}
-			return fail("key %q: %v", key, err)
+			return st, fail("key %q: %v", key, err)
 		}
 		if need := entryMem(key, v); need > reserved {
 			if err := alloc(need - reserved); err != nil {
-				return fail("%v", err)
+				return st, fail("%v", err)
 			}
 		}
 		e := s.add(key, v, reserved)
@@ -371,8 +394,7 @@ func (s *Server) loadRDB() error {
 			loadRDBHook(st.Keys)
 		}
 	}
-	s.logf("bloomlab: -load-rdb %s: %d keys loaded, %d skipped (%s), %d expired, in %s", path, st.Keys, sumSkipped(st), st.skippedText(), st.Expired, time.Since(start).Round(time.Millisecond))
-	return nil
+	return st, nil
 }
 
 // loadRDBHook, when set (tests), is called after each key loadRDB loads

@@ -152,6 +152,21 @@ type Config struct {
 	// refuses another value. Like the module configs it is a default of
 	// new keys and nothing else: the log records each key's layout.
 	BFLayout string
+	// ReplicaOf, "HOST:PORT", makes the server a replica of that primary
+	// from its start (REPLICAOF at runtime does the same): serve or a
+	// Redis 7.0 to 8.x with RedisBloom (docs/REPLICATION.md).
+	ReplicaOf string
+	// MasterAuth and MasterUser authenticate the replica to its primary
+	// (AUTH [user] password), as Redis's masterauth and masteruser.
+	MasterAuth, MasterUser string
+	// ReplicaSkipUnsupported: a replica skips, and counts in INFO, the
+	// keys and commands of its primary that serve has no place for
+	// (Redis's other types) instead of refusing them and stopping.
+	ReplicaSkipUnsupported bool
+	// ReplBacklogSize is the replication backlog's size, the stream
+	// kept for partial resynchronisations (default 1 MiB, as Redis's
+	// repl-backlog-size).
+	ReplBacklogSize int64
 	// Logger receives warnings and notices (nil: discarded).
 	Logger *log.Logger
 }
@@ -166,7 +181,8 @@ type Server struct {
 	refusals refusalLog
 	maxMem   int64
 
-	db keyspace
+	db      keyspace
+	freezes freezes // serialisations in progress (db.go)
 	// modcfg: RedisBloom's module configs, the defaults of new keys
 	// (CONFIG GET/SET bf-error-rate …).
 	modcfg moduleConfig
@@ -199,11 +215,13 @@ type Server struct {
 	stopBg    chan struct{}
 
 	watch watchers
+	repl  replication // replication.go, replica.go
 
 	started       time.Time
 	totalConns    atomic.Int64
 	totalCommands atomic.Int64
 	rejectedConns atomic.Int64
+	replStarted   bool // Config.ReplicaOf's link was started (under mu)
 }
 
 // errClosed is returned by Serve once the server is shut down.
@@ -263,6 +281,7 @@ func newServer(cfg Config) (*Server, error) {
 		s.cfg.AutoRewriteSize = 64 << 20
 	}
 	s.db.init()
+	s.repl.init(cfg.ReplBacklogSize)
 	s.modcfg.init()
 	if err := s.setModuleConfigs(); err != nil {
 		return nil, err
@@ -329,6 +348,14 @@ func (s *Server) register(l net.Listener) error {
 		return errClosed
 	}
 	s.listeners[l] = struct{}{}
+	if s.cfg.ReplicaOf != "" && !s.replStarted {
+		s.replStarted = true
+		host, port, err := ParseReplicaOf(s.cfg.ReplicaOf)
+		if err != nil {
+			return err
+		}
+		go s.replicaOf(host, port)
+	}
 	return nil
 }
 
@@ -418,6 +445,14 @@ func (s *Server) shutdown(ctx context.Context, save finalSave) error {
 			c.stop()
 		}
 		s.mu.Unlock()
+		// Replication stops: the link to a primary, and the senders to
+		// replicas (woken under the lock they check closing with).
+		if l := s.repl.replicaLink(); l != nil {
+			l.close()
+		}
+		s.repl.mu.Lock()
+		s.repl.mu.Unlock()
+		s.repl.cond.Broadcast()
 		finished := make(chan struct{})
 		go func() { s.conns.Wait(); close(finished) }()
 		select {
@@ -459,7 +494,10 @@ func (s *Server) background() {
 			return
 		case <-tick.C:
 		}
-		s.expireCycle()
+		if s.repl.replicaLink() == nil {
+			s.expireCycle() // a replica's keys expire by its primary's DELs
+		}
+		s.replCron()
 		s.returnMemory()
 		if s.persist == nil {
 			continue

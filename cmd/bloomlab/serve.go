@@ -155,7 +155,13 @@ func runServe(e *env, args []string) error {
 	fs.Var(&loads, "load", "NAME=FILE.blf: serve a bloomlab file of any kind as key NAME (repeatable); the file is NAME's initial state")
 	loadRDB := fs.String("load-rdb", "", "FILE.rdb: a Redis RDB file (Redis 7.0 to 8.x: strings and RedisBloom's BF, CF, CMS, TOPK and TDIGEST keys) as the initial state of an empty -dir, loaded once (a -dir that holds a dataset keeps it)")
 	skipUnsupported := fs.Bool("skip-unsupported", false, "with -load-rdb: leave out (and count) the keys of other Redis types, other modules and other databases instead of refusing the file")
-	rdbDB := fs.Int("db", 0, "with -load-rdb: the database of the file to load (one database per server)")
+	rdbDB := fs.Int("db", 0, "with -load-rdb: the database of the file to load (one database per server); with -replicaof: the primary's database replicated")
+	replicaOf := fs.String("replicaof", "", "HOST:PORT: start as a replica of this primary (serve, or Redis 7.0 to 8.x with RedisBloom), as REPLICAOF HOST PORT does (docs/REPLICATION.md)")
+	masterAuth := fs.String("masterauth", "", "with -replicaof: the primary's password (Redis's masterauth)")
+	masterUser := fs.String("masteruser", "", "with -replicaof: the user to authenticate as on the primary (Redis's masteruser)")
+	replSkip := fs.Bool("replica-skip-unsupported", false, "with -replicaof: skip, and count in INFO, the primary's keys and commands of other Redis types instead of stopping replication at the first")
+	backlog := byteSize(1 << 20)
+	fs.Var(&backlog, "repl-backlog-size", "the replication stream kept for replicas' partial resynchronisations (Redis's repl-backlog-size)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -173,6 +179,11 @@ func runServe(e *env, args []string) error {
 	if (*cert == "") != (*key == "") {
 		return usagef("-tls-cert and -tls-key go together")
 	}
+	if *replicaOf != "" {
+		if _, _, err := server.ParseReplicaOf(*replicaOf); err != nil {
+			return usagef("-%v", err)
+		}
+	}
 	if *bfLayout != "redisbloom" && *bfLayout != "blocked" {
 		return usagef("-bf-layout %q: want redisbloom or blocked", *bfLayout)
 	}
@@ -181,7 +192,9 @@ func runServe(e *env, args []string) error {
 		Password: *pass, MaxMemory: int64(maxmem), MaxClients: *maxClients, IdleTimeout: *timeout,
 		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads, Dialect: dia, ModuleConfigs: modcfg, BFLayout: *bfLayout,
 		LoadRDB: *loadRDB, LoadRDBSkipUnsupported: *skipUnsupported, LoadRDBDB: *rdbDB,
-		Logger: log.New(e.stderr, "", log.LstdFlags),
+		ReplicaOf: *replicaOf, MasterAuth: *masterAuth, MasterUser: *masterUser, ReplicaSkipUnsupported: *replSkip,
+		ReplBacklogSize: int64(backlog),
+		Logger:          log.New(e.stderr, "", log.LstdFlags),
 	}
 	if rewrite == 0 {
 		cfg.AutoRewriteSize = -1

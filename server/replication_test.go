@@ -1,0 +1,279 @@
+package server
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bloomlab/bloomlab/internal/redistest"
+)
+
+// waitFor polls cond every 10 ms for up to 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// infoField returns field of INFO section on c.
+func infoField(c *rawConn, section, field string) string {
+	c.send("INFO", section)
+	v, _ := c.read()
+	for _, line := range strings.Split(string(v.Str), "\r\n") {
+		if k, val, ok := strings.Cut(line, ":"); ok && k == field {
+			return val
+		}
+	}
+	return ""
+}
+
+// keysOf returns the sorted keys of a server.
+func keysOf(c *rawConn) []string {
+	c.send("KEYS", "*")
+	v, _ := c.read()
+	var ks []string
+	for _, e := range v.Elems {
+		ks = append(ks, string(e.Str))
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// sameData fails unless the two servers hold the same keys with equal
+// DUMP payloads and TTLs (a TTL within a second).
+func sameData(t *testing.T, a, b *rawConn) {
+	t.Helper()
+	ka, kb := keysOf(a), keysOf(b)
+	if strings.Join(ka, ",") != strings.Join(kb, ",") {
+		t.Fatalf("keys differ:\nprimary %q\nreplica %q", ka, kb)
+	}
+	for _, k := range ka {
+		da, db := a.do("DUMP", k), b.do("DUMP", k)
+		if da != db {
+			t.Errorf("key %q: DUMP differs (%d and %d bytes)", k, len(da), len(db))
+		}
+		ta, _ := strconv.Atoi(strings.TrimPrefix(a.do("PTTL", k), ":"))
+		tb, _ := strconv.Atoi(strings.TrimPrefix(b.do("PTTL", k), ":"))
+		if (ta < 0) != (tb < 0) || ta-tb > 1000 || tb-ta > 1000 {
+			t.Errorf("key %q: PTTL %d on the primary, %d on the replica", k, ta, tb)
+		}
+	}
+}
+
+// workload runs commands of every family on c, some of them before the
+// replica attaches (the full sync) and the rest after (the stream).
+func workload(t *testing.T, c *rawConn, phase int) {
+	p := strconv.Itoa(phase)
+	cmds := [][]string{
+		{"SET", "s" + p, "v"},
+		{"SET", "sx" + p, "v", "PX", "600000"},
+		{"BF.ADD", "bf" + p, "a"},
+		{"BF.MADD", "bf" + p, "b", "c"},
+		{"BF.INSERT", "bfi" + p, "CAPACITY", "50", "ERROR", "0.001", "ITEMS", "x", "y"},
+		{"CF.ADD", "cf" + p, "a"},
+		{"CF.ADDNX", "cf" + p, "b"},
+		{"CF.INSERT", "cfi" + p, "CAPACITY", "1000", "ITEMS", "x"},
+		{"CF.DEL", "cf" + p, "a"},
+		{"CMS.INITBYDIM", "cms" + p, "100", "5"},
+		{"CMS.INITBYPROB", "cmp" + p, "0.01", "0.01"},
+		{"CMS.INCRBY", "cms" + p, "a", "3", "b", "4"},
+		{"TOPK.RESERVE", "tk" + p, "3", "20", "3", "0.9"},
+		{"TOPK.ADD", "tk" + p, "a", "b", "c", "d", "a", "a", "e", "f", "a", "g"},
+		{"TOPK.INCRBY", "tk" + p, "x", "5"},
+		{"TDIGEST.CREATE", "td" + p},
+		{"TDIGEST.ADD", "td" + p, "1", "2", "3", "4.5"},
+		{"TDIGEST.CREATE", "td2" + p, "COMPRESSION", "50"},
+		{"TDIGEST.ADD", "td2" + p, "10", "20"},
+		{"TDIGEST.MERGE", "tdm" + p, "2", "td" + p, "td2" + p},
+		{"EXPIRE", "bf" + p, "1000"},
+		{"SET", "gone" + p, "v"},
+		{"DEL", "gone" + p},
+	}
+	for _, cmd := range cmds {
+		if r := c.do(cmd...); strings.HasPrefix(r, "-") {
+			t.Fatalf("%q: %s", cmd, r)
+		}
+	}
+	for i := 0; i < 200; i++ {
+		c.do("TOPK.ADD", "tk"+p, "k"+strconv.Itoa(i%17))
+		c.do("TDIGEST.ADD", "td"+p, strconv.Itoa(i))
+		c.do("CF.ADD", "cfc"+p, "same") // a chain of copies of one item
+	}
+	c.do("MULTI")
+	c.do("BF.ADD", "tx"+p, "1")
+	c.do("INCRBYFLOAT", "nope", "1") // not a bloomlab command: an error in the block
+	c.do("CF.ADD", "tx2"+p, "1")
+	c.do("EXEC")
+	// A LOADCHUNK copy of a filter.
+	chunks := scanDumpAll(t, c, "bf"+p)
+	for _, ch := range chunks {
+		c.do("BF.LOADCHUNK", "bfcopy"+p, ch[0], ch[1])
+	}
+	// A key that expires on the primary (its DEL reaches the replica).
+	c.do("SET", "short"+p, "v", "PX", "30")
+	time.Sleep(60 * time.Millisecond)
+	c.do("GET", "short"+p)
+}
+
+// TestReplicationServeToServe: a serve replica of a serve primary, fed a
+// full sync and then the stream, ends with every key's DUMP equal to the
+// primary's, for the five RedisBloom families and strings, MULTI/EXEC,
+// LOADCHUNK, TOPK's decay, a t-digest merge and expiries; WAIT counts it;
+// ROLE and INFO replication describe both sides; the replica is read-only.
+func TestReplicationServeToServe(t *testing.T) {
+	p := start(t, Config{Dir: t.TempDir()})
+	pc := dial(t, p)
+	workload(t, pc, 1)
+	r := start(t, Config{Dir: t.TempDir(), ReplicaOf: p.Addr().String()})
+	rc := dial(t, r)
+	waitFor(t, "the replica's link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	workload(t, pc, 2)
+	if got := pc.do("WAIT", "1", "5000"); got != ":1" {
+		t.Fatalf("WAIT 1 5000: %s", got)
+	}
+	waitFor(t, "the replica's offset", func() bool {
+		return infoField(rc, "replication", "slave_repl_offset") == infoField(pc, "replication", "master_repl_offset")
+	})
+	sameData(t, pc, rc)
+	if got := rc.do("BF.ADD", "bf1", "z"); !strings.HasPrefix(got, "-READONLY") {
+		t.Errorf("BF.ADD on the replica: %s", got)
+	}
+	if got := rc.do("BF.EXISTS", "bf1", "a"); got != ":1" && got != "#true" {
+		t.Errorf("BF.EXISTS on the replica: %s", got)
+	}
+	if role := pc.do("ROLE"); !strings.HasPrefix(role, `*[$"master", :`) {
+		t.Errorf("ROLE on the primary: %s", role)
+	}
+	if role := rc.do("ROLE"); !strings.Contains(role, `$"slave"`) || !strings.Contains(role, `$"connected"`) {
+		t.Errorf("ROLE on the replica: %s", role)
+	}
+	if n := infoField(pc, "replication", "connected_slaves"); n != "1" {
+		t.Errorf("connected_slaves %s", n)
+	}
+	if n := infoField(pc, "stats", "sync_full"); n != "1" {
+		t.Errorf("sync_full %s", n)
+	}
+}
+
+// TestReplicationPartialResync: a replica whose link breaks resumes with
+// PSYNC from the backlog (+CONTINUE, sync_partial_ok), not a full sync;
+// after REPLICAOF NO ONE the promoted replica continues its former
+// primary, attached as its replica, partially too (PSYNC2's secondary ID).
+func TestReplicationPartialResync(t *testing.T) {
+	p := start(t, Config{})
+	pc := dial(t, p)
+	pc.do("BF.ADD", "f", "1")
+	r := start(t, Config{ReplicaOf: p.Addr().String()})
+	rc := dial(t, r)
+	waitFor(t, "the link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	l := r.repl.replicaLink()
+	l.mu.Lock()
+	l.conn.Close() // the link breaks
+	l.mu.Unlock()
+	pc.do("BF.ADD", "f", "2")
+	waitFor(t, "the partial resync", func() bool { return infoField(pc, "stats", "sync_partial_ok") == "1" })
+	if pc.do("WAIT", "1", "5000") != ":1" {
+		t.Fatal("WAIT after the partial resync")
+	}
+	waitFor(t, "the offsets", func() bool {
+		return infoField(rc, "replication", "slave_repl_offset") == infoField(pc, "replication", "master_repl_offset")
+	})
+	sameData(t, pc, rc)
+	if n := infoField(pc, "stats", "sync_full"); n != "1" {
+		t.Errorf("sync_full %s after a broken link, want 1", n)
+	}
+	// Failover: the replica is promoted, the old primary follows it.
+	if got := rc.do("REPLICAOF", "NO", "ONE"); got != "+OK" {
+		t.Fatalf("REPLICAOF NO ONE: %s", got)
+	}
+	rc.do("BF.ADD", "f", "3")
+	if got := pc.do("REPLICAOF", "127.0.0.1", port(r)); got != "+OK" {
+		t.Fatalf("REPLICAOF: %s", got)
+	}
+	waitFor(t, "the old primary's link", func() bool { return infoField(pc, "replication", "master_link_status") == "up" })
+	if n := infoField(rc, "stats", "sync_partial_ok"); n != "1" {
+		t.Errorf("the promoted replica's sync_partial_ok %s, want 1 (PSYNC2)", n)
+	}
+	waitFor(t, "the offsets", func() bool {
+		return infoField(pc, "replication", "slave_repl_offset") == infoField(rc, "replication", "master_repl_offset")
+	})
+	sameData(t, rc, pc)
+	if id2 := infoField(rc, "replication", "master_replid2"); id2 == noReplID {
+		t.Error("no secondary ID after the promotion")
+	}
+}
+
+// TestRedisReplicaOfServe: Debian's redis-server replicates from serve
+// (strings: a plain Redis has no RedisBloom), through the full sync and
+// the stream.
+func TestRedisReplicaOfServe(t *testing.T) {
+	p := start(t, Config{})
+	pc := dial(t, p)
+	pc.do("SET", "a", "1")
+	pc.do("SET", "b", "2", "PX", "600000")
+	rs := redistest.Start(t, redistest.Options{Extra: []string{"--replicaof", "127.0.0.1", port(p), "--repl-diskless-load", "disabled"}})
+	rc := dialAddr(t, rs.Addr)
+	waitFor(t, "redis-server's link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	pc.do("SET", "c", "3")
+	pc.do("MULTI")
+	pc.do("SET", "d", "4")
+	pc.do("DEL", "a")
+	pc.do("EXEC")
+	if got := pc.do("WAIT", "1", "5000"); got != ":1" {
+		t.Fatalf("WAIT: %s", got)
+	}
+	for k, want := range map[string]string{"a": "$-1", "b": `$"2"`, "c": `$"3"`, "d": `$"4"`} {
+		if got := rc.do("GET", k); got != want {
+			t.Errorf("redis-server's GET %s: %s, want %s", k, got, want)
+		}
+	}
+	if ttl := rc.do("PTTL", "b"); !strings.HasPrefix(ttl, ":") || ttl == ":-1" {
+		t.Errorf("redis-server's PTTL b: %s", ttl)
+	}
+}
+
+// TestServeReplicaOfRedis: serve replicates from Debian's redis-server:
+// strings through the full sync and the stream; a key of another type
+// stops replication with a message unless -replica-skip-unsupported
+// skips and counts it.
+func TestServeReplicaOfRedis(t *testing.T) {
+	rs := redistest.Start(t, redistest.Options{Extra: []string{"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}})
+	rcl := rs.Client("")
+	ctx := context.Background()
+	rcl.Set(ctx, "a", "1", 0)
+	rcl.Set(ctx, "b", "2", time.Hour)
+	r := start(t, Config{ReplicaOf: rs.Addr, ReplicaSkipUnsupported: true})
+	sc := dial(t, r)
+	waitFor(t, "serve's link", func() bool { return infoField(sc, "replication", "master_link_status") == "up" })
+	rcl.Set(ctx, "c", "3", 0)
+	rcl.RPush(ctx, "list", "x") // skipped and counted
+	rcl.Del(ctx, "a")
+	rcl.IncrBy(ctx, "n", 5) // serve has no INCRBY: skipped and counted
+	if n, err := rcl.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("redis-server's WAIT: %d %v", n, err)
+	}
+	waitFor(t, "the offsets", func() bool {
+		return infoField(sc, "replication", "slave_repl_offset") == infoField(dialAddr(t, rs.Addr), "replication", "master_repl_offset")
+	})
+	for k, want := range map[string]string{"a": "$-1", "b": `$"2"`, "c": `$"3"`} {
+		if got := sc.do("GET", k); got != want {
+			t.Errorf("serve's GET %s: %s, want %s", k, got, want)
+		}
+	}
+	for _, k := range []string{"list", "n"} {
+		if ex := sc.do("EXISTS", k); ex != ":0" {
+			t.Errorf("EXISTS %s: %s", k, ex)
+		}
+	}
+	if got := infoField(sc, "replication", "bloomlab_replica_skipped"); got != "command incrby=1,command rpush=1" {
+		t.Errorf("bloomlab_replica_skipped: %q", got)
+	}
+}
