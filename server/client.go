@@ -447,6 +447,10 @@ func (c *client) call(cmd *command, args [][]byte) {
 		}
 		defer c.observe()
 	}
+	if cmd.flags&fWrite != 0 && s.cfg.MinReplicasToWrite > 0 && !c.master && !c.replaying && c.conn != nil && s.repl.goodReplicas(s.cfg.MinReplicasMaxLag) < s.cfg.MinReplicasToWrite {
+		c.err("NOREPLICAS Not enough good replicas to write.")
+		return
+	}
 	if cmd.flags&fDenyOOM != 0 && !c.master && s.overLimit() {
 		c.err(errOOM)
 		return

@@ -376,6 +376,9 @@ func (c *client) newChain(key []byte, p bfParams) (*entry, string) {
 	s := c.s
 	var need float64
 	if p.layout == layoutBlocked {
+		if msg := c.refuseUnloadable("blocked-layout BF"); msg != "" {
+			return nil, msg
+		}
 		// Sizing a blocked link takes up to tens of milliseconds at
 		// large capacities (with the keyspace held), so a key that
 		// cannot fit is refused first by a bound: a blocked link needs

@@ -234,6 +234,9 @@ func (s *Server) feedReplica(rep *replica, id string, psyncOff int64, psync bool
 	s.db.mu.Unlock()
 	if err != nil {
 		s.logf("bloomlab: replica %s:%d refused: %v", rep.conf.ip, rep.conf.port, err)
+		msg := oneLine(err.Error())
+		r.refused.Store(&msg)
+		r.refusals.Add(1)
 		w.Write([]byte("-ERR " + oneLine(err.Error()) + "\r\n"))
 		return
 	}
@@ -285,7 +288,7 @@ func (s *Server) freezeForSync(rep *replica) ([]snapItem, int64, uint64, error) 
 	var ic *client
 	var refused []string
 	for k, e := range s.db.m {
-		if e.expired(now) {
+		if e.expired(now) || rep.conf.capaBloomlab {
 			continue
 		}
 		if what := rdbUnsupported(e.v); what != "" {
@@ -297,7 +300,7 @@ func (s *Server) freezeForSync(rep *replica) ([]snapItem, int64, uint64, error) 
 		if len(refused) > 3 {
 			refused = append(refused[:3], fmt.Sprintf("and %d more", len(refused)-3))
 		}
-		return nil, 0, 0, fmt.Errorf("a replica cannot load these keys (bloomlab's own kinds travel only to a bloomlab replica that says REPLCONF capa bloomlab, not yet supported): %s", strings.Join(refused, "; "))
+		return nil, 0, 0, fmt.Errorf("a replica cannot load these keys (bloomlab's own kinds travel only to a bloomlab serve replica): %s", strings.Join(refused, "; "))
 	}
 	id := s.freezes.begin()
 	items := make([]snapItem, 0, len(s.db.m))
@@ -340,7 +343,7 @@ func (s *Server) sendSnapshot(rep *replica, w io.Writer, items []snapItem, id st
 			return err
 		}
 		bw := bufio.NewWriterSize(w, 64<<10)
-		if err := s.writeSyncRDB(bw, items, id, off); err != nil {
+		if err := s.writeSyncRDB(bw, items, id, off, rep.conf.capaBloomlab); err != nil {
 			return err
 		}
 		if _, err := bw.WriteString(mark); err != nil {
@@ -355,7 +358,7 @@ func (s *Server) sendSnapshot(rep *replica, w io.Writer, items []snapItem, id st
 	defer os.Remove(f.Name())
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := s.writeSyncRDB(bw, items, id, off); err != nil {
+	if err := s.writeSyncRDB(bw, items, id, off, rep.conf.capaBloomlab); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -378,7 +381,7 @@ func (s *Server) sendSnapshot(rep *replica, w io.Writer, items []snapItem, id st
 // writeSyncRDB writes items as an RDB file of version 10 with Redis's
 // AUX fields of a replication payload (repl-stream-db, repl-id,
 // repl-offset).
-func (s *Server) writeSyncRDB(w io.Writer, items []snapItem, id string, off int64) error {
+func (s *Server) writeSyncRDB(w io.Writer, items []snapItem, id string, off int64, carry bool) error {
 	rw, err := rdb.NewWriter(w, rdb.DumpVersion, false)
 	if err != nil {
 		return err
@@ -418,7 +421,14 @@ func (s *Server) writeSyncRDB(w io.Writer, items []snapItem, id string, off int6
 				return err
 			}
 		}
-		if err := writeRDBValue(it.v, fileSink{rw, []byte(it.key)}); err != nil {
+		sink := fileSink{rw, []byte(it.key)}
+		var err error
+		if carry && rdbUnsupported(it.v) != "" {
+			err = writeCarried(it.v, sink)
+		} else {
+			err = writeRDBValue(it.v, sink)
+		}
+		if err != nil {
 			return fmt.Errorf("key %q: %w", it.key, err)
 		}
 	}
@@ -665,6 +675,9 @@ func (s *Server) replInfo() []any {
 		"master_repl_offset", off, "second_repl_offset", r.off2,
 		"repl_backlog_active", active, "repl_backlog_size", r.size,
 		"repl_backlog_first_byte_offset", first, "repl_backlog_histlen", histlen)
+	if n := r.refusals.Load(); n > 0 {
+		kv = append(kv, "bloomlab_replicas_refused", n, "bloomlab_last_refusal", *r.refused.Load())
+	}
 	r.mu.Unlock()
 	return kv
 }

@@ -136,6 +136,9 @@ func (s *Server) save(final bool) error {
 	if s.aof != nil {
 		gen = s.aof.gen + 1
 		err = s.aof.rotate(gen)
+		if err == nil {
+			s.repl.logState(s) // a replica's position, which the snapshot holds the data of
+		}
 	}
 	s.db.mu.Unlock()
 	if err == nil {
@@ -537,6 +540,13 @@ func (s *Server) replay(dir string, gens []uint64) error {
 	defer func() {
 		s.persist.dirty.Add(records)
 		s.loading = false
+		if !s.repl.resume {
+			// Not a replica's known position: a history of its own.
+			s.repl.mu.Lock()
+			s.repl.id, s.repl.head, s.repl.blocks = newReplID(), 0, nil
+			s.repl.offset.Store(0)
+			s.repl.mu.Unlock()
+		}
 		s.db.mu.Unlock()
 	}()
 	for i, g := range gens {
@@ -544,6 +554,10 @@ func (s *Server) replay(dir string, gens []uint64) error {
 		err := replayLog(path, g, i == len(gens)-1, s.readOnly, s.logf, func(cmds [][][]byte, off int64) error {
 			for _, args := range cmds {
 				c.lastErr = ""
+				if s.repl.replayState(args) {
+					continue
+				}
+				s.repl.resume = false // a change after the last position: no longer known
 				cmd := lookupCommand(args[0], &c.lower)
 				if cmd == nil || cmd.flags&fWrite == 0 {
 					return fmt.Errorf("record %q is not a write command", args[0])

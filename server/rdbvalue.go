@@ -15,6 +15,9 @@ import (
 // rdbCodecOf is the codec of RedisBloom's module type name, or of Redis
 // strings for "", nil if no family declares one.
 func rdbCodecOf(module string) *rdbCodec {
+	if module == carrierModule {
+		return carrierCodec // replication.go: bloomlab's own values, to a serve replica
+	}
 	for _, f := range families {
 		if f.rdb != nil && f.rdb.module == module {
 			return f.rdb

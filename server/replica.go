@@ -84,8 +84,8 @@ func (s *Server) replicaOf(host string, port int) error {
 	if a, ok := s.firstAddr().(*net.TCPAddr); ok {
 		l.listenPort = a.Port
 	}
-	s.repl.activate() // a replica keeps a backlog for its own replicas
 	s.repl.link.Store(l)
+	s.repl.activate() // a replica keeps a backlog for its own replicas (its ID stays: PSYNC continues from it)
 	go l.run()
 	return nil
 }
@@ -583,7 +583,7 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 			continue
 		case name == "exec" && inMulti:
 			inMulti = false
-			if err := l.applyBlock(ic, block, blockBytes+n); err != nil {
+			if err := l.applyBlock(ic, block, blockBytes+n, rd.Buffered() == 0); err != nil {
 				return err
 			}
 			block = nil
@@ -617,7 +617,7 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 			l.advance(args, n)
 			continue
 		}
-		if err := l.applyBlock(ic, [][][]byte{args}, n); err != nil {
+		if err := l.applyBlock(ic, [][][]byte{args}, n, rd.Buffered() == 0); err != nil {
 			return err
 		}
 	}
@@ -652,9 +652,10 @@ func (l *replicaLink) skip(what string) {
 }
 
 // applyBlock runs commands of the primary's stream (one, or a MULTI/EXEC
-// block's) with the keyspace held exclusively, logged as one unit, then
-// counts their n bytes.
-func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64) error {
+// block's) with the keyspace held exclusively, logged as one unit, and
+// counts their n bytes; at the end of a batch (end: nothing more received)
+// it logs the replica's position (stateRecord).
+func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64, end bool) error {
 	s := l.s
 	s.db.mu.Lock()
 	s.loading = true // nothing expires by this server's clock: the primary's DELs say when
@@ -694,12 +695,14 @@ func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64) error {
 		clear(ic.tx)
 		ic.tx = ic.tx[:0]
 	}
-	s.loading = false
-	s.db.mu.Unlock()
 	if refuse != nil {
+		s.loading = false
+		s.db.mu.Unlock()
 		l.stopped.Store(true)
 		return refuse
 	}
+	// The stream moves on with the keyspace still held: a snapshot sees
+	// the data and the offset together (its generation's state record).
 	r := &s.repl
 	r.mu.Lock()
 	before := r.offset.Load()
@@ -712,11 +715,15 @@ func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64) error {
 	if len(cmds) > 1 {
 		r.appendLocked(appendCommand(nil, [][]byte{[]byte("EXEC")}))
 	}
-	enc := r.offset.Load() - before
 	// The offset counts the primary's bytes, whatever their encoding.
-	r.offset.Add(n - enc)
+	r.offset.Add(n - (r.offset.Load() - before))
 	r.trimLocked()
 	r.mu.Unlock()
+	if end {
+		r.logState(s)
+	}
+	s.loading = false
+	s.db.mu.Unlock()
 	r.cond.Broadcast()
 	return nil
 }

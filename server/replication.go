@@ -1,6 +1,10 @@
 package server
 
 import (
+	"bytes"
+	"fmt"
+
+	"github.com/bloomlab/bloomlab/rdb"
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
@@ -64,13 +68,61 @@ type replication struct {
 
 	replicas map[*replica]struct{}
 	lastPing time.Time
+	// refusals counts the replicas refused a full sync, refused the last
+	// reason (INFO's bloomlab_replicas_refused, bloomlab_last_refusal).
+	refusals atomic.Int64
+	refused  atomic.Pointer[string]
 	// fullSyncs, partialOK and partialErr are INFO stats' sync_full,
 	// sync_partial_ok and sync_partial_err.
 	fullSyncs, partialOK, partialErr atomic.Int64
 
+	// resume: the replayed log ended at a replica's position (id and
+	// offset are its), so a restarted replica asks PSYNC from there.
+	resume bool
 	// link is the replica side's connection to its primary (replica.go);
 	// nil on a primary.
 	link atomic.Pointer[replicaLink]
+}
+
+// stateRecord is the log record of a replica's position in its primary's
+// stream: REPLCONF bloomlab-state ID OFFSET. A replica logs it after each
+// batch of the stream it applied (under the keyspace's exclusive lock,
+// with the batch) and at the head of each log generation; a restart that
+// replays it as the last record resumes with PSYNC ID OFFSET+1, and one
+// that replays a change after it (a kill between a batch and its record)
+// asks for a full sync: the position is not known.
+func stateRecord(id string, off int64) [][]byte {
+	return [][]byte{[]byte("REPLCONF"), []byte("bloomlab-state"), []byte(id), strconv.AppendInt(nil, off, 10)}
+}
+
+// replayState applies a state record met in the log (reporting whether
+// args is one).
+func (r *replication) replayState(args [][]byte) bool {
+	if len(args) != 4 || !eqFold(args[0], "replconf") || !eqFold(args[1], "bloomlab-state") {
+		return false
+	}
+	off, ok := parseInt(args[3])
+	if ok && len(args[2]) == 40 && off >= 0 {
+		r.mu.Lock()
+		r.id, r.id2, r.off2 = string(args[2]), noReplID, -1
+		r.offset.Store(off)
+		r.head, r.blocks = off, nil
+		r.mu.Unlock()
+		r.resume = true
+	}
+	return true
+}
+
+// logState logs a replica's position (stateRecord); the caller holds the
+// keyspace exclusively.
+func (r *replication) logState(s *Server) {
+	if r.link.Load() == nil || s.aof == nil {
+		return
+	}
+	r.mu.Lock()
+	rec := stateRecord(r.id, r.offset.Load())
+	r.mu.Unlock()
+	s.aof.appendRecord(rec)
 }
 
 // replicaLink returns the link to the primary, nil on a primary.
@@ -339,4 +391,108 @@ func (s *Server) replCron() {
 		r.feed([][]byte{[]byte("PING")})
 	}
 	r.cond.Broadcast()
+}
+
+// carrierModule is the module type that carries a value Redis cannot
+// load (a bloomlab kind, a blocked-layout BF, a LOADCHUNK in progress)
+// in a full sync to a serve replica, which says REPLCONF capa bloomlab:
+// its snapshot tag (unsigned) and snapshot encoding (a string). Redis
+// would refuse the whole payload for it, so a replica that does not say
+// capa bloomlab is refused instead (freezeForSync).
+const carrierModule = "bloomlab-"
+
+var carrierCodec = &rdbCodec{
+	module: carrierModule,
+	encver: 1,
+	read: func(m *rdb.ModuleValue, alloc func(int64) error) (value, error) {
+		tag, err := m.ReadUnsigned()
+		if err != nil {
+			return nil, err
+		}
+		vt := valueTypes[byte(tag)]
+		if tag > 255 || vt == nil {
+			return nil, fmt.Errorf("a carried value of unknown type %d", tag)
+		}
+		payload, err := m.ReadString()
+		if err != nil {
+			return nil, err
+		}
+		if err := alloc(int64(len(payload))); err != nil {
+			return nil, err
+		}
+		return vt.decode(bytes.NewReader(payload), int64(len(payload)))
+	},
+	write: func(v value, m *rdb.ModuleWriter) error {
+		var b bytes.Buffer
+		if err := v.encode(&b); err != nil {
+			return err
+		}
+		m.Unsigned(uint64(v.typ().tag))
+		m.String(b.Bytes())
+		return nil
+	},
+}
+
+// writeCarried writes v with the carrier (carrierModule).
+func writeCarried(v value, w rdbSink) error {
+	m, err := w.module(carrierModule, carrierCodec.encver)
+	if err != nil {
+		return err
+	}
+	if err := carrierCodec.write(v, m); err != nil {
+		return err
+	}
+	return m.End()
+}
+
+// goodReplicas counts the replicas online that acknowledged within lag
+// (default 10 s; Redis's repl_good_slaves_count).
+func (r *replication) goodReplicas(lag time.Duration) int {
+	if lag <= 0 {
+		lag = 10 * time.Second
+	}
+	if !r.active.Load() {
+		return 0
+	}
+	now := time.Now().UnixMilli()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for rep := range r.replicas {
+		if rep.online && now-rep.ackAt.Load() <= lag.Milliseconds() {
+			n++
+		}
+	}
+	return n
+}
+
+// plainReplicas counts the attached replicas that are not serve (they did
+// not say capa bloomlab): while one is, a write that would make a value
+// Redis cannot load is refused (refuseUnloadable).
+func (r *replication) plainReplicas() int {
+	if !r.active.Load() {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for rep := range r.replicas {
+		if !rep.conf.capaBloomlab {
+			n++
+		}
+	}
+	return n
+}
+
+// refuseUnloadable is the error of a write that would make a value of
+// what (a blocked-layout BF…) while a replica that cannot load it is
+// attached, "" when there is none.
+func (c *client) refuseUnloadable(what string) string {
+	if c.master || c.replaying {
+		return ""
+	}
+	if n := c.s.repl.plainReplicas(); n > 0 {
+		return fmt.Sprintf("ERR a replica that is not bloomlab serve is attached (%d): it cannot load a %s; nothing was changed", n, what)
+	}
+	return ""
 }

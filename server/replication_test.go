@@ -277,3 +277,109 @@ func TestServeReplicaOfRedis(t *testing.T) {
 		t.Errorf("bloomlab_replica_skipped: %q", got)
 	}
 }
+
+// TestReplicaRestartResumes: a replica with a directory that stops (its
+// log holds every change and its position in the primary's stream) starts
+// again with PSYNC from where it was: a partial resync, the writes made
+// meanwhile applied, nothing applied twice (CMS.INCRBY counts).
+func TestReplicaRestartResumes(t *testing.T) {
+	p := start(t, Config{})
+	pc := dial(t, p)
+	pc.do("CMS.INITBYDIM", "c", "100", "4")
+	pc.do("CMS.INCRBY", "c", "a", "1")
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, ReplicaOf: p.Addr().String()}
+	r, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := dial(t, r)
+	waitFor(t, "the link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	for i := 0; i < 10; i++ {
+		pc.do("CMS.INCRBY", "c", "a", "1")
+	}
+	if pc.do("WAIT", "1", "5000") != ":1" {
+		t.Fatal("WAIT")
+	}
+	r.Close() // as a kill: no final snapshot, the log holds everything
+	pc.do("CMS.INCRBY", "c", "a", "5")
+	r = start(t, cfg)
+	rc = dial(t, r)
+	waitFor(t, "the link after the restart", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	if n := infoField(pc, "stats", "sync_partial_ok"); n != "1" {
+		t.Errorf("sync_partial_ok %s after the replica's restart, want 1; sync_full %s", n, infoField(pc, "stats", "sync_full"))
+	}
+	if pc.do("WAIT", "1", "5000") != ":1" {
+		t.Fatal("WAIT after the restart")
+	}
+	waitFor(t, "the offsets", func() bool {
+		return infoField(rc, "replication", "slave_repl_offset") == infoField(pc, "replication", "master_repl_offset")
+	})
+	if got := rc.do("CMS.QUERY", "c", "a"); got != "*[:16]" {
+		t.Errorf("CMS.QUERY c a on the replica: %s, want 16", got)
+	}
+	sameData(t, pc, rc)
+}
+
+// TestReplicationCarriesBloomlabValues: values Redis cannot load (a
+// blocked-layout BF, a LOADCHUNK in progress) reach a serve replica in the
+// full sync (the carrier module type) DUMP-equal; while a replica that is
+// not serve is attached, BF.RESERVE … LAYOUT BLOCKED is refused, nothing
+// made, and the full sync of such a replica is refused while the keyspace
+// holds one.
+func TestReplicationCarriesBloomlabValues(t *testing.T) {
+	p := start(t, Config{})
+	pc := dial(t, p)
+	pc.do("BF.RESERVE", "bl", "0.01", "1000", "LAYOUT", "BLOCKED")
+	pc.do("BF.ADD", "bl", "a")
+	pc.do("BF.ADD", "src", "a")
+	chunks := scanDumpAll(t, pc, "src")
+	pc.do("BF.LOADCHUNK", "half", chunks[0][0], chunks[0][1]) // a load in progress
+	r := start(t, Config{ReplicaOf: p.Addr().String()})
+	rc := dial(t, r)
+	waitFor(t, "the link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	if got := rc.do("BF.EXISTS", "bl", "a"); got != "#true" && got != ":1" {
+		t.Errorf("the blocked BF on the replica: BF.EXISTS %s", got)
+	}
+	for _, k := range []string{"bl", "src"} {
+		if a, b := pc.do("DUMP", k), rc.do("DUMP", k); a != b {
+			t.Errorf("%s: DUMP differs", k)
+		}
+	}
+	if typ := rc.do("TYPE", "half"); typ != pc.do("TYPE", "half") {
+		t.Errorf("the load in progress: TYPE %s on the replica", typ)
+	}
+	// A plain Redis replica: refused at its full sync, and blocked keys
+	// are refused while it is attached.
+	rs := redistest.Start(t, redistest.Options{Extra: []string{"--replicaof", "127.0.0.1", port(p)}})
+	waitFor(t, "the refusal", func() bool { return infoField(pc, "replication", "bloomlab_replicas_refused") != "" })
+	if why := infoField(pc, "replication", "bloomlab_last_refusal"); !strings.Contains(why, `"bl" holds a`) {
+		t.Errorf("INFO's refusal: %q", why)
+	}
+	pc.do("DEL", "bl", "half", "src") // a Redis without RedisBloom cannot load src either
+	waitFor(t, "redis-server's link", func() bool { return infoField(dialAddr(t, rs.Addr), "replication", "master_link_status") == "up" })
+	if got := pc.do("BF.RESERVE", "bl2", "0.01", "1000", "LAYOUT", "BLOCKED"); !strings.Contains(got, "not bloomlab serve") {
+		t.Errorf("BF.RESERVE LAYOUT BLOCKED with a Redis replica attached: %s", got)
+	}
+	if ex := pc.do("EXISTS", "bl2"); ex != ":0" {
+		t.Errorf("the refused BF.RESERVE made a key: EXISTS %s", ex)
+	}
+}
+
+// TestMinReplicasToWrite: with min-replicas-to-write 1 a write is refused
+// with Redis's NOREPLICAS text until a replica is online and acknowledging,
+// and reads are not.
+func TestMinReplicasToWrite(t *testing.T) {
+	p := start(t, Config{MinReplicasToWrite: 1, MinReplicasMaxLag: 2 * time.Second})
+	pc := dial(t, p)
+	if got := pc.do("BF.ADD", "f", "a"); got != "-NOREPLICAS Not enough good replicas to write." {
+		t.Fatalf("BF.ADD without replicas: %s", got)
+	}
+	if got := pc.do("BF.EXISTS", "f", "a"); strings.HasPrefix(got, "-") {
+		t.Fatalf("BF.EXISTS without replicas: %s", got)
+	}
+	r := start(t, Config{ReplicaOf: p.Addr().String()})
+	rc := dial(t, r)
+	waitFor(t, "the link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	waitFor(t, "a good replica", func() bool { return !strings.HasPrefix(pc.do("BF.ADD", "f", "a"), "-") })
+}

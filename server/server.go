@@ -167,6 +167,12 @@ type Config struct {
 	// kept for partial resynchronisations (default 1 MiB, as Redis's
 	// repl-backlog-size).
 	ReplBacklogSize int64
+	// MinReplicasToWrite, when positive, refuses writes (Redis's
+	// NOREPLICAS) unless that many replicas are online and acknowledged
+	// within MinReplicasMaxLag (default 10 s), as Redis's
+	// min-replicas-to-write and min-replicas-max-lag.
+	MinReplicasToWrite int
+	MinReplicasMaxLag  time.Duration
 	// Logger receives warnings and notices (nil: discarded).
 	Logger *log.Logger
 }

@@ -160,6 +160,9 @@ func runServe(e *env, args []string) error {
 	masterAuth := fs.String("masterauth", "", "with -replicaof: the primary's password (Redis's masterauth)")
 	masterUser := fs.String("masteruser", "", "with -replicaof: the user to authenticate as on the primary (Redis's masteruser)")
 	replSkip := fs.Bool("replica-skip-unsupported", false, "with -replicaof: skip, and count in INFO, the primary's keys and commands of other Redis types instead of stopping replication at the first")
+	minReplicas := fs.Int("min-replicas-to-write", 0, "refuse writes (NOREPLICAS) unless this many replicas are online and acknowledged within -min-replicas-max-lag (Redis's min-replicas-to-write; 0: never)")
+	minLag := seconds(10 * time.Second)
+	fs.Var(&minLag, "min-replicas-max-lag", "SECONDS: the lag within which a replica counts for -min-replicas-to-write")
 	backlog := byteSize(1 << 20)
 	fs.Var(&backlog, "repl-backlog-size", "the replication stream kept for replicas' partial resynchronisations (Redis's repl-backlog-size)")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -193,7 +196,7 @@ func runServe(e *env, args []string) error {
 		MaxBulk: int64(bulk), MaxArgs: *maxArgs, Load: loads, Dialect: dia, ModuleConfigs: modcfg, BFLayout: *bfLayout,
 		LoadRDB: *loadRDB, LoadRDBSkipUnsupported: *skipUnsupported, LoadRDBDB: *rdbDB,
 		ReplicaOf: *replicaOf, MasterAuth: *masterAuth, MasterUser: *masterUser, ReplicaSkipUnsupported: *replSkip,
-		ReplBacklogSize: int64(backlog),
+		ReplBacklogSize: int64(backlog), MinReplicasToWrite: *minReplicas, MinReplicasMaxLag: time.Duration(minLag),
 		Logger:          log.New(e.stderr, "", log.LstdFlags),
 	}
 	if rewrite == 0 {
