@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/bloomlab/bloomlab/rdb"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/bloomlab/bloomlab/rdb"
 	"strconv"
 	"sync"
 	"sync/atomic"

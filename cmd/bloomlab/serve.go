@@ -197,7 +197,7 @@ func runServe(e *env, args []string) error {
 		LoadRDB: *loadRDB, LoadRDBSkipUnsupported: *skipUnsupported, LoadRDBDB: *rdbDB,
 		ReplicaOf: *replicaOf, MasterAuth: *masterAuth, MasterUser: *masterUser, ReplicaSkipUnsupported: *replSkip,
 		ReplBacklogSize: int64(backlog), MinReplicasToWrite: *minReplicas, MinReplicasMaxLag: time.Duration(minLag),
-		Logger:          log.New(e.stderr, "", log.LstdFlags),
+		Logger: log.New(e.stderr, "", log.LstdFlags),
 	}
 	if rewrite == 0 {
 		cfg.AutoRewriteSize = -1
