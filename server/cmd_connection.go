@@ -16,7 +16,8 @@ func init() {
 	client := keyless("client", -2, 0, "slow", "A container for client connection commands", cmdClient)
 	// Redis 7.0's subcommands and arities (CLIENT SETINFO is 7.2's: go-redis sends it).
 	client.subs = []subcommand{{"setname", 3, "slow connection"}, {"getname", 2, "slow connection"}, {"id", 2, "slow connection"},
-		{"setinfo", 4, "slow connection"}, {"info", 2, "slow connection"}, {"list", -2, "admin slow dangerous connection"}}
+		{"setinfo", 4, "slow connection"}, {"info", 2, "slow connection"}, {"list", -2, "admin slow dangerous connection"},
+		{"kill", -3, "admin slow dangerous connection"}}
 	registerFamily(&family{name: "connection", commands: []*command{
 		ping,
 		keyless("echo", 2, fFast, "fast connection", "Echo the given string", cmdEcho),
@@ -206,8 +207,120 @@ func cmdClient(c *client, args [][]byte) bool {
 		c.w.Verbatim(c.describe() + "\n")
 	case "list":
 		c.w.Verbatim(c.s.clientList())
+	case "kill":
+		c.clientKill(args[2:])
 	}
 	return false
+}
+
+// clientKill serves CLIENT KILL as Redis 7.0 does: the old form (one
+// address: +OK, or "No such client") and the filters ID, TYPE (normal,
+// master, replica/slave, pubsub), ADDR, LADDR, SKIPME (default yes),
+// answered with the number of connections closed. Sentinel's
+// reconfiguration block sends CLIENT KILL TYPE normal and TYPE pubsub.
+func (c *client) clientKill(args [][]byte) {
+	s := c.s
+	var id int64
+	var typ, addr, laddr string
+	skipMe, old := true, len(args) == 1
+	if old {
+		addr = string(args[0])
+	} else {
+		if len(args)%2 != 0 {
+			c.err("ERR syntax error")
+			return
+		}
+		for i := 0; i < len(args); i += 2 {
+			v := args[i+1]
+			switch strings.ToLower(string(args[i])) {
+			case "id":
+				n, ok := parseInt(v)
+				if !ok || n <= 0 {
+					c.err("ERR client-id should be greater than 0")
+					return
+				}
+				id = n
+			case "type":
+				typ = strings.ToLower(string(v))
+				switch typ {
+				case "normal", "master", "replica", "slave", "pubsub":
+				default:
+					c.err("ERR Unknown client type '" + argText(v) + "'")
+					return
+				}
+				if typ == "slave" {
+					typ = "replica"
+				}
+			case "addr":
+				addr = string(v)
+			case "laddr":
+				laddr = string(v)
+			case "skipme":
+				switch strings.ToLower(string(v)) {
+				case "yes":
+					skipMe = true
+				case "no":
+					skipMe = false
+				default:
+					c.err("ERR syntax error")
+					return
+				}
+			default:
+				c.err("ERR syntax error")
+				return
+			}
+		}
+	}
+	var victims []*client
+	s.mu.Lock()
+	for o := range s.clients {
+		switch {
+		case id != 0 && o.id != id,
+			addr != "" && o.conn.RemoteAddr().String() != addr,
+			laddr != "" && o.conn.LocalAddr().String() != laddr,
+			typ != "" && o.clientType() != typ,
+			o == c && skipMe && !old:
+			continue
+		}
+		victims = append(victims, o)
+	}
+	s.mu.Unlock()
+	killed := int64(len(victims))
+	if l := s.repl.replicaLink(); l != nil && (typ == "master" || typ == "" && id == 0 && addr == "" && laddr == "" && !old) {
+		l.mu.Lock()
+		if l.conn != nil {
+			l.conn.Close() // the link reconnects, as Redis's replica does
+			killed++
+		}
+		l.mu.Unlock()
+	}
+	for _, o := range victims {
+		if o == c {
+			c.quit = true // closed after this reply
+			continue
+		}
+		o.conn.Close()
+	}
+	if old {
+		if killed == 0 {
+			c.err("ERR No such client")
+			return
+		}
+		c.w.Simple("OK")
+		return
+	}
+	c.w.Int(killed)
+}
+
+// clientType is CLIENT KILL TYPE's and CLIENT LIST's kind of connection.
+func (c *client) clientType() string {
+	switch {
+	case c.rep != nil:
+		return "replica"
+	case c.subscribed():
+		return "pubsub"
+	}
+	return "normal"
 }
 
 // clientList is CLIENT LIST's text. (Every lock a command that only reads
@@ -232,3 +345,7 @@ func (c *client) describe() string {
 	return fmt.Sprintf("id=%d addr=%s name=%s age=%d db=0 multi=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, addr, c.name, int(time.Since(c.created).Seconds()), map[bool]int{true: len(c.queue), false: -1}[c.multi], c.w.Proto, c.libName, c.libVer)
 }
+
+// subscribed reports whether the connection is in pub/sub mode (none is
+// until pub/sub is served).
+func (c *client) subscribed() bool { return false }

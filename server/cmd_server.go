@@ -19,7 +19,7 @@ func init() {
 	cmdCmd := keyless("command", -1, 0, "slow connection", "Get array of Redis command details", cmdCommand)
 	cmdCmd.subs = []subcommand{{"count", 2, "slow connection"}, {"info", -2, "slow connection"}, {"docs", -2, "slow connection"}, {"list", -2, "slow connection"}}
 	config := keyless("config", -2, fAdmin, "slow", "A container for server configuration commands", cmdConfig)
-	config.subs = []subcommand{{"get", -3, "admin slow dangerous"}, {"set", -4, "admin slow dangerous"}, {"resetstat", 2, "admin slow dangerous"}}
+	config.subs = []subcommand{{"get", -3, "admin slow dangerous"}, {"set", -4, "admin slow dangerous"}, {"resetstat", 2, "admin slow dangerous"}, {"rewrite", 2, "admin slow dangerous"}}
 	module := keyless("module", -2, fAdmin, "slow", "A container for module commands", cmdModule)
 	module.subs = []subcommand{{"list", 2, "admin slow dangerous"}, {"help", 2, "slow"}, {"load", -3, "admin slow dangerous"},
 		{"loadex", -3, "admin slow dangerous"}, {"unload", 3, "admin slow dangerous"}}
@@ -208,6 +208,10 @@ func cmdConfig(c *client, args [][]byte) bool {
 		c.configSet(args[2:])
 	case "resetstat":
 		c.w.Simple("OK")
+	case "rewrite":
+		// Sentinel's reconfiguration block sends it; without a file
+		// (serve is configured by flags) it fails at EXEC, as Redis's.
+		c.err("ERR The server is running without a config file")
 	default:
 		c.err("ERR unknown subcommand '" + argText(args[1]) + "'. Try CONFIG HELP.")
 	}
@@ -500,7 +504,7 @@ func cmdInfo(c *client, args [][]byte) bool {
 		_, port, _ = splitHostPort(a.String())
 	}
 	section("Server", "redis_version", s.d.redisVersion, "bloomlab_version", "1", "server_name", "bloomlab",
-		"redis_mode", "standalone", "os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", strconv.IntSize,
+		"redis_mode", "standalone", "run_id", s.runID, "os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", strconv.IntSize,
 		"go_version", runtime.Version(), "process_id", os.Getpid(), "tcp_port", port,
 		"uptime_in_seconds", int(up.Seconds()), "uptime_in_days", int(up.Hours()/24),
 		"module_bf_version", s.d.moduleVersion)

@@ -195,6 +195,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"usage", "SAMPLES", // MEMORY USAGE
 		"REPLCONF", "GETACK", "getack", "ack", "no", "one", "listening-port", "ip-address", "capa", "eof", "psync2",
 		"rdb-channel", "rdb-only", "rdb-filter-only", "fack", "?", "127.0.0.1", // replication
+		"kill", "normal", "master", "replica", "slave", "pubsub", "addr", "laddr", "skipme", "yes", "rewrite", // CLIENT KILL, CONFIG REWRITE
 		"REPLACE", "ABSTTL", "IDLETIME", "FREQ", "RESTORE", // RESTORE
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
@@ -285,6 +286,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"replconf", "ip-address", "127.0.0.1"}, {"replconf", "ack", "0"}, {"replconf", "getack", "*"},
 		{"replconf", "rdb-channel", "1"}, {"psync", "?", "-1"}, {"sync"},
 		{"replicaof", "127.0.0.1", "1"}, {"slaveof", "no", "one"}, {"replicaof", "no", "one"},
+		{"config", "rewrite"}, {"client", "kill", "TYPE", "pubsub", "SKIPME", "yes"}, {"client", "kill", "ID", "999999"},
 	}
 }
 

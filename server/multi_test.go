@@ -113,6 +113,9 @@ func TestMultiLikeRedis(t *testing.T) {
 		// queue, as Sentinel's reconfiguration block needs REPLICAOF to.
 		{"wait", "0", "0"}, {"role"}, {"replicaof", "no", "one"}, {"slaveof", "no", "one"},
 		{"replconf", "listening-port", "1"}, {"replconf", "x"}, {"psync", "?", "-1"}, {"sync"},
+		// Sentinel's reconfiguration block: every part queues.
+		{"config", "rewrite"}, {"client", "kill", "TYPE", "pubsub"}, {"client", "kill", "TYPE", "foo"},
+		{"client", "kill", "1.2.3.4:5"}, {"client", "kill", "ID", "x"}, {"client", "kill", "SKIPME", "maybe"}, {"client", "kill"},
 	}
 	// Every command of the table that Redis has, once with its arity
 	// broken.

@@ -227,7 +227,8 @@ type Server struct {
 	totalConns    atomic.Int64
 	totalCommands atomic.Int64
 	rejectedConns atomic.Int64
-	replStarted   bool // Config.ReplicaOf's link was started (under mu)
+	replStarted   bool   // Config.ReplicaOf's link was started (under mu)
+	runID         string // INFO's run_id: this process's start (Sentinel tells restarts by it)
 }
 
 // errClosed is returned by Serve once the server is shut down.
@@ -288,6 +289,7 @@ func newServer(cfg Config) (*Server, error) {
 	}
 	s.db.init()
 	s.repl.init(cfg.ReplBacklogSize)
+	s.runID = newReplID()
 	s.modcfg.init()
 	if err := s.setModuleConfigs(); err != nil {
 		return nil, err
