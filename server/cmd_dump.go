@@ -58,15 +58,33 @@ func cmdDump(c *client, args [][]byte) bool {
 		}
 	}
 	defer c.unlockEntry(e, settle)
-	if settle {
+	v := e.v
+	switch {
+	case settle && c.s.repl.replicaLink() != nil:
+		// A replica's values change only by its primary's stream (which
+		// carries a serve primary's settling; a Redis primary settles in
+		// its save's forked child): the payload is a settled copy's.
+		cp, err := v.clone()
+		if err == nil && cp == v {
+			err = errors.New("the value cannot be copied")
+		}
+		if err == nil {
+			_, err = v.typ().fam.settle(string(args[1]), cp)
+		}
+		if err != nil {
+			c.err("ERR " + err.Error())
+			return false
+		}
+		v = cp
+	case settle:
 		// The type cannot change under the entry's lock held with the
 		// keyspace's shared lock.
 		if err := c.settleKey(string(args[1]), e); err != nil {
 			c.err("ERR " + err.Error())
 			return false
 		}
+		v = e.v
 	}
-	v := e.v
 	if what := rdbUnsupported(v); what != "" {
 		c.err("ERR " + (&errRDBUnsupported{what}).Error())
 		return false

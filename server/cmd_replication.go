@@ -308,7 +308,7 @@ func (s *Server) freezeForSync(rep *replica) ([]snapItem, int64, uint64, error) 
 		if e.expired(now) {
 			continue // the primary's DEL follows in the stream when it acts on it
 		}
-		if e.v.typ().fam.settle != nil {
+		if e.v.typ().fam.settle != nil && r.replicaLink() == nil { // a replica's values change by its primary only
 			if ic == nil {
 				ic = s.internalClient()
 			}

@@ -111,7 +111,7 @@ func (s *Server) save(final bool) error {
 		}
 		// Saved as RedisBloom saves it (settleKey: a digest's buffer
 		// merged, and logged, in the generation the snapshot ends).
-		if e.v.typ().fam.settle != nil {
+		if e.v.typ().fam.settle != nil && s.repl.replicaLink() == nil { // a replica's values change by its primary only
 			if ic == nil {
 				ic = s.internalClient()
 			}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -382,4 +383,132 @@ func TestMinReplicasToWrite(t *testing.T) {
 	rc := dial(t, r)
 	waitFor(t, "the link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
 	waitFor(t, "a good replica", func() bool { return !strings.HasPrefix(pc.do("BF.ADD", "f", "a"), "-") })
+}
+
+// TestMigrationFromRedisBloom runs when BLOOMLAB_REDISBLOOM_SO names a
+// RedisBloom module: serve replicates a redis-server with RedisBloom
+// under writes of all five families, then is promoted (live migration):
+// every BF, CF, CMS and TDIGEST key is DUMP-equal to Redis's, TOPK keys
+// list the same items (RedisBloom's decay draws from rand(), so their
+// counts may differ), strings equal.
+func TestMigrationFromRedisBloom(t *testing.T) {
+	so := os.Getenv("BLOOMLAB_REDISBLOOM_SO")
+	if so == "" {
+		t.Skip("BLOOMLAB_REDISBLOOM_SO names no RedisBloom module")
+	}
+	rs := redistest.Start(t, redistest.Options{Extra: []string{"--loadmodule", so, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}})
+	rc := dialAddr(t, rs.Addr)
+	before := [][]string{{"BF.ADD", "b1", "x"}, {"BF.RESERVE", "b2", "0.001", "1000"}, {"CF.ADD", "c1", "x"},
+		{"CMS.INITBYDIM", "m1", "100", "4"}, {"CMS.INCRBY", "m1", "a", "3"}, {"TOPK.RESERVE", "t1", "3"},
+		{"TDIGEST.CREATE", "d1"}, {"TDIGEST.ADD", "d1", "1", "2", "3"}, {"SET", "s1", "v"}}
+	for _, cmd := range before {
+		rc.do(cmd...)
+	}
+	r := start(t, Config{Dir: t.TempDir(), ReplicaOf: rs.Addr, ReplicaSkipUnsupported: true})
+	sc := dial(t, r)
+	waitFor(t, "the link", func() bool { return infoField(sc, "replication", "master_link_status") == "up" })
+	for i := 0; i < 200; i++ {
+		it := "i" + strconv.Itoa(i)
+		for _, cmd := range [][]string{{"BF.ADD", "b1", it}, {"BF.ADD", "bn" + strconv.Itoa(i%3), it}, {"CF.ADD", "c1", it},
+			{"CF.ADDNX", "cn", it}, {"CF.INSERT", "ci", "ITEMS", it}, {"CMS.INCRBY", "m1", "k" + strconv.Itoa(i%5), "1"},
+			{"TOPK.ADD", "t1", "k" + strconv.Itoa(i%7)}, {"TDIGEST.ADD", "d1", strconv.Itoa(i)}, {"BF.INSERT", "bi", "ITEMS", it},
+			{"RPUSH", "list", it}} {
+			rc.do(cmd...)
+		}
+	}
+	for _, cmd := range [][]string{{"CF.DEL", "c1", "i3"}, {"BF.MADD", "b2", "a", "b"}, {"TDIGEST.CREATE", "d2"},
+		{"TDIGEST.ADD", "d2", "5", "6"}, {"TDIGEST.MERGE", "dm", "2", "d1", "d2"}} {
+		rc.do(cmd...)
+	}
+	if got := rc.do("WAIT", "1", "5000"); got != ":1" {
+		t.Fatalf("WAIT on Redis: %s", got)
+	}
+	if got := sc.do("REPLICAOF", "NO", "ONE"); got != "+OK" {
+		t.Fatalf("REPLICAOF NO ONE: %s", got)
+	}
+	for _, k := range keysOf(rc) {
+		switch typ := rc.do("TYPE", k); typ {
+		case "+list":
+			if ex := sc.do("EXISTS", k); ex != ":0" {
+				t.Errorf("%s: a list on serve", k)
+			}
+		case "+TopK-TYPE":
+			if a, b := rc.do("TOPK.LIST", k), sc.do("TOPK.LIST", k); a != b {
+				t.Errorf("%s: TOPK.LIST %s on Redis, %s on serve", k, a, b)
+			}
+		case "+TDIS-TYPE":
+			// A digest unmerged at the full sync: Redis's forked child
+			// merges its copy for the payload and the primary keeps its
+			// buffer, so every replica's (Redis's own too) counts one
+			// compression more; the centroids are the same.
+			q := []string{"TDIGEST.QUANTILE", k, "0", "0.1", "0.5", "0.9", "1"}
+			if a, b := rc.do(q...), sc.do(q...); a != b {
+				t.Errorf("%s: quantiles %s on Redis, %s on serve", k, a, b)
+			}
+			info := func(c *rawConn) string {
+				v := c.do("TDIGEST.INFO", k)
+				return v[:strings.Index(v, "+Total compressions")]
+			}
+			if a, b := info(rc), info(sc); a != b {
+				t.Errorf("%s: TDIGEST.INFO %s on Redis, %s on serve", k, a, b)
+			}
+		default:
+			if a, b := rc.do("DUMP", k), sc.do("DUMP", k); a != b {
+				t.Errorf("%s (%s): DUMP differs", k, typ)
+			}
+		}
+	}
+	if got := sc.do("BF.ADD", "b1", "after"); got != "#true" && got != ":1" {
+		t.Errorf("a write after the promotion: %s", got)
+	}
+}
+
+// TestRedisBloomReplicaOfServe runs when BLOOMLAB_REDISBLOOM_SO names a
+// RedisBloom module: a redis-server with RedisBloom replicates from serve
+// (the reverse migration) through the full sync and the stream: BF, CF and
+// CMS keys DUMP-equal, TOPK lists and TDIGEST quantiles equal.
+func TestRedisBloomReplicaOfServe(t *testing.T) {
+	so := os.Getenv("BLOOMLAB_REDISBLOOM_SO")
+	if so == "" {
+		t.Skip("BLOOMLAB_REDISBLOOM_SO names no RedisBloom module")
+	}
+	p := start(t, Config{})
+	pc := dial(t, p)
+	workload(t, pc, 1)
+	rs := redistest.Start(t, redistest.Options{Extra: []string{"--loadmodule", so, "--replicaof", "127.0.0.1", port(p)}})
+	rc := dialAddr(t, rs.Addr)
+	waitFor(t, "redis-server's link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	workload(t, pc, 2)
+	if got := pc.do("WAIT", "1", "5000"); got != ":1" {
+		t.Fatalf("WAIT: %s", got)
+	}
+	for _, k := range keysOf(pc) {
+		switch typ := pc.do("TYPE", k); typ {
+		case "+TopK-TYPE":
+			if a, b := pc.do("TOPK.LIST", k), rc.do("TOPK.LIST", k); a != b {
+				t.Errorf("%s: TOPK.LIST %s on serve, %s on Redis", k, a, b)
+			}
+		case "+TDIS-TYPE":
+			// serve replicates its digests' compressions, which Redis's
+			// RedisBloom refuses (an error it logs) and makes at its own
+			// queries: the quantiles agree to rounding.
+			q := []string{"TDIGEST.QUANTILE", k, "0", "0.1", "0.5", "0.9", "1"}
+			pc.send(q...)
+			a, _ := pc.read()
+			rc.send(q...)
+			b, _ := rc.read()
+			for i := range a.Elems {
+				x, _ := strconv.ParseFloat(string(a.Elems[i].Str), 64)
+				y, _ := strconv.ParseFloat(string(b.Elems[i].Str), 64)
+				if d := x - y; d > 1e-9*max(1, x) || d < -1e-9*max(1, x) {
+					t.Errorf("%s: quantiles %s on serve, %s on Redis", k, a, b)
+					break
+				}
+			}
+		default:
+			if a, b := pc.do("DUMP", k), rc.do("DUMP", k); a != b {
+				t.Errorf("%s (%s): DUMP differs", k, typ)
+			}
+		}
+	}
 }
