@@ -52,6 +52,7 @@ type replicaLink struct {
 	downSince  atomic.Int64 // Unix ms the link went down (0: up)
 	syncing    atomic.Bool
 	fromServe  bool // the primary is serve (its stream is log records)
+	changed    bool // changes applied since the last state record (stream's goroutine)
 	applied    atomic.Int64
 	skipped    map[string]int64 // commands and keys skipped, by name (-replica-skip-unsupported)
 	stopped    atomic.Bool
@@ -422,10 +423,14 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, id string, off i
 	}
 	s.db.mu.Lock()
 	ic := s.internalClient()
-	for k, e := range s.db.m {
-		s.deleteKey(ic, k, e)
-	}
-	st, err := s.loadRDBEntries(rd, 0, s.cfg.ReplicaSkipUnsupported, "replication")
+	// The payload loads into a new keyspace; the old one stays until it
+	// has loaded whole (a payload that fails, truncated, corrupt or too
+	// large for maxmemory, leaves the replica with its previous dataset,
+	// as Redis's repl-diskless-load swapdb does): both count against
+	// maxmemory meanwhile.
+	oldM, oldE := s.db.m, s.db.expires
+	s.db.m, s.db.expires = map[string]*entry{}, map[string]*entry{}
+	st, err := s.loadRDBEntries(rd, uint64(s.cfg.LoadRDBDB), s.cfg.ReplicaSkipUnsupported, "-replica-skip-unsupported")
 	if err == nil {
 		// What follows the payload: nothing in the $<len> form; the mark,
 		// already read, in the EOF form.
@@ -439,11 +444,16 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, id string, off i
 		}
 	}
 	if err != nil {
-		// Nothing half loaded stays: the keyspace is empty, as Redis's is
-		// after a failed load; the next full sync fills it.
 		for k, e := range s.db.m {
 			s.deleteKey(ic, k, e)
 		}
+		s.db.m, s.db.expires = oldM, oldE
+		s.db.mu.Unlock()
+		return fmt.Errorf("full sync refused, the previous dataset kept: %w", err)
+	}
+	for k, e := range oldM {
+		s.mem.Add(-e.mem)
+		s.touch(k)
 	}
 	if s.aof != nil {
 		ic.logArgs("FLUSHALL") // the log's older records no longer describe the keyspace
@@ -463,9 +473,6 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, id string, off i
 	r.mu.Unlock()
 	r.cond.Broadcast()
 	s.db.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("full sync: %w", err)
-	}
 	if s.persist != nil {
 		if err := s.save(false); err != nil {
 			return fmt.Errorf("full sync: the snapshot after it: %w", err)
@@ -570,6 +577,14 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 	var blockBytes int64
 	db := int64(0)
 	for {
+		if l.changed && rd.Buffered() == 0 {
+			// The end of a batch of changes: the replica's position after
+			// it, for a restart (stateRecord).
+			s.db.mu.Lock()
+			s.repl.logState(s)
+			s.db.mu.Unlock()
+			l.changed = false
+		}
 		before := cr.n - int64(rd.Buffered())
 		args, err := rd.ReadCommand()
 		if err != nil {
@@ -583,7 +598,7 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 			continue
 		case name == "exec" && inMulti:
 			inMulti = false
-			if err := l.applyBlock(ic, block, blockBytes+n, rd.Buffered() == 0); err != nil {
+			if err := l.applyBlock(ic, block, blockBytes+n); err != nil {
 				return err
 			}
 			block = nil
@@ -617,7 +632,7 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 			l.advance(args, n)
 			continue
 		}
-		if err := l.applyBlock(ic, [][][]byte{args}, n, rd.Buffered() == 0); err != nil {
+		if err := l.applyBlock(ic, [][][]byte{args}, n); err != nil {
 			return err
 		}
 	}
@@ -653,9 +668,8 @@ func (l *replicaLink) skip(what string) {
 
 // applyBlock runs commands of the primary's stream (one, or a MULTI/EXEC
 // block's) with the keyspace held exclusively, logged as one unit, and
-// counts their n bytes; at the end of a batch (end: nothing more received)
-// it logs the replica's position (stateRecord).
-func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64, end bool) error {
+// counts their n bytes.
+func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64) error {
 	s := l.s
 	s.db.mu.Lock()
 	s.loading = true // nothing expires by this server's clock: the primary's DELs say when
@@ -719,9 +733,7 @@ func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64, end bool)
 	r.offset.Add(n - (r.offset.Load() - before))
 	r.trimLocked()
 	r.mu.Unlock()
-	if end {
-		r.logState(s)
-	}
+	l.changed = true
 	s.loading = false
 	s.db.mu.Unlock()
 	r.cond.Broadcast()
