@@ -435,8 +435,11 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, id string, off i
 		// What follows the payload: nothing in the $<len> form; the mark,
 		// already read, in the EOF form.
 		if mr, ok := src.(*ioTimeReader).r.(*markReader); ok && !mr.found {
-			if _, err2 := io.Copy(io.Discard, mr); err2 != nil || !mr.found {
-				err = fmt.Errorf("the payload's EOF mark is missing")
+			// The RDB file ended (its EOF opcode and checksum): the mark
+			// must follow at once.
+			var b [1]byte
+			if n, _ := mr.Read(b[:]); n != 0 || !mr.found {
+				err = fmt.Errorf("the payload's EOF mark does not follow its end")
 			}
 		}
 		if lr, ok := src.(*ioTimeReader).r.(*io.LimitedReader); ok && lr.N != 0 {
@@ -491,47 +494,47 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, id string, off i
 }
 
 // markReader reads a diskless payload up to its 40-byte end mark (not
-// included). The primary sends nothing after the mark until this replica
-// acknowledges the load, so a read never takes bytes beyond it.
+// included), never taking a byte beyond the mark from the buffered
+// reader: what follows is the stream (a primary sends nothing after the
+// mark until this replica acknowledges the load, but one that does loses
+// nothing).
 type markReader struct {
 	r     *bufio.Reader
 	mark  []byte
-	buf   []byte // bytes read and not yet returned (the last 40 may be the mark's)
 	found bool
 }
 
 func (m *markReader) Read(p []byte) (int, error) {
-	for !m.found && len(m.buf) <= len(m.mark) {
-		chunk := make([]byte, 64<<10)
-		n, err := m.r.Read(chunk)
-		m.buf = append(m.buf, chunk[:n]...)
-		if bytes.HasSuffix(m.buf, m.mark) {
-			m.buf = m.buf[:len(m.buf)-len(m.mark)]
-			m.found = true
-			break
+	if m.found {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		buf, _ := m.r.Peek(m.r.Buffered())
+		if i := bytes.Index(buf, m.mark); i >= 0 {
+			n := copy(p, buf[:i])
+			m.r.Discard(n)
+			if n == i {
+				m.r.Discard(len(m.mark))
+				m.found = true
+			}
+			return n, nil
 		}
-		if err != nil {
+		if safe := len(buf) - len(m.mark) + 1; safe > 0 {
+			// None of these bytes can begin the mark.
+			n := copy(p, buf[:safe])
+			m.r.Discard(n)
+			return n, nil
+		}
+		if _, err := m.r.Peek(len(buf) + 1); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
 			return 0, err
 		}
-		if len(m.buf) > len(m.mark) {
-			break
-		}
 	}
-	if !m.found {
-		// Hold back the last bytes: they may begin the mark.
-		n := copy(p, m.buf[:len(m.buf)-len(m.mark)])
-		m.buf = append(m.buf[:0], m.buf[n:]...)
-		return n, nil
-	}
-	if len(m.buf) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, m.buf)
-	m.buf = m.buf[n:]
-	return n, nil
 }
 
 // ioTimeReader notes the time of each read from the primary and puts a
@@ -569,6 +572,12 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 	cr := &countReader{r: &ioTimeReader{r: br, conn: conn, l: l}}
 	rd := resp.NewReader(cr, s.lim)
 	ic := s.internalClient()
+	// What the primary sends counts as client memory against maxmemory, as
+	// a client's commands do: a command too large for what is left stops
+	// the link (logged) instead of being dropped, which would leave the
+	// replica apart from its primary.
+	rd.Account(ic.growReader, ic.readerFits)
+	defer ic.releaseMem()
 	ic.excl = true
 	ic.master = true
 	ic.replaying = l.fromServe
@@ -587,6 +596,9 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 		}
 		before := cr.n - int64(rd.Buffered())
 		args, err := rd.ReadCommand()
+		if err == resp.ErrNoMemory {
+			return fmt.Errorf("the primary sent a command larger than maxmemory leaves room for (%d bytes, %d in use)", s.maxMem, s.mem.Load())
+		}
 		if err != nil {
 			return err
 		}

@@ -1,15 +1,22 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log"
+	"net"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/bloomlab/bloomlab/internal/redistest"
+	"github.com/bloomlab/bloomlab/rdb"
+	"github.com/bloomlab/bloomlab/server/internal/resp"
 )
 
 // waitFor polls cond every 10 ms for up to 20 s.
@@ -512,3 +519,115 @@ func TestRedisBloomReplicaOfServe(t *testing.T) {
 		}
 	}
 }
+
+// fakePrimary serves one replication handshake per connection, then
+// sends payload after +FULLRESYNC and keeps the connection open.
+func fakePrimary(t *testing.T, payload func(c net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				rd := resp.NewReader(c, resp.Limits{})
+				for {
+					args, err := rd.ReadCommand()
+					if err != nil {
+						return
+					}
+					switch strings.ToLower(string(args[0])) {
+					case "ping":
+						c.Write([]byte("+PONG\r\n"))
+					case "replconf":
+						c.Write([]byte("+OK\r\n"))
+					case "psync":
+						c.Write([]byte("+FULLRESYNC " + strings.Repeat("a", 40) + " 100\r\n"))
+						payload(c)
+						time.Sleep(2 * time.Second)
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestReplicaRefusesBadPrimary: a "primary" that sends a truncated,
+// corrupt, oversized or endless payload, or a stream of a command larger
+// than maxmemory allows, makes the replica refuse it with a log line: its
+// previous dataset stays, its memory stays under maxmemory, nothing panics.
+func TestReplicaRefusesBadPrimary(t *testing.T) {
+	var good bytes.Buffer
+	rw, _ := rdb.NewWriter(&good, 10, false)
+	rw.SelectDB(0)
+	rw.String([]byte("k"), []byte("v"))
+	rw.Close()
+	cases := map[string]func(c net.Conn){
+		"truncated": func(c net.Conn) { fmt.Fprintf(c, "$%d\r\n%s", good.Len(), good.Bytes()[:good.Len()-5]) },
+		"corrupt": func(c net.Conn) {
+			b := bytes.Clone(good.Bytes())
+			b[len(b)-3] ^= 0xff // the checksum
+			fmt.Fprintf(c, "$%d\r\n%s", len(b), b)
+		},
+		"huge length": func(c net.Conn) { fmt.Fprintf(c, "$99999999999999\r\nREDIS0010") },
+		"not an rdb":  func(c net.Conn) { fmt.Fprintf(c, "$5\r\nhello") },
+		"no mark":     func(c net.Conn) { fmt.Fprintf(c, "$EOF:%s\r\n%s", strings.Repeat("b", 40), good.Bytes()) },
+		"bad header":  func(c net.Conn) { fmt.Fprintf(c, "*3\r\n") },
+		"huge string": func(c net.Conn) {
+			fmt.Fprintf(c, "$EOF:%s\r\nREDIS0010\xfe\x00\x00\x01k\x80\x00\x00\x00\x10\x00\x00\x00", strings.Repeat("c", 40)) // a 64 GiB string
+		},
+		"big command": func(c net.Conn) {
+			fmt.Fprintf(c, "$EOF:%s\r\n%s%s", strings.Repeat("d", 40), good.Bytes(), strings.Repeat("d", 40))
+			fmt.Fprintf(c, "*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$%d\r\n", 64<<20)
+			c.Write(bytes.Repeat([]byte("x"), 40<<20))
+		},
+	}
+	for name, payload := range cases {
+		t.Run(name, func(t *testing.T) {
+			var logs syncBuf
+			r := start(t, Config{MaxMemory: 32 << 20, Logger: log.New(&logs, "", 0)})
+			rc := dial(t, r)
+			rc.do("SET", "old", "1")
+			addr := fakePrimary(t, payload)
+			if got := rc.do("REPLICAOF", "127.0.0.1", addr[strings.LastIndexByte(addr, ':')+1:]); got != "+OK" {
+				t.Fatalf("REPLICAOF: %s", got)
+			}
+			refusal := func() string {
+				for _, line := range strings.Split(logs.String(), "\n") {
+					if strings.Contains(line, "replication from") && !strings.Contains(line, "full sync of") {
+						return line
+					}
+				}
+				return ""
+			}
+			waitFor(t, "a refusal in the log", func() bool { return refusal() != "" })
+			if m := r.mem.Load(); m > 32<<20 {
+				t.Errorf("%d bytes in use under a 32 MiB maxmemory", m)
+			}
+			if name != "big command" {
+				if got := rc.do("GET", "old"); got != `$"1"` {
+					t.Errorf("the previous dataset: GET old %s", got)
+				}
+			}
+			t.Logf("%s", refusal())
+		})
+	}
+}
+
+// syncBuf is a bytes.Buffer safe for a logger and a test.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
