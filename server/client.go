@@ -41,6 +41,9 @@ type client struct {
 	rconf    *replConf
 	rep      *replica
 	replSeen int64
+	// afterExec are changes a command inside EXEC left for after the
+	// block, which release the keyspace first (REPLICAOF).
+	afterExec []func()
 
 	multi    bool
 	multiErr bool

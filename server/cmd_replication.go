@@ -612,10 +612,22 @@ func (r *replication) onlineLocked() []*replica {
 // cmdReplicaof serves REPLICAOF host port and REPLICAOF NO ONE (SLAVEOF).
 func cmdReplicaof(c *client, args [][]byte) bool {
 	s := c.s
+	// Inside EXEC (Sentinel's reconfiguration block) the keyspace is held,
+	// which the change takes itself: it runs once the block is done.
+	later := func(f func()) {
+		if c.excl {
+			c.afterExec = append(c.afterExec, f)
+		} else {
+			f()
+		}
+	}
 	if eqFold(args[1], "no") && eqFold(args[2], "one") {
 		if s.repl.replicaLink() != nil {
-			s.promote()
-			s.logf("bloomlab: MASTER MODE enabled (user request from 'id=%d')", c.id)
+			id := c.id
+			later(func() {
+				s.promote()
+				s.logf("bloomlab: MASTER MODE enabled (user request from 'id=%d')", id)
+			})
 		}
 		c.w.Simple("OK")
 		return false
@@ -632,11 +644,11 @@ func cmdReplicaof(c *client, args [][]byte) bool {
 			return false
 		}
 	}
-	if err := s.replicaOf(host, int(port)); err != nil {
-		c.err("ERR " + oneLine(err.Error()))
-		return false
-	}
-	s.logf("bloomlab: REPLICAOF %s:%d enabled (user request from 'id=%d')", host, port, c.id)
+	id := c.id
+	later(func() {
+		s.replicaOf(host, int(port))
+		s.logf("bloomlab: REPLICAOF %s:%d enabled (user request from 'id=%d')", host, port, id)
+	})
 	c.w.Simple("OK")
 	return false
 }

@@ -82,6 +82,10 @@ func cmdExec(c *client, args [][]byte) bool {
 	c.tx = c.tx[:0]
 	c.excl = false
 	s.db.mu.Unlock()
+	for _, f := range c.afterExec {
+		f()
+	}
+	c.afterExec = nil
 	c.endTx()
 	return false
 }

@@ -631,3 +631,29 @@ type syncBuf struct {
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestReplicaofInsideExec: Sentinel's reconfiguration block (MULTI,
+// SLAVEOF host port or NO ONE, CONFIG REWRITE, CLIENT KILL TYPE normal,
+// CLIENT KILL TYPE pubsub, EXEC) queues whole, answers as Redis's does
+// (CONFIG REWRITE fails at EXEC without a file) and changes the role.
+func TestReplicaofInsideExec(t *testing.T) {
+	p := start(t, Config{})
+	r := start(t, Config{})
+	rc := dial(t, r)
+	block := func(args ...string) string {
+		for _, cmd := range [][]string{{"MULTI"}, args, {"CONFIG", "REWRITE"}, {"CLIENT", "KILL", "TYPE", "normal"}, {"CLIENT", "KILL", "TYPE", "pubsub"}} {
+			if got := rc.do(cmd...); got != "+OK" && got != "+QUEUED" {
+				t.Fatalf("%q: %s", cmd, got)
+			}
+		}
+		return rc.do("EXEC")
+	}
+	if got := block("SLAVEOF", "127.0.0.1", port(p)); got != "*[+OK, -ERR The server is running without a config file, :0, :0]" {
+		t.Errorf("EXEC: %s", got)
+	}
+	waitFor(t, "the link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	if got := block("SLAVEOF", "NO", "ONE"); !strings.HasPrefix(got, "*[+OK,") {
+		t.Errorf("EXEC: %s", got)
+	}
+	waitFor(t, "the promotion", func() bool { return infoField(rc, "replication", "role") == "master" })
+}
