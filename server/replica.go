@@ -692,7 +692,13 @@ func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64) error {
 	var refuse error
 	for _, args := range cmds {
 		cmd := lookupCommand(args[0], &ic.lower)
-		if cmd == nil || cmd.flags&fWrite == 0 {
+		if cmd != nil && cmd.flags&fWrite == 0 && cmd.name != "publish" {
+			// A command that changes nothing here (Redis propagates a few:
+			// PUBLISH is run, for this server's subscribers).
+			l.skip("command " + cmd.name)
+			continue
+		}
+		if cmd == nil {
 			what := "command " + strings.ToLower(string(args[0]))
 			if !s.cfg.ReplicaSkipUnsupported {
 				refuse = fmt.Errorf("the primary sent %s, which this server does not have (-replica-skip-unsupported skips and counts such commands): %w", what, errStopReplicating)

@@ -470,3 +470,59 @@ func CommandCalls(ctx context.Context, c redis.Cmdable) (map[string]int64, error
 	}
 	return m, nil
 }
+
+// SentinelOptions configure StartSentinel.
+type SentinelOptions struct {
+	// Master is the monitored group's name (default "mymaster"), Addr its
+	// primary's HOST:PORT, Quorum the sentinels that must agree (default 2).
+	Master string
+	Addr   string
+	Quorum int
+	// DownAfter and FailoverTimeout are Sentinel's down-after-milliseconds
+	// (default 1 s) and failover-timeout (default 3 s, not its 180 s).
+	DownAfter, FailoverTimeout time.Duration
+}
+
+// StartSentinel starts a Redis Sentinel (redis-server CONF --sentinel) on
+// a free port, monitoring o.Addr, and waits until it answers.
+func StartSentinel(t TB, o SentinelOptions) *Server {
+	t.Helper()
+	bin := Need(t, "redis-server")
+	if o.Master == "" {
+		o.Master = "mymaster"
+	}
+	if o.Quorum == 0 {
+		o.Quorum = 2
+	}
+	if o.DownAfter == 0 {
+		o.DownAfter = time.Second
+	}
+	if o.FailoverTimeout == 0 {
+		o.FailoverTimeout = 3 * time.Second
+	}
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		t.Fatalf("sentinel: %v", err)
+	}
+	dir := t.TempDir()
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		p := freePort(t)
+		conf := filepath.Join(dir, "sentinel.conf")
+		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\nprotected-mode no\n"+
+			"sentinel monitor %s %s %s %d\nsentinel down-after-milliseconds %s %d\n"+
+			"sentinel failover-timeout %s %d\nsentinel parallel-syncs %s 1\n",
+			p, dir, filepath.Join(dir, "redis.log"), o.Master, host, port, o.Quorum,
+			o.Master, o.DownAfter.Milliseconds(), o.Master, o.FailoverTimeout.Milliseconds(), o.Master)
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			t.Fatalf("sentinel: %v", err)
+		}
+		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", p), Port: p, Dir: dir, t: t, bin: bin, args: []string{conf, "--sentinel"}}
+		if last = s.launch(false); last == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+	}
+	t.Fatalf("sentinel did not start: %v", last)
+	return nil
+}
