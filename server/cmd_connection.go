@@ -29,6 +29,17 @@ func init() {
 }
 
 func cmdPing(c *client, args [][]byte) bool {
+	if c.subscribedResp2() {
+		// Redis's PING in RESP2's subscribed mode.
+		c.w.Array(2)
+		c.w.BulkString("pong")
+		if len(args) == 1 {
+			c.w.BulkString("")
+		} else {
+			c.w.Bulk(args[1])
+		}
+		return false
+	}
 	if len(args) == 1 {
 		c.w.Simple("PONG")
 	} else {
@@ -99,6 +110,9 @@ func cmdHello(c *client, args [][]byte) bool {
 		c.name = string(name)
 	}
 	c.w.Proto = proto
+	if c.ps != nil {
+		c.ps.proto.Store(int32(proto)) // its messages' encoding
+	}
 	c.w.Map(7)
 	c.w.BulkString("server")
 	c.w.BulkString("bloomlab")
