@@ -196,6 +196,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"REPLCONF", "GETACK", "getack", "ack", "no", "one", "listening-port", "ip-address", "capa", "eof", "psync2",
 		"rdb-channel", "rdb-only", "rdb-filter-only", "fack", "?", "127.0.0.1", // replication
 		"REPLACE", "ABSTTL", "IDLETIME", "FREQ", "RESTORE", // RESTORE
+		"CHANNELS", "NUMSUB", "NUMPAT", "channels", "numsub", "numpat", "ch", "c*", "message", // PUBSUB
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
 		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
@@ -285,7 +286,27 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"replconf", "ip-address", "127.0.0.1"}, {"replconf", "ack", "0"}, {"replconf", "getack", "*"},
 		{"replconf", "rdb-channel", "1"}, {"psync", "?", "-1"}, {"sync"},
 		{"replicaof", "127.0.0.1", "1"}, {"slaveof", "no", "one"}, {"replicaof", "no", "one"},
+		{"subscribe", "ch", "bf"}, {"psubscribe", "c*", "[^a-z]"}, {"unsubscribe", "ch"}, {"unsubscribe"},
+		{"punsubscribe", "c*"}, {"punsubscribe"}, {"publish", "ch", "message"},
+		{"pubsub", "channels", "c*"}, {"pubsub", "numsub", "ch", "bf"}, {"pubsub", "numpat"}, {"pubsub", "help"},
 	}
+}
+
+// subscribing reports whether cmd changes a connection's subscriptions:
+// its replies are one per channel, and RESP2's subscribed mode answers
+// what follows otherwise.
+func subscribing(cmd *command) bool {
+	switch cmd.name {
+	case "subscribe", "psubscribe", "unsubscribe", "punsubscribe":
+		return true
+	}
+	return false
+}
+
+// pongLike reports whether v is PING's answer: PONG, or ["pong", ""] in
+// RESP2's subscribed mode.
+func pongLike(v resp.Value) bool {
+	return v.String() == "+PONG" || v.Kind == resp.ArrayReply && len(v.Elems) == 2 && string(v.Elems[0].Str) == "pong" && len(v.Elems[1].Str) == 0
 }
 
 // fuzzable is the command table without the commands tests add.
@@ -386,6 +407,10 @@ func (w *walker) step(args []string) {
 	}
 	cmd := commandTable[strings.ToLower(args[0])]
 	before := allocated()
+	if subscribing(cmd) {
+		w.subscribeStep(args)
+		return
+	}
 	cmds := [][]string{args, {"DISCARD"}}
 	if cmd.name == "hello" {
 		cmds = append(cmds, []string{"HELLO", strconv.Itoa(w.proto)})
@@ -445,6 +470,30 @@ func (w *walker) step(args []string) {
 	if cmd.flags&(fWrite|fAdmin) != 0 || cmd.name == "multi" || cmd.name == "exec" {
 		w.dirty = true
 	}
+}
+
+// subscribeStep runs a step that subscribes or unsubscribes: one reply
+// per channel or pattern (or one, or an error), then PING's answer,
+// which RESP2's subscribed mode gives as ["pong", ""]. The connection is
+// made again after it, without subscriptions.
+func (w *walker) subscribeStep(args []string) {
+	w.send(args, []string{"PING"})
+	for i := 0; ; i++ {
+		v, err := w.read()
+		if err != nil {
+			w.t.Fatalf("RESP%d step %d %q: no reply: %v", w.proto, w.steps, args, err)
+		}
+		if pongLike(v) {
+			break
+		}
+		if i > len(args) {
+			w.t.Fatalf("RESP%d step %d %q: %d replies and no PONG (last %s)", w.proto, w.steps, args, i+1, v)
+		}
+	}
+	if m := w.s.mem.Load(); m > w.maxMem {
+		w.t.Fatalf("RESP%d step %d %q: %d bytes accounted, over the limit %d", w.proto, w.steps, args, m, w.maxMem)
+	}
+	w.connect()
 }
 
 // TestCommandWalk walks every command of the table × every argument
@@ -670,6 +719,11 @@ func FuzzCommands(f *testing.F) {
 	for i, tpl := range commandTemplates(fx) {
 		f.Add(encodeCommands(2+i%2, tpl))
 	}
+	f.Add(encodeCommands(2, []string{"SUBSCRIBE", "ch", "bf"}, []string{"PSUBSCRIBE", "c*"}, []string{"PUBLISH", "ch", "m"},
+		[]string{"GET", "str"}, []string{"PING"}, []string{"UNSUBSCRIBE"}, []string{"PUNSUBSCRIBE"}, []string{"GET", "str"}))
+	f.Add(encodeCommands(3, []string{"SUBSCRIBE", "ch"}, []string{"PSUBSCRIBE", "c*"}, []string{"PUBLISH", "ch", "m"},
+		[]string{"MULTI"}, []string{"PUBLISH", "ch", "m"}, []string{"UNSUBSCRIBE"}, []string{"EXEC"}, []string{"PUBSUB", "NUMSUB", "ch"}))
+	f.Add(encodeCommands(2, []string{"MULTI"}, []string{"SUBSCRIBE", "ch"}, []string{"EXEC"}, []string{"DISCARD"}, []string{"PING", "x"}))
 	f.Add(encodeCommands(2, []string{"MULTI"}, []string{"BF.ADD", "bf", "q"}, []string{"CF.RESERVE", "new", "4611686018427387904"},
 		[]string{"SCAN", "0", "COUNT", "4611686018427387904"}, []string{"EXEC"}))
 	const maxMem = 32 << 20
@@ -692,6 +746,11 @@ func FuzzCommands(f *testing.F) {
 		for _, args := range list {
 			if c := lookupCommand(args[0], &lower); c != nil && (c.name == "quit" || c.name == "shutdown" || c.name == "psync" || c.name == "sync") {
 				stops = true // PSYNC, SYNC: the connection is a replica's, its replies the sender's
+			}
+			if c := lookupCommand(args[0], &lower); c != nil && subscribing(c) {
+				// A reply per channel, messages of its own PUBLISH, RESP2's
+				// subscribed mode: the count is not one per command.
+				stops = true
 			}
 			if c := lookupCommand(args[0], &lower); c != nil && c.name == "wait" && len(args) == 3 {
 				// WAIT for replicas that do not exist blocks for its

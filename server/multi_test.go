@@ -113,6 +113,12 @@ func TestMultiLikeRedis(t *testing.T) {
 		// queue, as Sentinel's reconfiguration block needs REPLICAOF to.
 		{"wait", "0", "0"}, {"role"}, {"replicaof", "no", "one"}, {"slaveof", "no", "one"},
 		{"replconf", "listening-port", "1"}, {"replconf", "x"}, {"psync", "?", "-1"}, {"sync"},
+		// Pub/sub: queued; EXEC runs them (the connection is subscribed
+		// after it: PING answers ["pong", ""] in RESP2).
+		{"subscribe", "ch"}, {"subscribe", "ch", "ch2"}, {"psubscribe", "c*"}, {"unsubscribe"}, {"unsubscribe", "ch"},
+		{"punsubscribe"}, {"punsubscribe", "c*"}, {"publish", "ch", "m"}, {"pubsub", "numpat"}, {"pubsub", "channels"},
+		{"pubsub", "channels", "c*", "x"}, {"pubsub", "numsub", "ch"}, {"pubsub", "help"}, {"pubsub", "foo"},
+		{"pubsub", "numpat", "x"}, {"pubsub"},
 	}
 	// Every command of the table that Redis has, once with its arity
 	// broken.
