@@ -58,10 +58,13 @@ func init() {
 const (
 	pubsubHardLimit = 32 << 20
 	pubsubSoftLimit = 8 << 20
-	pubsubSoftTime  = 60 * time.Second
 	// keepPush: a queue buffer larger than this is dropped once written.
 	keepPush = 64 << 10
 )
+
+// pubsubSoftTime is how long a subscriber's queue may stay past the soft
+// limit (a variable for tests).
+var pubsubSoftTime = 60 * time.Second
 
 // pubsubRegistry is the server's subscriptions.
 type pubsubRegistry struct {

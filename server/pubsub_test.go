@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -384,4 +385,101 @@ func TestPubsubConcurrent(t *testing.T) {
 	if v := dial(t, s).do("PUBSUB", "NUMSUB", "news"); v != fmt.Sprintf("*[$\"news\", :%d]", subs) {
 		t.Errorf("PUBSUB NUMSUB news: %s", v)
 	}
+}
+
+// TestPubsubSoftLimit: a subscriber whose queue stays past 8 MiB for
+// longer than the soft limit's time (60 seconds, shortened here) is
+// disconnected.
+func TestPubsubSoftLimit(t *testing.T) {
+	old := pubsubSoftTime
+	pubsubSoftTime = 200 * time.Millisecond
+	t.Cleanup(func() { pubsubSoftTime = old })
+	s := start(t, Config{})
+	sub := dial(t, s)
+	if tc, ok := sub.conn.(*net.TCPConn); ok {
+		tc.SetReadBuffer(64 << 10)
+	}
+	sub.send("SUBSCRIBE", "big")
+	sub.read()
+	pub := dial(t, s)
+	msg := strings.Repeat("m", 1<<20)
+	for i := 0; i < 200 && s.ps.disconnects.Load() == 0; i++ {
+		// Past 8 MiB queued (the socket's buffers hold some more), well
+		// under 32 MiB: only the soft limit's time disconnects.
+		if v := pub.do("PUBLISH", "big", msg); v != ":1" {
+			t.Fatalf("PUBLISH %d: %s", i, v)
+		}
+		if i >= 20 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if i == 30 {
+			t.Fatal("not disconnected past the soft limit")
+		}
+	}
+	if s.ps.disconnects.Load() != 1 {
+		t.Fatal("not disconnected")
+	}
+}
+
+// TestPubsubProtoSwitch: a subscriber's messages follow its protocol as
+// HELLO changes it, and UNSUBSCRIBE and PUBSUB CHANNELS give every
+// channel as redis-server does (compared as sets: Redis's order is its
+// hash table's).
+func TestPubsubProtoSwitch(t *testing.T) {
+	s := start(t, Config{})
+	sub := dial(t, s)
+	sub.do("HELLO", "3")
+	sub.send("SUBSCRIBE", "a")
+	sub.read()
+	pub := dial(t, s)
+	pub.do("PUBLISH", "a", "one")
+	if _, raw := sub.read(); string(raw) != ">3\r\n$7\r\nmessage\r\n$1\r\na\r\n$3\r\none\r\n" {
+		t.Errorf("RESP3 message: %q", raw)
+	}
+	sub.do("HELLO", "2")
+	pub.do("PUBLISH", "a", "two")
+	if _, raw := sub.read(); string(raw) != "*3\r\n$7\r\nmessage\r\n$1\r\na\r\n$3\r\ntwo\r\n" {
+		t.Errorf("RESP2 message: %q", raw)
+	}
+
+	r := redistest.Start(t, redistest.Options{})
+	sets := func(addr string) (chans, unsub string) {
+		c := dialAddr(t, addr)
+		c.send("SUBSCRIBE", "x3", "x1", "x2", "y")
+		for i := 0; i < 4; i++ {
+			c.read()
+		}
+		o := dialAddr(t, addr)
+		v, _ := o.read2("PUBSUB", "CHANNELS", "x*")
+		var got []string
+		for _, e := range v.Elems {
+			got = append(got, e.String())
+		}
+		sort.Strings(got)
+		c.send("UNSUBSCRIBE")
+		var un []string
+		for i := 0; i < 4; i++ {
+			// The counts go down whatever the order: compare the
+			// channels.
+			v, _ := c.read()
+			if len(v.Elems) != 3 {
+				t.Fatalf("UNSUBSCRIBE: %s", v)
+			}
+			un = append(un, v.Elems[0].String()+" "+v.Elems[1].String())
+		}
+		sort.Strings(un)
+		return strings.Join(got, " "), strings.Join(un, " ")
+	}
+	wc, wu := sets(r.Addr)
+	gc, gu := sets(s.Addr().String())
+	if gc != wc || gu != wu {
+		t.Errorf("PUBSUB CHANNELS x*: %s, redis-server %s\nUNSUBSCRIBE: %q\nredis-server %q", gc, wc, gu, wu)
+	}
+}
+
+// read2 sends a command and returns its reply.
+func (c *rawConn) read2(args ...string) (resp.Value, []byte) {
+	c.t.Helper()
+	c.send(args...)
+	return c.read()
 }
