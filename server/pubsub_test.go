@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/bloomlab/bloomlab/internal/redistest"
 	"github.com/bloomlab/bloomlab/server/internal/resp"
+	"github.com/redis/go-redis/v9"
 )
 
 // pubsubStep is one command of a pub/sub transcript on a named
@@ -482,4 +484,69 @@ func (c *rawConn) read2(args ...string) (resp.Value, []byte) {
 	c.t.Helper()
 	c.send(args...)
 	return c.read()
+}
+
+// TestPubsubGoRedis: go-redis v9's PubSub (channels, patterns, its
+// health-check PINGs in subscribed mode) over RESP2 and RESP3.
+func TestPubsubGoRedis(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ctx := context.Background()
+			s := start(t, Config{})
+			rdb := goRedis(t, s, proto, "")
+			ps := rdb.Subscribe(ctx, "news")
+			defer ps.Close()
+			if _, err := ps.Receive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := ps.PSubscribe(ctx, "n*"); err != nil {
+				t.Fatal(err)
+			}
+			if err := ps.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				n, err := rdb.PubSubNumPat(ctx).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("PSUBSCRIBE not registered")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if n, err := rdb.Publish(ctx, "news", "hi").Result(); err != nil || n != 2 {
+				t.Fatalf("PUBLISH: %d, %v", n, err)
+			}
+			got := map[string]bool{}
+			for len(got) < 2 {
+				m, err := ps.ReceiveTimeout(ctx, 5*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch m := m.(type) {
+				case *redis.Message:
+					got[m.Pattern+"|"+m.Channel+"|"+m.Payload] = true
+				case *redis.Pong, *redis.Subscription:
+				default:
+					t.Fatalf("unexpected %T %v", m, m)
+				}
+			}
+			if !got["|news|hi"] || !got["n*|news|hi"] {
+				t.Errorf("messages: %v", got)
+			}
+			chans, err := rdb.PubSubChannels(ctx, "*").Result()
+			if err != nil || len(chans) != 1 || chans[0] != "news" {
+				t.Errorf("PUBSUB CHANNELS: %v, %v", chans, err)
+			}
+			subs, err := rdb.PubSubNumSub(ctx, "news", "none").Result()
+			if err != nil || subs["news"] != 1 || subs["none"] != 0 {
+				t.Errorf("PUBSUB NUMSUB: %v, %v", subs, err)
+			}
+		})
+	}
 }
