@@ -550,3 +550,37 @@ func TestPubsubGoRedis(t *testing.T) {
 		})
 	}
 }
+
+// TestPubsubReplicated: PUBLISH on a primary reaches the subscribers of
+// its replicas, as Redis propagates it (serve to serve, and Debian's
+// redis-server to serve).
+func TestPubsubReplicated(t *testing.T) {
+	rs := redistest.Start(t, redistest.Options{Extra: []string{"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}})
+	p := start(t, Config{})
+	for _, primary := range []string{p.Addr().String(), rs.Addr} {
+		// Without -replica-skip-unsupported: PUBLISH must not stop
+		// replication.
+		r := start(t, Config{ReplicaOf: primary})
+		rc := dial(t, r)
+		waitFor(t, "the replica's link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+		sub := dial(t, r)
+		sub.send("SUBSCRIBE", "news")
+		sub.read()
+		pc := dialAddr(t, primary)
+		if got := pc.do("PUBLISH", "news", "hi"); got != ":0" {
+			t.Errorf("PUBLISH on the primary: %s", got)
+		}
+		if v, _ := sub.read(); v.String() != `*[$"message", $"news", $"hi"]` {
+			t.Errorf("the replica's subscriber: %s", v)
+		}
+		// Inside a MULTI block, and a write after it still replicated.
+		pc.do("MULTI")
+		pc.do("PUBLISH", "news", "in")
+		pc.do("SET", "k", "v")
+		pc.do("EXEC")
+		if v, _ := sub.read(); v.String() != `*[$"message", $"news", $"in"]` {
+			t.Errorf("the replica's subscriber: %s", v)
+		}
+		waitFor(t, "the replica's SET", func() bool { return rc.do("GET", "k") == `$"v"` })
+	}
+}
