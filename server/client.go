@@ -314,7 +314,11 @@ func (c *client) serve() {
 				c.dlMu.Unlock()
 				return
 			}
-			if idle > 0 {
+			switch {
+			case idle > 0 && c.subscribed():
+				// Redis's timeout spares subscribers, which only listen.
+				c.conn.SetReadDeadline(time.Time{})
+			case idle > 0:
 				c.conn.SetReadDeadline(time.Now().Add(idle))
 			}
 			c.dlMu.Unlock()

@@ -584,3 +584,27 @@ func TestPubsubReplicated(t *testing.T) {
 		waitFor(t, "the replica's SET", func() bool { return rc.do("GET", "k") == `$"v"` })
 	}
 }
+
+// TestPubsubIdleTimeout: the idle timeout closes a connection that sends
+// nothing, but not a subscriber's (Redis's timeout spares pub/sub
+// clients), which still gets its messages.
+func TestPubsubIdleTimeout(t *testing.T) {
+	s := start(t, Config{IdleTimeout: 200 * time.Millisecond})
+	idle := dial(t, s)
+	idle.do("PING")
+	sub := dial(t, s)
+	sub.send("SUBSCRIBE", "a")
+	sub.read()
+	time.Sleep(600 * time.Millisecond)
+	idle.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := idle.conn.Read(make([]byte, 1)); err == nil {
+		t.Error("an idle connection was not closed")
+	}
+	pub := dial(t, s)
+	if got := pub.do("PUBLISH", "a", "m"); got != ":1" {
+		t.Fatalf("PUBLISH: %s (the subscriber was closed)", got)
+	}
+	if v, _ := sub.read(); v.String() != `*[$"message", $"a", $"m"]` {
+		t.Errorf("message: %s", v)
+	}
+}
