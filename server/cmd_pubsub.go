@@ -108,13 +108,13 @@ func (p *psState) count() int { return len(p.channels) + len(p.patterns) }
 func (c *client) subscribed() bool { return c.ps != nil && c.ps.count() > 0 }
 
 // subscribedResp2 reports whether the connection is in RESP2's subscribed
-// mode, where only the subscription commands, PING and QUIT run.
+// mode, where only the subscription commands, PING, QUIT and RESET run.
 func (c *client) subscribedResp2() bool { return c.w.Proto == 2 && c.subscribed() }
 
 // pubsubAllowed is what RESP2's subscribed mode runs.
 func pubsubAllowed(cmd *command) bool {
 	switch cmd.name {
-	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit":
+	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit", "reset":
 		return true
 	}
 	return false

@@ -196,7 +196,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"REPLCONF", "GETACK", "getack", "ack", "no", "one", "listening-port", "ip-address", "capa", "eof", "psync2",
 		"rdb-channel", "rdb-only", "rdb-filter-only", "fack", "?", "127.0.0.1", // replication
 		"REPLACE", "ABSTTL", "IDLETIME", "FREQ", "RESTORE", // RESTORE
-		"CHANNELS", "NUMSUB", "NUMPAT", "channels", "numsub", "numpat", "ch", "c*", "message", // PUBSUB
+		"CHANNELS", "NUMSUB", "NUMPAT", "channels", "numsub", "numpat", "ch", "c*", "message", "RESET", // PUBSUB, RESET
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
 		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
@@ -269,7 +269,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"flushdb", "ASYNC"}, {"flushall", "SYNC"},
 		{"set", "str", "v", "EX", "100", "NX", "GET"}, {"set", "exp", "v", "PXAT", "100", "XX", "KEEPTTL"}, {"get", "str"},
 		{"ping", "x"}, {"echo", "x"}, {"hello", "3", "AUTH", "default", "pw", "SETNAME", "n"}, {"auth", "default", "pw"},
-		{"select", "0"}, {"quit"},
+		{"select", "0"}, {"quit"}, {"reset"},
 		{"client", "setname", "n"}, {"client", "getname"}, {"client", "id"}, {"client", "setinfo", "lib-name", "x"},
 		{"client", "info"}, {"client", "list"},
 		{"command"}, {"command", "count"}, {"command", "info", "get"}, {"command", "docs", "get"}, {"command", "list"},
@@ -412,8 +412,8 @@ func (w *walker) step(args []string) {
 		return
 	}
 	cmds := [][]string{args, {"DISCARD"}}
-	if cmd.name == "hello" {
-		cmds = append(cmds, []string{"HELLO", strconv.Itoa(w.proto)})
+	if cmd.name == "hello" || cmd.name == "reset" {
+		cmds = append(cmds, []string{"HELLO", strconv.Itoa(w.proto)}) // RESET: RESP2
 	}
 	cmds = append(cmds, []string{"PING"})
 	w.send(cmds...)

@@ -91,7 +91,7 @@ func TestMultiLikeRedis(t *testing.T) {
 		{"persist", "k"}, {"dump", "k"}, {"dump", "nokey"}, {"restore", "k3", "0", "x"}, {"restore", "k3", "-1", "x"},
 		{"restore", "k3", "0", "x", "FOO"}, {"flushdb"}, {"flushall"}, {"set", "k", "v"}, {"set", "k", "v", "FOO"}, {"get", "k"},
 		{"ping"}, {"echo", "x"}, {"hello", "3"}, {"hello", "2"}, {"hello", "4"}, {"auth", "x"}, {"auth", "default", "x"},
-		{"select", "0"}, {"quit"},
+		{"select", "0"}, {"quit"}, {"reset"},
 		{"client", "id"}, {"client", "list"}, {"client", "info"}, {"client", "setname", "x"}, {"client", "getname"},
 		{"client", "foo"}, {"client", "id", "x"}, {"client", "setname"}, {"client"},
 		{"command", "count"}, {"command", "info", "get"}, {"command", "docs", "get"}, {"command", "foo"},

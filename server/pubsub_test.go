@@ -92,6 +92,16 @@ var pubsubScript = []pubsubStep{
 	{"x", "ping", 1, 1},
 	{"b", "pubsub numpat", 1, 1},
 	{"b", "pubsub channels", 1, 1},
+	{"e", "subscribe z", 1, 1},
+	{"e", "psubscribe z*", 1, 1},
+	{"b", "publish z 1", 1, 1},
+	{"e", "reset", 3, 3},
+	{"e", "ping", 1, 1},
+	{"e", "get k", 1, 1},
+	{"b", "pubsub numsub z", 1, 1},
+	{"b", "pubsub numpat", 1, 1},
+	{"b", "publish z 2", 1, 1},
+	{"e", "reset x", 1, 1},
 }
 
 // pubsubTranscript runs the script against addr and returns each step's
@@ -606,5 +616,20 @@ func TestPubsubIdleTimeout(t *testing.T) {
 	}
 	if v, _ := sub.read(); v.String() != `*[$"message", $"a", $"m"]` {
 		t.Errorf("message: %s", v)
+	}
+}
+
+// TestReset: RESET as Redis 7.0's: with a password the connection must
+// authenticate again; RESP3 returns to RESP2; the name goes.
+func TestReset(t *testing.T) {
+	s := start(t, Config{Password: "pw"})
+	c := dial(t, s)
+	for _, step := range [][2]string{
+		{"AUTH pw", "+OK"}, {"CLIENT SETNAME n", "+OK"}, {"RESET", "+RESET"}, {"GET k", "-NOAUTH Authentication required."},
+		{"HELLO 3 AUTH default pw", ""}, {"CLIENT GETNAME", "_"}, {"RESET", "+RESET"}, {"AUTH pw", "+OK"}, {"GET k", "$-1"},
+	} {
+		if got := c.do(strings.Fields(step[0])...); step[1] != "" && got != step[1] {
+			t.Errorf("%s: %s, want %s", step[0], got, step[1])
+		}
 	}
 }
