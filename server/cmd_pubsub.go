@@ -14,7 +14,7 @@ import (
 // UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB CHANNELS / NUMSUB
 // / NUMPAT / HELP, with Redis 7.0.15's replies (RESP2 arrays, RESP3
 // pushes) and its RESP2 subscribed mode (exec refuses every other command
-// but PING and QUIT; PING answers ["pong", arg]).
+// but PING, QUIT and RESET; PING answers ["pong", arg]).
 //
 // Delivery. A publisher never writes to a subscriber's connection, never
 // waits for it, and holds no keyspace lock: under the registry's shared
