@@ -74,6 +74,7 @@ type client struct {
 	held     int64                         // bytes of out and queue accounted as client memory (account)
 	memTotal int64                         // the connection's client memory: the reader's, out's and queue's (clientmem.go)
 	quit     bool
+	ps       *psState // pub/sub: subscriptions and queued messages (cmd_pubsub.go), from the first subscription
 	dlMu     sync.Mutex
 	stopping bool
 	lower    [32]byte  // the command name in lower case
@@ -201,6 +202,14 @@ func (c *client) pendingReplies() int { return c.out.len() + c.w.Buffered() }
 // a crash takes back is no answer (commands that use the keyspace are
 // refused from then on, see call).
 func (c *client) flush() error {
+	err := c.flushOut()
+	if c.ps != nil && err == nil {
+		c.idle() // the pusher may write queued messages now
+	}
+	return err
+}
+
+func (c *client) flushOut() error {
 	if err := c.w.Flush(); err != nil {
 		return err
 	}
@@ -232,7 +241,12 @@ func (c *client) flush() error {
 	// The deadline moves only when half of WriteTimeout has passed since
 	// it was set (a timer change per batch costs more than the batch's
 	// parsing): a write that stalls fails after WriteTimeout/2 to
-	// WriteTimeout.
+	// WriteTimeout. A subscriber's pusher writes too: every write, and
+	// the deadline, under its lock.
+	if c.ps != nil {
+		c.ps.wmu.Lock()
+		defer c.ps.wmu.Unlock()
+	}
 	if now := time.Now(); c.writeBy.Sub(now) < c.s.cfg.WriteTimeout/2 {
 		c.writeBy = now.Add(c.s.cfg.WriteTimeout)
 		c.conn.SetWriteDeadline(c.writeBy)
@@ -280,11 +294,13 @@ func (c *client) serve() {
 	s := c.s
 	defer func() {
 		s.unwatchAll(c)
+		c.unsubscribeAll()
 		c.releaseMem()
 		s.mu.Lock()
 		delete(s.clients, c)
 		s.mu.Unlock()
 		c.conn.Close()
+		c.closePubsub() // after the close: a pusher's write in progress fails
 		s.conns.Done()
 	}()
 	defer c.contain() // after the cleanup above: a contained panic's reply goes out first
@@ -301,7 +317,11 @@ func (c *client) serve() {
 				c.dlMu.Unlock()
 				return
 			}
-			if idle > 0 {
+			switch {
+			case idle > 0 && c.subscribed():
+				// Redis's timeout spares subscribers, which only listen.
+				c.conn.SetReadDeadline(time.Time{})
+			case idle > 0:
 				c.conn.SetReadDeadline(time.Now().Add(idle))
 			}
 			c.dlMu.Unlock()
@@ -324,6 +344,9 @@ func (c *client) serve() {
 			}
 			c.flush()
 			return
+		}
+		if c.ps != nil {
+			c.beginCommand() // the messages queued until now go before its reply
 		}
 		c.stage, c.mark = stageExec, c.pendingReplies()
 		c.exec(args)
@@ -388,6 +411,11 @@ func (c *client) exec(args [][]byte) {
 	if cmd.flags&fWrite != 0 && c.conn != nil && !c.master && c.s.repl.replicaLink() != nil {
 		c.flagTx()
 		c.err("READONLY You can't write against a read only replica.")
+		return
+	}
+	if c.ps != nil && c.subscribedResp2() && !pubsubAllowed(cmd) {
+		c.flagTx()
+		c.err(pubsubRefusal(cmd, args))
 		return
 	}
 	if c.multi && cmd.flags&fNoQueue == 0 {

@@ -8,11 +8,13 @@ import (
 )
 
 // Redis's connection commands (COMMAND DOCS group "connection"): PING,
-// ECHO, HELLO, AUTH, SELECT, QUIT, CLIENT.
+// ECHO, HELLO, AUTH, SELECT, QUIT, RESET, CLIENT.
 
 func init() {
 	ping := keyless("ping", -1, fFast, "fast connection", "Ping the server", cmdPing)
 	ping.args = between(1, 2)
+	reset := keyless("reset", 1, fNoAuth|fNoQueue|fFast, "fast connection", "Reset the connection", cmdReset)
+	reset.since = "6.2.0"
 	client := keyless("client", -2, 0, "slow", "A container for client connection commands", cmdClient)
 	// Redis 7.0's subcommands and arities (CLIENT SETINFO is 7.2's: go-redis sends it).
 	client.subs = []subcommand{{"setname", 3, "slow connection"}, {"getname", 2, "slow connection"}, {"id", 2, "slow connection"},
@@ -25,11 +27,23 @@ func init() {
 		keyless("auth", -2, fNoAuth|fFast, "fast connection", "Authenticate to the server", cmdAuth),
 		keyless("select", 2, fFast, "fast connection", "Change the selected database for the current connection", cmdSelect),
 		keyless("quit", -1, fNoAuth|fNoQueue|fFast, "fast connection", "Close the connection", cmdQuit),
+		reset,
 		client,
 	}})
 }
 
 func cmdPing(c *client, args [][]byte) bool {
+	if c.subscribedResp2() {
+		// Redis's PING in RESP2's subscribed mode.
+		c.w.Array(2)
+		c.w.BulkString("pong")
+		if len(args) == 1 {
+			c.w.BulkString("")
+		} else {
+			c.w.Bulk(args[1])
+		}
+		return false
+	}
 	if len(args) == 1 {
 		c.w.Simple("PONG")
 	} else {
@@ -100,6 +114,9 @@ func cmdHello(c *client, args [][]byte) bool {
 		c.name = string(name)
 	}
 	c.w.Proto = proto
+	if c.ps != nil {
+		c.ps.proto.Store(int32(proto)) // its messages' encoding
+	}
 	c.w.Map(7)
 	c.w.BulkString("server")
 	c.w.BulkString("bloomlab")
@@ -158,6 +175,38 @@ func cmdSelect(c *client, args [][]byte) bool {
 func cmdQuit(c *client, args [][]byte) bool {
 	c.w.Simple("OK")
 	c.quit = true
+	return false
+}
+
+// cmdReset is Redis 7.0's RESET: the transaction discarded, the keys
+// unwatched, every subscription left (without confirmations), RESP2, no
+// name, authentication as a new connection's; it runs at once inside
+// MULTI and in RESP2's subscribed mode.
+func cmdReset(c *client, args [][]byte) bool {
+	if c.rep != nil || c.master {
+		c.err("ERR can only reset normal client connections")
+		return false
+	}
+	if c.multi {
+		c.endTx()
+	} else {
+		c.s.unwatchAll(c)
+	}
+	if c.ps != nil {
+		release := c.changing() // the messages queued until now go first
+		for ch := range c.ps.channels {
+			c.unsubscribe(ch)
+		}
+		for len(c.ps.patterns) > 0 {
+			c.punsubscribe(c.ps.patterns[0])
+		}
+		release()
+		c.ps.proto.Store(2)
+	}
+	c.w.Proto = 2
+	c.name = ""
+	c.authed = c.s.cfg.Password == ""
+	c.w.Simple("RESET")
 	return false
 }
 
@@ -345,7 +394,3 @@ func (c *client) describe() string {
 	return fmt.Sprintf("id=%d addr=%s name=%s age=%d db=0 multi=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, addr, c.name, int(time.Since(c.created).Seconds()), map[bool]int{true: len(c.queue), false: -1}[c.multi], c.w.Proto, c.libName, c.libVer)
 }
-
-// subscribed reports whether the connection is in pub/sub mode (none is
-// until pub/sub is served).
-func (c *client) subscribed() bool { return false }

@@ -547,9 +547,11 @@ func cmdInfo(c *client, args [][]byte) bool {
 			"rdb_last_save_time", s.started.Unix(), "rdb_last_bgsave_status", "ok", "aof_enabled", 0,
 			"aof_rewrite_in_progress", 0, "aof_last_write_status", "ok")
 	}
+	pchans, ppats := s.pubsubCounts()
 	section("Stats", "total_connections_received", s.totalConns.Load(), "total_commands_processed", s.totalCommands.Load(),
 		"rejected_connections", s.rejectedConns.Load(), "sync_full", s.repl.fullSyncs.Load(),
-		"sync_partial_ok", s.repl.partialOK.Load(), "sync_partial_err", s.repl.partialErr.Load())
+		"sync_partial_ok", s.repl.partialOK.Load(), "sync_partial_err", s.repl.partialErr.Load(),
+		"pubsub_channels", pchans, "pubsub_patterns", ppats)
 	nkeys, nexp := c.keyCounts()
 	if s.aof.lost() {
 		nkeys = 0 // counts that hold writes the log lost are no answer

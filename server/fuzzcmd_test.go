@@ -197,6 +197,7 @@ func commandDict(fx *cmdFixture) [][]byte {
 		"rdb-channel", "rdb-only", "rdb-filter-only", "fack", "?", "127.0.0.1", // replication
 		"kill", "normal", "master", "replica", "slave", "pubsub", "addr", "laddr", "skipme", "yes", "rewrite", // CLIENT KILL, CONFIG REWRITE
 		"REPLACE", "ABSTTL", "IDLETIME", "FREQ", "RESTORE", // RESTORE
+		"CHANNELS", "NUMSUB", "NUMPAT", "channels", "numsub", "numpat", "ch", "c*", "message", "RESET", // PUBSUB, RESET
 		// MODULE, and the module configs (CONFIG GET/SET)
 		"filterby", "aclcat", "pattern", "BF", "CMS.I*",
 		"module", "help", "load", "loadex", "unload", "bf-error-rate", "bf-initial-size", "bf-expansion-factor",
@@ -269,7 +270,7 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"flushdb", "ASYNC"}, {"flushall", "SYNC"},
 		{"set", "str", "v", "EX", "100", "NX", "GET"}, {"set", "exp", "v", "PXAT", "100", "XX", "KEEPTTL"}, {"get", "str"},
 		{"ping", "x"}, {"echo", "x"}, {"hello", "3", "AUTH", "default", "pw", "SETNAME", "n"}, {"auth", "default", "pw"},
-		{"select", "0"}, {"quit"},
+		{"select", "0"}, {"quit"}, {"reset"},
 		{"client", "setname", "n"}, {"client", "getname"}, {"client", "id"}, {"client", "setinfo", "lib-name", "x"},
 		{"client", "info"}, {"client", "list"},
 		{"command"}, {"command", "count"}, {"command", "info", "get"}, {"command", "docs", "get"}, {"command", "list"},
@@ -287,7 +288,27 @@ func commandTemplates(fx *cmdFixture) [][]string {
 		{"replconf", "rdb-channel", "1"}, {"psync", "?", "-1"}, {"sync"},
 		{"replicaof", "127.0.0.1", "1"}, {"slaveof", "no", "one"}, {"replicaof", "no", "one"},
 		{"config", "rewrite"}, {"client", "kill", "TYPE", "pubsub", "SKIPME", "yes"}, {"client", "kill", "ID", "999999"},
+		{"subscribe", "ch", "bf"}, {"psubscribe", "c*", "[^a-z]"}, {"unsubscribe", "ch"}, {"unsubscribe"},
+		{"punsubscribe", "c*"}, {"punsubscribe"}, {"publish", "ch", "message"},
+		{"pubsub", "channels", "c*"}, {"pubsub", "numsub", "ch", "bf"}, {"pubsub", "numpat"}, {"pubsub", "help"},
 	}
+}
+
+// subscribing reports whether cmd changes a connection's subscriptions:
+// its replies are one per channel, and RESP2's subscribed mode answers
+// what follows otherwise.
+func subscribing(cmd *command) bool {
+	switch cmd.name {
+	case "subscribe", "psubscribe", "unsubscribe", "punsubscribe":
+		return true
+	}
+	return false
+}
+
+// pongLike reports whether v is PING's answer: PONG, or ["pong", ""] in
+// RESP2's subscribed mode.
+func pongLike(v resp.Value) bool {
+	return v.String() == "+PONG" || v.Kind == resp.ArrayReply && len(v.Elems) == 2 && string(v.Elems[0].Str) == "pong" && len(v.Elems[1].Str) == 0
 }
 
 // fuzzable is the command table without the commands tests add.
@@ -388,9 +409,13 @@ func (w *walker) step(args []string) {
 	}
 	cmd := commandTable[strings.ToLower(args[0])]
 	before := allocated()
+	if subscribing(cmd) {
+		w.subscribeStep(args)
+		return
+	}
 	cmds := [][]string{args, {"DISCARD"}}
-	if cmd.name == "hello" {
-		cmds = append(cmds, []string{"HELLO", strconv.Itoa(w.proto)})
+	if cmd.name == "hello" || cmd.name == "reset" {
+		cmds = append(cmds, []string{"HELLO", strconv.Itoa(w.proto)}) // RESET: RESP2
 	}
 	cmds = append(cmds, []string{"PING"})
 	w.send(cmds...)
@@ -447,6 +472,30 @@ func (w *walker) step(args []string) {
 	if cmd.flags&(fWrite|fAdmin) != 0 || cmd.name == "multi" || cmd.name == "exec" {
 		w.dirty = true
 	}
+}
+
+// subscribeStep runs a step that subscribes or unsubscribes: one reply
+// per channel or pattern (or one, or an error), then PING's answer,
+// which RESP2's subscribed mode gives as ["pong", ""]. The connection is
+// made again after it, without subscriptions.
+func (w *walker) subscribeStep(args []string) {
+	w.send(args, []string{"PING"})
+	for i := 0; ; i++ {
+		v, err := w.read()
+		if err != nil {
+			w.t.Fatalf("RESP%d step %d %q: no reply: %v", w.proto, w.steps, args, err)
+		}
+		if pongLike(v) {
+			break
+		}
+		if i > len(args) {
+			w.t.Fatalf("RESP%d step %d %q: %d replies and no PONG (last %s)", w.proto, w.steps, args, i+1, v)
+		}
+	}
+	if m := w.s.mem.Load(); m > w.maxMem {
+		w.t.Fatalf("RESP%d step %d %q: %d bytes accounted, over the limit %d", w.proto, w.steps, args, m, w.maxMem)
+	}
+	w.connect()
 }
 
 // TestCommandWalk walks every command of the table × every argument
@@ -672,6 +721,11 @@ func FuzzCommands(f *testing.F) {
 	for i, tpl := range commandTemplates(fx) {
 		f.Add(encodeCommands(2+i%2, tpl))
 	}
+	f.Add(encodeCommands(2, []string{"SUBSCRIBE", "ch", "bf"}, []string{"PSUBSCRIBE", "c*"}, []string{"PUBLISH", "ch", "m"},
+		[]string{"GET", "str"}, []string{"PING"}, []string{"UNSUBSCRIBE"}, []string{"PUNSUBSCRIBE"}, []string{"GET", "str"}))
+	f.Add(encodeCommands(3, []string{"SUBSCRIBE", "ch"}, []string{"PSUBSCRIBE", "c*"}, []string{"PUBLISH", "ch", "m"},
+		[]string{"MULTI"}, []string{"PUBLISH", "ch", "m"}, []string{"UNSUBSCRIBE"}, []string{"EXEC"}, []string{"PUBSUB", "NUMSUB", "ch"}))
+	f.Add(encodeCommands(2, []string{"MULTI"}, []string{"SUBSCRIBE", "ch"}, []string{"EXEC"}, []string{"DISCARD"}, []string{"PING", "x"}))
 	f.Add(encodeCommands(2, []string{"MULTI"}, []string{"BF.ADD", "bf", "q"}, []string{"CF.RESERVE", "new", "4611686018427387904"},
 		[]string{"SCAN", "0", "COUNT", "4611686018427387904"}, []string{"EXEC"}))
 	const maxMem = 32 << 20
@@ -694,6 +748,11 @@ func FuzzCommands(f *testing.F) {
 		for _, args := range list {
 			if c := lookupCommand(args[0], &lower); c != nil && (c.name == "quit" || c.name == "shutdown" || c.name == "psync" || c.name == "sync") {
 				stops = true // PSYNC, SYNC: the connection is a replica's, its replies the sender's
+			}
+			if c := lookupCommand(args[0], &lower); c != nil && subscribing(c) {
+				// A reply per channel, messages of its own PUBLISH, RESP2's
+				// subscribed mode: the count is not one per command.
+				stops = true
 			}
 			if c := lookupCommand(args[0], &lower); c != nil && c.name == "wait" && len(args) == 3 {
 				// WAIT for replicas that do not exist blocks for its

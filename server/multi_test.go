@@ -91,7 +91,7 @@ func TestMultiLikeRedis(t *testing.T) {
 		{"persist", "k"}, {"dump", "k"}, {"dump", "nokey"}, {"restore", "k3", "0", "x"}, {"restore", "k3", "-1", "x"},
 		{"restore", "k3", "0", "x", "FOO"}, {"flushdb"}, {"flushall"}, {"set", "k", "v"}, {"set", "k", "v", "FOO"}, {"get", "k"},
 		{"ping"}, {"echo", "x"}, {"hello", "3"}, {"hello", "2"}, {"hello", "4"}, {"auth", "x"}, {"auth", "default", "x"},
-		{"select", "0"}, {"quit"},
+		{"select", "0"}, {"quit"}, {"reset"},
 		{"client", "id"}, {"client", "list"}, {"client", "info"}, {"client", "setname", "x"}, {"client", "getname"},
 		{"client", "foo"}, {"client", "id", "x"}, {"client", "setname"}, {"client"},
 		{"command", "count"}, {"command", "info", "get"}, {"command", "docs", "get"}, {"command", "foo"},
@@ -116,6 +116,12 @@ func TestMultiLikeRedis(t *testing.T) {
 		// Sentinel's reconfiguration block: every part queues.
 		{"config", "rewrite"}, {"client", "kill", "TYPE", "pubsub"}, {"client", "kill", "TYPE", "foo"},
 		{"client", "kill", "1.2.3.4:5"}, {"client", "kill", "ID", "x"}, {"client", "kill", "SKIPME", "maybe"}, {"client", "kill"},
+		// Pub/sub: queued; EXEC runs them (the connection is subscribed
+		// after it: PING answers ["pong", ""] in RESP2).
+		{"subscribe", "ch"}, {"subscribe", "ch", "ch2"}, {"psubscribe", "c*"}, {"unsubscribe"}, {"unsubscribe", "ch"},
+		{"punsubscribe"}, {"punsubscribe", "c*"}, {"publish", "ch", "m"}, {"pubsub", "numpat"}, {"pubsub", "channels"},
+		{"pubsub", "channels", "c*", "x"}, {"pubsub", "numsub", "ch"}, {"pubsub", "help"}, {"pubsub", "foo"},
+		{"pubsub", "numpat", "x"}, {"pubsub"},
 	}
 	// Every command of the table that Redis has, once with its arity
 	// broken.

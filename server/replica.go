@@ -638,6 +638,12 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 		case name == "ping":
 			l.advance(args, n)
 			continue
+		case name == "publish" && len(args) == 3:
+			// Redis propagates PUBLISH (in any database): this server's
+			// subscribers get the message, its replicas the command.
+			s.publish(args[1], args[2])
+			l.advance(args, n)
+			continue
 		}
 		if db != int64(s.cfg.LoadRDBDB) {
 			l.skip(fmt.Sprintf("a command of database %d", db))
@@ -692,9 +698,12 @@ func (l *replicaLink) applyBlock(ic *client, cmds [][][]byte, n int64) error {
 	var refuse error
 	for _, args := range cmds {
 		cmd := lookupCommand(args[0], &ic.lower)
-		if cmd != nil && cmd.flags&fWrite == 0 && cmd.name != "publish" {
-			// A command that changes nothing here (Redis propagates a few:
-			// PUBLISH is run, for this server's subscribers).
+		if cmd != nil && cmd.name == "publish" && len(args) == 3 {
+			s.publish(args[1], args[2]) // for this server's subscribers
+			continue
+		}
+		if cmd != nil && cmd.flags&fWrite == 0 {
+			// A command that changes nothing here (Redis propagates a few).
 			l.skip("command " + cmd.name)
 			continue
 		}

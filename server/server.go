@@ -221,7 +221,8 @@ type Server struct {
 	stopBg    chan struct{}
 
 	watch watchers
-	repl  replication // replication.go, replica.go
+	ps    pubsubRegistry // cmd_pubsub.go
+	repl  replication    // replication.go, replica.go
 
 	started       time.Time
 	totalConns    atomic.Int64

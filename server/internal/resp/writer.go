@@ -121,6 +121,19 @@ func (w *Writer) NullArray() {
 // Array starts an array of n elements.
 func (w *Writer) Array(n int) { w.head('*', int64(n)) }
 
+// Push starts a push of n elements (RESP2: an array), as pub/sub
+// messages and subscription replies.
+func (w *Writer) Push(n int) {
+	if w.Proto >= 3 {
+		w.head('>', int64(n))
+		return
+	}
+	w.Array(n)
+}
+
+// Raw writes b, whole replies already encoded.
+func (w *Writer) Raw(b []byte) { w.bw.Write(b) }
+
 // Set starts a set of n elements (RESP2: an array).
 func (w *Writer) Set(n int) {
 	if w.Proto >= 3 {
