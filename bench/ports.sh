@@ -1,5 +1,5 @@
 # Sourced by the bench scripts that start servers (serve.sh, cfchain.sh,
-# tdmerge.sh, bigdump.sh,
+# tdmerge.sh, bigdump.sh, replication.sh,
 # serve_mixed.sh, redisbloom.sh, scaling.sh, bigfilter.sh): loopback
 # ports and waiting for a server to answer.
 

@@ -657,3 +657,36 @@ func TestReplicaofInsideExec(t *testing.T) {
 	}
 	waitFor(t, "the promotion", func() bool { return infoField(rc, "replication", "role") == "master" })
 }
+
+// TestReplicationChain: a replica of a replica (A -> B -> C) gets A's
+// stream through B, with A's replication ID and offsets: every key equal
+// on all three; PSYNC, SYNC and REPLCONF need AUTH when a password is set,
+// and -masterauth gives it.
+func TestReplicationChain(t *testing.T) {
+	a := start(t, Config{Password: "pw"})
+	ac := dial(t, a)
+	if got := ac.do("PSYNC", "?", "-1"); !strings.HasPrefix(got, "-NOAUTH") {
+		t.Errorf("PSYNC before AUTH: %s", got)
+	}
+	if got := ac.do("REPLCONF", "listening-port", "1"); !strings.HasPrefix(got, "-NOAUTH") {
+		t.Errorf("REPLCONF before AUTH: %s", got)
+	}
+	ac.do("AUTH", "pw")
+	ac.do("BF.ADD", "f", "1")
+	b := start(t, Config{ReplicaOf: a.Addr().String(), MasterAuth: "pw"})
+	bc := dial(t, b)
+	c := start(t, Config{ReplicaOf: b.Addr().String()})
+	cc := dial(t, c)
+	waitFor(t, "the chain", func() bool {
+		return infoField(bc, "replication", "master_link_status") == "up" && infoField(cc, "replication", "master_link_status") == "up"
+	})
+	workload(t, ac, 1)
+	waitFor(t, "C's offset", func() bool {
+		return infoField(cc, "replication", "slave_repl_offset") == infoField(ac, "replication", "master_repl_offset")
+	})
+	if id := infoField(cc, "replication", "master_replid"); id != infoField(ac, "replication", "master_replid") {
+		t.Errorf("C's replication ID %s is not A's", id)
+	}
+	sameData(t, ac, bc)
+	sameData(t, ac, cc)
+}
