@@ -52,8 +52,7 @@ rsrv=$1 mod=$2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ports.sh"
 tmp=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap stop_tracked EXIT
 if [ -z "$bl" ]; then
   (cd "$here/.." && go build -o "$tmp/bloomlab" ./cmd/bloomlab)
   bl=$tmp/bloomlab
@@ -68,7 +67,7 @@ launch() { # side: start it on its port and directory, wait until it answers
   serve) "$bl" serve -addr "127.0.0.1:$p" -dir "$tmp/$s" -appendfsync everysec -save 0 -aof-rewrite-size 0 2>>"$tmp/$s.log" & ;;
   esac
   pid[$s]=$!
-  pids+=($!)
+  track $!
   waitport "$p"
 }
 fill() { # side: the two filters, ITEMS random items each

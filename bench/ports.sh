@@ -21,6 +21,17 @@ median() { # the median of the numbers on standard input, one a line
   sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
 }
 
+# track PID: a server to stop at exit, kept in $tmp/pids (a file, not an
+# array: servers started inside a pipeline's or a $(…)'s subshell count
+# too); stop_tracked, the scripts' EXIT trap, stops them all.
+track() { echo "$1" >>"$tmp/pids"; }
+stop_tracked() {
+  [ -f "$tmp/pids" ] && kill $(cat "$tmp/pids") 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$tmp"
+  return 0
+}
+
 # start_pair REDIS_SERVER MODULE.so (cfchain.sh, tdmerge.sh): a scratch
 # directory $tmp removed at exit with the servers, $bl built from the
 # working tree unless set, then redis-server with the module and bloomlab
@@ -29,8 +40,7 @@ start_pair() {
   local here
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
   tmp=$(mktemp -d)
-  pids=()
-  trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
+  trap stop_tracked EXIT
   if [ -z "$bl" ]; then
     (cd "$here/.." && go build -o "$tmp/bloomlab" ./cmd/bloomlab)
     bl=$tmp/bloomlab
@@ -38,10 +48,10 @@ start_pair() {
   prb=$(freeport)
   mkdir -p "$tmp/rb" "$tmp/serve"
   (cd "$tmp/rb" && exec "$1" --port "$prb" --bind 127.0.0.1 --save '' --appendonly no --loadmodule "$2" >"$tmp/rb.log" 2>&1) &
-  pids+=($!)
+  track $!
   waitport "$prb"
   psv=$(freeport)
   "$bl" serve -addr "127.0.0.1:$psv" -dir "$tmp/serve" -appendfsync no >"$tmp/serve.log" 2>&1 &
-  pids+=($!)
+  track $!
   waitport "$psv"
 }

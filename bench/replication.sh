@@ -48,8 +48,7 @@ rsrv=$1 mod=$2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ports.sh"
 tmp=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap stop_tracked EXIT
 if [ -z "$bl" ]; then
   (cd "$here/.." && go build -o "$tmp/bloomlab" ./cmd/bloomlab)
   bl=$tmp/bloomlab
@@ -73,11 +72,11 @@ launch() {
   serve)
     local rep=()
     [ -n "$of" ] && rep=(-replicaof "127.0.0.1:$of")
-    "$bl" serve -addr "127.0.0.1:$p" -dir "$tmp/$name" -appendfsync everysec -save 0 -aof-rewrite-size 0 "${rep[@]}" 2>"$tmp/$name.log" &
+    "$bl" serve -addr "127.0.0.1:$p" -dir "$tmp/$name" -appendfsync everysec -save 0 -aof-rewrite-size 0 "${rep[@]}" >"$tmp/$name.log" 2>&1 &
     ;;
   esac
   local pid=$!
-  pids+=($pid)
+  track "$pid"
   waitport "$p"
   echo "$p $pid"
 }

@@ -51,8 +51,9 @@ type replicaLink struct {
 	lastIO     atomic.Int64 // Unix ms of the last bytes from the primary
 	downSince  atomic.Int64 // Unix ms the link went down (0: up)
 	syncing    atomic.Bool
-	fromServe  bool // the primary is serve (its stream is log records)
-	changed    bool // changes applied since the last state record (stream's goroutine)
+	fromServe  bool        // the primary is serve (its stream is log records)
+	changed    bool        // changes applied since the last state record (stream's goroutine)
+	unsaved    atomic.Bool // a full sync's keys are not yet in a snapshot: no position is logged
 	applied    atomic.Int64
 	skipped    map[string]int64 // commands and keys skipped, by name (-replica-skip-unsupported)
 	stopped    atomic.Bool
@@ -477,9 +478,19 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, id string, off i
 	r.cond.Broadcast()
 	s.db.mu.Unlock()
 	if s.persist != nil {
-		if err := s.save(false); err != nil {
-			return fmt.Errorf("full sync: the snapshot after it: %w", err)
-		}
+		// The loaded keys are in no log: a snapshot makes them the
+		// persisted state, taken in the background while the stream is
+		// applied. Until it is written no position is logged, so that a
+		// kill before then restarts without one (a full sync), never
+		// resuming on a log that lacks the loaded keys.
+		l.unsaved.Store(true)
+		go func() {
+			if err := s.save(false); err != nil {
+				s.logf("bloomlab: replication: the snapshot after the full sync failed: %v (no position is logged until one succeeds)", err)
+				return
+			}
+			l.unsaved.Store(false)
+		}()
 	}
 	for what, n := range st.Skipped {
 		l.mu.Lock()
@@ -586,7 +597,7 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 	var blockBytes int64
 	db := int64(0)
 	for {
-		if l.changed && rd.Buffered() == 0 {
+		if l.changed && rd.Buffered() == 0 && !l.unsaved.Load() {
 			// The end of a batch of changes: the replica's position after
 			// it, for a restart (stateRecord).
 			s.db.mu.Lock()
