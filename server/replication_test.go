@@ -819,3 +819,51 @@ func TestReplicationLinkCuts(t *testing.T) {
 		t.Errorf("no partial resync after %d cuts (sync_full %s)", 3, infoField(pc, "stats", "sync_full"))
 	}
 }
+
+// TestReplicationPrimaryRestarts: a primary stopped and started again on
+// its address and directory has a new replication ID (its history before
+// the restart is not served): its replica, reconnecting, is refused a
+// partial resync and takes a full sync, and ends equal to it.
+func TestReplicationPrimaryRestarts(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	p, err := New(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(l)
+	pc := dialAddr(t, addr)
+	pc.do("BF.ADD", "f", "1")
+	r := start(t, Config{ReplicaOf: addr})
+	rc := dial(t, r)
+	waitFor(t, "the link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	id1 := infoField(pc, "replication", "master_replid")
+	p.Close()
+	l2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the address is taken meanwhile: %v", err)
+	}
+	p2, err := New(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	go p2.Serve(l2)
+	pc2 := dialAddr(t, addr)
+	pc2.do("BF.ADD", "f", "2")
+	waitFor(t, "the full sync from the restarted primary", func() bool { return infoField(pc2, "stats", "sync_full") == "1" })
+	if id2 := infoField(pc2, "replication", "master_replid"); id2 == id1 {
+		t.Errorf("the restarted primary kept its replication ID %s", id1)
+	}
+	if pc2.do("WAIT", "1", "5000") != ":1" {
+		t.Fatal("WAIT")
+	}
+	waitFor(t, "the offsets", func() bool {
+		return infoField(rc, "replication", "slave_repl_offset") == infoField(pc2, "replication", "master_repl_offset")
+	})
+	sameData(t, pc2, rc)
+}
