@@ -867,3 +867,39 @@ func TestReplicationPrimaryRestarts(t *testing.T) {
 	})
 	sameData(t, pc2, rc)
 }
+
+// TestReplicationSplitBrain: a replica promoted while its primary still
+// takes writes, then the old primary made a replica of the new one: it
+// takes the new primary's dataset (a full sync: its history went on after
+// the split), and the writes it accepted alone are gone, as in Redis.
+func TestReplicationSplitBrain(t *testing.T) {
+	p := start(t, Config{})
+	pc := dial(t, p)
+	pc.do("BF.ADD", "f", "before")
+	r := start(t, Config{ReplicaOf: p.Addr().String()})
+	rc := dial(t, r)
+	waitFor(t, "the link", func() bool { return infoField(rc, "replication", "master_link_status") == "up" })
+	if pc.do("WAIT", "1", "5000") != ":1" {
+		t.Fatal("WAIT")
+	}
+	rc.do("REPLICAOF", "NO", "ONE")
+	pc.do("BF.ADD", "f", "alone-on-the-old") // the split: both take writes
+	rc.do("BF.ADD", "f", "on-the-new")
+	if got := pc.do("REPLICAOF", "127.0.0.1", port(r)); got != "+OK" {
+		t.Fatalf("REPLICAOF: %s", got)
+	}
+	waitFor(t, "the old primary's link", func() bool { return infoField(pc, "replication", "master_link_status") == "up" })
+	waitFor(t, "the offsets", func() bool {
+		return infoField(pc, "replication", "slave_repl_offset") == infoField(rc, "replication", "master_repl_offset")
+	})
+	sameData(t, rc, pc)
+	if got := pc.do("BF.EXISTS", "f", "on-the-new"); got != ":1" && got != "#true" {
+		t.Errorf("the new primary's write on the old one: %s", got)
+	}
+	if got := pc.do("BF.EXISTS", "f", "alone-on-the-old"); got != ":0" && got != "#false" {
+		t.Errorf("the write the old primary took alone is still there: %s", got)
+	}
+	if full, part := infoField(rc, "stats", "sync_full"), infoField(rc, "stats", "sync_partial_ok"); full != "1" || part != "0" {
+		t.Errorf("the new primary served %s full and %s partial syncs, want 1 and 0 (the old primary's history diverged)", full, part)
+	}
+}
