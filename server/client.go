@@ -465,6 +465,12 @@ func (c *client) enqueue(args [][]byte) {
 // call runs cmd with the lock its table entry asks for.
 func (c *client) call(cmd *command, args [][]byte) {
 	s := c.s
+	if cmd.lock != lockNone && s.repl.loading.Load() && c.conn != nil && !c.excl {
+		// A replica loading its primary's full sync holds the keyspace:
+		// Redis's answer instead of a wait (clients retry it).
+		c.err("LOADING Redis is loading the dataset in memory")
+		return
+	}
 	if cmd.lock != lockNone && !c.replaying {
 		if err := s.logErr(); err != nil && (cmd.flags&fWrite != 0 || s.aof.lost()) {
 			// Writes are refused once the log has failed, as in Redis;

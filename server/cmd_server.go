@@ -536,14 +536,14 @@ func cmdInfo(c *client, args [][]byte) bool {
 			}
 			aofSize = s.aof.size()
 		}
-		section("Persistence", "loading", 0, "rdb_changes_since_last_save", p.dirty.Load(),
+		section("Persistence", "loading", b2i(s.repl.loading.Load()), "rdb_changes_since_last_save", p.dirty.Load(),
 			"rdb_bgsave_in_progress", b2i(p.saving.Load()), "rdb_last_save_time", p.lastSave.Load(),
 			"rdb_last_bgsave_status", status, "rdb_last_bgsave_time_sec", p.lastDur.Load(),
 			"rdb_last_cow_size", 0, "aof_enabled", 1, "aof_rewrite_in_progress", b2i(p.saving.Load()),
 			"aof_last_bgrewrite_status", status, "aof_last_write_status", aofStatus,
 			"aof_current_size", aofSize, "aof_base_size", p.lastSnapSize.Load(), "appendfsync", s.cfg.AppendFsync.String())
 	} else {
-		section("Persistence", "loading", 0, "rdb_changes_since_last_save", 0, "rdb_bgsave_in_progress", 0,
+		section("Persistence", "loading", b2i(s.repl.loading.Load()), "rdb_changes_since_last_save", 0, "rdb_bgsave_in_progress", 0,
 			"rdb_last_save_time", s.started.Unix(), "rdb_last_bgsave_status", "ok", "aof_enabled", 0,
 			"aof_rewrite_in_progress", 0, "aof_last_write_status", "ok")
 	}

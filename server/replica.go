@@ -422,6 +422,8 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, id string, off i
 	if err != nil {
 		return fmt.Errorf("full sync: %w", err)
 	}
+	s.repl.loading.Store(true)
+	defer s.repl.loading.Store(false)
 	s.db.mu.Lock()
 	ic := s.internalClient()
 	// The payload loads into a new keyspace; the old one stays until it
@@ -484,12 +486,19 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, id string, off i
 		// kill before then restarts without one (a full sync), never
 		// resuming on a log that lacks the loaded keys.
 		l.unsaved.Store(true)
+		s.bg.Add(1) // a shutdown waits for it (the link is closed before)
 		go func() {
+			defer s.bg.Done()
 			if err := s.save(false); err != nil {
 				s.logf("bloomlab: replication: the snapshot after the full sync failed: %v (no position is logged until one succeeds)", err)
 				return
 			}
 			l.unsaved.Store(false)
+			// The changes applied while it was written are in the log:
+			// their position now (the stream logs the next ones).
+			s.db.mu.Lock()
+			s.repl.logState(s)
+			s.db.mu.Unlock()
 		}()
 	}
 	for what, n := range st.Skipped {

@@ -76,6 +76,9 @@ type replication struct {
 	// sync_partial_ok and sync_partial_err.
 	fullSyncs, partialOK, partialErr atomic.Int64
 
+	// loading: a replica is loading a full sync (clients are answered
+	// LOADING; INFO persistence's loading:1).
+	loading atomic.Bool
 	// resume: the replayed log ended at a replica's position (id and
 	// offset are its), so a restarted replica asks PSYNC from there.
 	resume bool

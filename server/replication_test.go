@@ -776,6 +776,17 @@ func TestReplicationLinkCuts(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		if l := r.repl.replicaLink(); l != nil && l.syncing.Load() {
 			time.Sleep(200 * time.Millisecond)
+			if r.repl.loading.Load() {
+				// Clients of a replica that is loading are answered as
+				// Redis answers them, not made to wait.
+				if got := rc.do("GET", "big0"); !strings.HasPrefix(got, "-LOADING") {
+					t.Errorf("GET during the load: %s", got)
+				}
+				t.Log("a GET during the load answered LOADING")
+				if got := infoField(rc, "persistence", "loading"); got != "1" {
+					t.Errorf("INFO persistence loading:%s during the load", got)
+				}
+			}
 			px.cut() // mid-transfer
 			t.Log("cut during the full sync")
 			break
