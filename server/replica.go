@@ -680,16 +680,12 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader) error {
 // this server's own replicas, as the command's RESP encoding.
 func (l *replicaLink) advance(args [][]byte, n int64) {
 	r := &l.s.repl
-	enc := appendCommand(nil, args)
 	r.mu.Lock()
-	if int64(len(enc)) == n {
-		r.appendLocked(enc)
-	} else {
-		// A primary's command in another encoding than the canonical one
-		// (an inline command): the offset still counts its bytes.
-		r.appendLocked(enc)
-		r.offset.Add(n - int64(len(enc)))
-	}
+	before := r.offset.Load()
+	r.appendCommandLocked(args)
+	// The offset counts the primary's bytes, whatever their encoding (an
+	// inline command).
+	r.offset.Add(n - (r.offset.Load() - before))
 	r.trimLocked()
 	r.mu.Unlock()
 	r.cond.Broadcast()

@@ -214,11 +214,21 @@ func appendCommand(b []byte, args [][]byte) []byte {
 }
 
 func commandLen(args [][]byte) int {
-	n := 1 + len(strconv.Itoa(len(args))) + 2
+	n := 1 + decimalLen(len(args)) + 2
 	for _, a := range args {
-		n += 1 + len(strconv.Itoa(len(a))) + 2 + len(a) + 2
+		n += 1 + decimalLen(len(a)) + 2 + len(a) + 2
 	}
 	return n
+}
+
+// decimalLen is the number of decimal digits of n ≥ 0.
+func decimalLen(n int) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
 }
 
 // appendCommandLocked encodes args into the stream's last block (a new
@@ -366,6 +376,12 @@ func (s *Server) replCron() {
 	var drop []*replica
 	for rep := range r.replicas {
 		if !rep.online {
+			// The stream kept for a full sync in progress counts against
+			// the replica's hard limit too (Redis's output buffer holds it
+			// during the sync): a sync too slow for the write rate ends.
+			if rep.from >= 0 && r.offset.Load()-rep.from > replicaHardLimit {
+				drop = append(drop, rep)
+			}
 			continue
 		}
 		if at := rep.ackAt.Load(); at > 0 && now.UnixMilli()-at > replTimeout.Milliseconds() {

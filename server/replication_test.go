@@ -914,3 +914,28 @@ func TestReplicationSplitBrain(t *testing.T) {
 		t.Errorf("the new primary served %s full and %s partial syncs, want 1 and 0 (the old primary's history diverged)", full, part)
 	}
 }
+
+// TestFeedAllocs: with a backlog (a replica attached), a write's feed
+// into the stream encodes into the stream's blocks: nothing allocated per
+// command but a new block every 64 KiB, and the bytes are the command's
+// RESP encoding, commandLen long, for every length of argument.
+func TestFeedAllocs(t *testing.T) {
+	var r replication
+	r.init(0)
+	r.active.Store(true)
+	r.selectd = true
+	args := [][]byte{[]byte("BF.ADD"), []byte("key"), bytes.Repeat([]byte("x"), 150)}
+	for _, n := range []int{0, 1, 9, 10, 99, 100, 12345} {
+		a := [][]byte{[]byte("SET"), bytes.Repeat([]byte("k"), n)}
+		before := r.offset.Load()
+		r.feed(a)
+		if got, want := r.offset.Load()-before, int64(len(appendCommand(nil, a))); got != want || int(want) != commandLen(a) {
+			t.Fatalf("argument of %d bytes: fed %d bytes, its encoding %d, commandLen %d", n, got, want, commandLen(a))
+		}
+	}
+	per := int(replBlockSize / commandLen(args))
+	avg := testing.AllocsPerRun(10*per, func() { r.feed(args) })
+	if avg > 2/float64(per) { // one block (and its slot) per block's worth of commands
+		t.Errorf("%.4f allocations per fed command, want at most %.4f (a block per %d commands)", avg, 2/float64(per), per)
+	}
+}
